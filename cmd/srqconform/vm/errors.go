@@ -1,0 +1,48 @@
+package vm
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MissingToolError reports a host program that the runner needs but
+// cannot find.
+type MissingToolError struct {
+	Tool    string // program name or path looked for
+	Package string // Debian package that provides it
+	Detail  string // optional extra explanation
+}
+
+// Error implements error.
+func (e *MissingToolError) Error() string {
+	s := fmt.Sprintf("vm: looked for %s on the host and did not find it; install the Debian package %s (apt-get install %s)", e.Tool, e.Package, e.Package)
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// UnknownSuiteError reports a suite name the runner has no sources for.
+type UnknownSuiteError struct {
+	Suite string
+}
+
+// Error implements error.
+func (e *UnknownSuiteError) Error() string {
+	return fmt.Sprintf("vm: unknown Debian suite %q; expected one of %s, or a custom kernel image and modules directory", e.Suite, strings.Join(Suites(), ", "))
+}
+
+// NoEndMarkerError reports a guest run whose output did not contain a
+// complete result block.
+type NoEndMarkerError struct {
+	Reason    string // "timeout after 2m0s", "qemu exited with status 1", ...
+	Command   string // the QEMU command line
+	Expected  string // the marker that was expected
+	LastLines string // tail of the serial log
+}
+
+// Error implements error.
+func (e *NoEndMarkerError) Error() string {
+	return fmt.Sprintf("vm: ran %s: %s, and the guest never printed the end marker %q; last serial console lines:\n%s",
+		e.Command, e.Reason, e.Expected, e.LastLines)
+}

@@ -1,0 +1,68 @@
+package vm
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIntegrationSuites boots each Debian suite's kernel and runs
+// ibv_devinfo -d rxe0 inside. It needs network access to the Debian
+// mirror (first run), qemu-system-x86, busybox-static, ibverbs-utils,
+// ibverbs-providers and iproute2, and runs only with
+// SRQCONFORM_VM_TEST=1. SRQCONFORM_VM_SUITES (comma-separated)
+// narrows the suites; SRQCONFORM_VM_CACHE overrides the cache.
+func TestIntegrationSuites(t *testing.T) {
+	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
+		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels under QEMU")
+	}
+	devinfo, err := exec.LookPath("ibv_devinfo")
+	if err != nil {
+		t.Fatalf("ibv_devinfo not found (install ibverbs-utils): %v", err)
+	}
+	suites := Suites()
+	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
+		suites = strings.Split(s, ",")
+	}
+	for _, suite := range suites {
+		t.Run(suite, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			defer cancel()
+			var log strings.Builder
+			opts := Options{
+				Kernel:   SuiteKernel(suite),
+				Program:  devinfo,
+				Args:     []string{"-d", "rxe0"},
+				CacheDir: os.Getenv("SRQCONFORM_VM_CACHE"),
+				Log:      &log,
+			}
+			// Resolve and fetch first, so the boot timing below is
+			// boot plus run only.
+			if _, err := PrepareKernel(ctx, opts); err != nil {
+				t.Fatalf("PrepareKernel(%s): %v\nlog:\n%s", suite, err, log.String())
+			}
+			res, err := Run(ctx, opts)
+			if err != nil {
+				if res != nil {
+					t.Logf("serial log:\n%s", res.SerialLog)
+				}
+				t.Fatalf("Run(%s): %v\nlog:\n%s", suite, err, log.String())
+			}
+			out := string(res.Output)
+			if res.ExitCode != 0 || !strings.Contains(out, "rxe0") || !strings.Contains(out, "PORT_ACTIVE") {
+				t.Fatalf("ibv_devinfo -d rxe0 in %s (%s): exit %d, want 0 with rxe0 and PORT_ACTIVE; stdout:\n%s\nstderr:\n%s\nserial:\n%s",
+					suite, res.KernelRelease, res.ExitCode, out, res.Stderr, res.SerialLog)
+			}
+			if !res.LinkAdded {
+				t.Errorf("rdma link add reported failure although rxe0 appeared")
+			}
+			t.Logf("suite=%s release=%s packages=%s accel=%s boot+run=%s wall=%s rdma-core=%s modules=%s",
+				suite, res.KernelRelease, strings.Join(res.Kernel.Packages, ","), res.Accel,
+				res.BootTime.Round(10*time.Millisecond), res.WallTime.Round(10*time.Millisecond),
+				res.RDMACoreVersion, strings.Join(res.Modules, ","))
+		})
+	}
+}

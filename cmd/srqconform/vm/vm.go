@@ -1,0 +1,249 @@
+// Package vm boots Debian kernels with the soft-RoCE driver rdma_rxe
+// under QEMU and runs a host program inside the guest against a real
+// rxe device, returning the program's output to the host.
+//
+// The guest is a generated initramfs: a static busybox, the program and
+// the shared libraries ldd lists for it, the rxe provider of
+// libibverbs, iproute2's rdma tool and the kernel modules rxe needs.
+// Its /init creates a dummy eth0 (10.0.2.15/24), adds rxe0 on it, runs
+// the program and sends its stdout, stderr and exit code back
+// base64-encoded between per-run markers on a second serial port.
+//
+// Kernels come from Debian ("bookworm", "trixie", "sid"), resolved at
+// run time through a private apt state and cached by exact package
+// version, or from a user-supplied image and modules directory.
+package vm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Options configures one guest run.
+type Options struct {
+	// Kernel selects the guest kernel (required).
+	Kernel Kernel
+	// Program is the host path of the binary to run in the guest
+	// (required). It is copied in with every library ldd lists for it.
+	Program string
+	// Args are passed to Program.
+	Args []string
+	// Env holds extra KEY=VALUE environment entries for Program.
+	Env []string
+	// Dir is Program's working directory in the guest; "/" by default.
+	Dir string
+	// ExtraFiles maps guest paths to host files or directories that are
+	// copied into the guest (directories recursively).
+	ExtraFiles map[string]string
+
+	// Timeout bounds the QEMU run (boot, program, power-off);
+	// 3 minutes when zero.
+	Timeout time.Duration
+	// Accel is "auto" (default: KVM when a probe shows it can run guest
+	// code, else TCG), "kvm" or "tcg".
+	Accel string
+	// CPUs and MemoryMB size the guest; 2 and 1024 by default.
+	CPUs     int
+	MemoryMB int
+
+	// CacheDir holds downloaded and unpacked kernels and the private apt
+	// state; $XDG_CACHE_HOME/srqconform or ~/.cache/srqconform by
+	// default.
+	CacheDir string
+	// Mirror and SecurityMirror are the Debian archives; see
+	// DefaultMirror and DefaultSecurityMirror.
+	Mirror, SecurityMirror string
+	// Keyring verifies the archives; DefaultKeyring by default.
+	Keyring string
+	// ListsMaxAge is how long fetched package lists are trusted before
+	// apt-get update runs again; 12h when zero, forever when negative.
+	ListsMaxAge time.Duration
+
+	// QEMU, Busybox, Rdma, RXEProvider and RXEDriverFile override the
+	// host paths of those tools; found automatically when empty.
+	QEMU          string
+	Busybox       string
+	Rdma          string
+	RXEProvider   string
+	RXEDriverFile string
+
+	// Log, if set, receives progress messages.
+	Log io.Writer
+	// Console, if set, receives the guest's serial console live.
+	Console io.Writer
+}
+
+// Result is the outcome of a guest run.
+type Result struct {
+	// KernelRelease is uname -r inside the guest.
+	KernelRelease string
+	// Kernel is the kernel that was booted (packages and versions).
+	Kernel *PreparedKernel
+	// ExitCode is the guest program's exit status.
+	ExitCode int
+	// Output is the program's stdout, byte for byte.
+	Output []byte
+	// Stderr is the program's stderr (also visible in SerialLog).
+	Stderr []byte
+	// RDMACoreVersion is the Debian version of the host's
+	// ibverbs-providers (the rdma-core provider copied into the guest),
+	// LibibverbsVersion that of libibverbs1; "unknown" when dpkg-query
+	// cannot tell.
+	RDMACoreVersion   string
+	LibibverbsVersion string
+	// Modules lists the kernel modules loaded, in order; InsmodFailed
+	// those whose insmod failed.
+	Modules      []string
+	InsmodFailed []string
+	// LinkAdded reports whether "rdma link add rxe0" succeeded.
+	LinkAdded bool
+	// Accel is the QEMU accelerator used ("kvm" or "tcg").
+	Accel string
+	// SerialLog is the full serial console output, for diagnostics.
+	SerialLog string
+	// QEMUCommand is the command line that booted the guest.
+	QEMUCommand string
+	// BootTime is the wall time of the QEMU run alone; WallTime that of
+	// the whole Run, including kernel preparation and initramfs build.
+	BootTime time.Duration
+	WallTime time.Duration
+}
+
+func (o Options) logf(format string, a ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", a...)
+	}
+}
+
+// cacheDir returns the cache root.
+func (o Options) cacheDir() (string, error) {
+	if o.CacheDir != "" {
+		return filepath.Abs(o.CacheDir)
+	}
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
+		return filepath.Join(x, "srqconform"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("vm: no cache directory: Options.CacheDir is empty, XDG_CACHE_HOME is unset and the home directory is unknown: %w", err)
+	}
+	return filepath.Join(home, ".cache", "srqconform"), nil
+}
+
+// DefaultCacheDir returns the cache directory used when
+// Options.CacheDir is empty.
+func DefaultCacheDir() (string, error) { return Options{}.cacheDir() }
+
+// Run boots the selected kernel under QEMU, runs opts.Program inside
+// against the rxe0 device and returns its output. A program that exits
+// non-zero is not an error: check Result.ExitCode. Errors are returned
+// for missing host tools, bad paths, unknown suites, failed downloads,
+// and guests that never report back.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	start := time.Now()
+	qemu, err := findQEMU(opts.QEMU)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Program == "" {
+		return nil, errors.New("vm: Options.Program is empty; expected the host path of a binary to run in the guest")
+	}
+	if err := checkExecutable(opts.Program); err != nil {
+		return nil, err
+	}
+	pk, err := PrepareKernel(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "srqconform-vm-")
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	defer os.RemoveAll(work)
+
+	nonce, err := newNonce()
+	if err != nil {
+		return nil, err
+	}
+	initrd := filepath.Join(work, "initrd.gz")
+	modules, err := buildInitramfs(ctx, opts, pk, nonce, work, initrd)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kernel: pk, Modules: modules}
+	res.RDMACoreVersion = dpkgVersion(ctx, "ibverbs-providers")
+	res.LibibverbsVersion = dpkgVersion(ctx, "libibverbs1")
+
+	accel, err := chooseAccel(ctx, qemu, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := bootWithFallback(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
+	res.WallTime = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	res.KernelRelease = rep.Release
+	res.ExitCode = rep.Exit
+	res.Output = rep.Stdout
+	res.Stderr = rep.Stderr
+	res.InsmodFailed = rep.InsmodFailed
+	res.LinkAdded = rep.Link == 0
+	return res, nil
+}
+
+// bootWithFallback boots once; in auto mode a KVM boot that fails
+// before the guest reports anything is retried with TCG.
+func bootWithFallback(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKernel, initrd, nonce, work string, res *Result) (*guestReport, error) {
+	rep, err := boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
+	var nem *NoEndMarkerError
+	if err != nil && accel == "kvm" && (opts.Accel == "" || opts.Accel == "auto") && errors.As(err, &nem) && ctx.Err() == nil && !strings.Contains(res.SerialLog, marker(nonce)) {
+		opts.logf("vm: KVM boot failed (%v); retrying with TCG", nem.Reason)
+		kvmBroken.Store(qemu, true)
+		return boot(ctx, qemu, "tcg", opts, pk, initrd, nonce, work, res)
+	}
+	return rep, err
+}
+
+// checkExecutable checks that p is an existing regular, executable file.
+func checkExecutable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("vm: guest program: stat %s: %w; expected an executable file on the host", p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("vm: guest program %s is a %s; expected an executable file", p, st.Mode().Type())
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("vm: guest program %s has mode %s; expected an executable file", p, st.Mode().Perm())
+	}
+	return nil
+}
+
+func newNonce() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("vm: random nonce: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// dpkgVersion returns the installed version of a Debian package, or
+// "unknown".
+func dpkgVersion(ctx context.Context, pkg string) string {
+	out, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Version}", pkg).Output()
+	v := strings.TrimSpace(string(out))
+	if err != nil || v == "" {
+		return "unknown"
+	}
+	return v
+}
