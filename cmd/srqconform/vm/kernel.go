@@ -390,22 +390,42 @@ func unpackDebs(ctx context.Context, debs []string, root string) error {
 	return nil
 }
 
-// locateKernel finds boot/vmlinuz-RELEASE and lib/modules/RELEASE (or
-// usr/lib/modules/RELEASE) under an unpacked kernel.
+// locateKernel finds the kernel image and its modules directory under
+// an unpacked kernel. Debian has used two layouts: boot/vmlinuz-RELEASE
+// beside lib/modules/RELEASE (6.x), and usr/lib/modules/RELEASE/vmlinuz
+// (7.x, in linux-binary-*).
 func locateKernel(root string, pk *PreparedKernel) error {
-	imgs, _ := filepath.Glob(filepath.Join(root, "boot", "vmlinuz-*"))
-	if len(imgs) != 1 {
-		return fmt.Errorf("vm: expected exactly one boot/vmlinuz-* in unpacked %s, found %d (%v)", strings.Join(pk.Packages, " "), len(imgs), imgs)
+	images := map[string]string{} // release -> image
+	boots, _ := filepath.Glob(filepath.Join(root, "boot", "vmlinuz-*"))
+	for _, b := range boots {
+		images[strings.TrimPrefix(filepath.Base(b), "vmlinuz-")] = b
 	}
-	release := strings.TrimPrefix(filepath.Base(imgs[0]), "vmlinuz-")
 	for _, d := range []string{"lib/modules", "usr/lib/modules"} {
-		m := filepath.Join(root, d, release)
-		if st, err := os.Stat(m); err == nil && st.IsDir() {
-			pk.Image, pk.ModulesDir, pk.Release = imgs[0], m, release
-			return nil
+		ins, _ := filepath.Glob(filepath.Join(root, d, "*", "vmlinuz"))
+		for _, b := range ins {
+			images[filepath.Base(filepath.Dir(b))] = b
 		}
 	}
-	return fmt.Errorf("vm: unpacked %s has %s but no lib/modules/%s or usr/lib/modules/%s directory", strings.Join(pk.Packages, " "), imgs[0], release, release)
+	if len(images) != 1 {
+		var found []string
+		for r, p := range images {
+			found = append(found, r+": "+p)
+		}
+		sort.Strings(found)
+		return fmt.Errorf("vm: expected exactly one kernel image (boot/vmlinuz-RELEASE or usr/lib/modules/RELEASE/vmlinuz) in unpacked %s under %s, found %d %v",
+			strings.Join(pk.Packages, " "), root, len(images), found)
+	}
+	for release, img := range images {
+		for _, d := range []string{"lib/modules", "usr/lib/modules"} {
+			m := filepath.Join(root, d, release)
+			if st, err := os.Stat(filepath.Join(m, "kernel")); err == nil && st.IsDir() {
+				pk.Image, pk.ModulesDir, pk.Release = img, m, release
+				return nil
+			}
+		}
+		return fmt.Errorf("vm: unpacked %s has the image %s but no lib/modules/%s/kernel or usr/lib/modules/%s/kernel directory", strings.Join(pk.Packages, " "), img, release, release)
+	}
+	return nil
 }
 
 // parseControl parses the first RFC 822 style record of apt-cache show.
