@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,4 +66,56 @@ func TestIntegrationSuites(t *testing.T) {
 				res.RDMACoreVersion, strings.Join(res.Modules, ","))
 		})
 	}
+}
+
+// TestIntegrationGoTest builds a small Go test package and runs its
+// test binary in a bookworm guest with RunGoTest, checking that the
+// test sees rxe0 in sysfs and that testdata came along.
+func TestIntegrationGoTest(t *testing.T) {
+	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
+		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels under QEMU")
+	}
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/rxeprobe\n\ngo 1.22\n")
+	write("testdata/hello.txt", "hello from testdata\n")
+	write("probe_test.go", `package rxeprobe
+
+import (
+	"os"
+	"testing"
+)
+
+func TestRXE(t *testing.T) {
+	b, err := os.ReadFile("/sys/class/infiniband/rxe0/ports/1/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := os.ReadFile("testdata/hello.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("port state %q; %s", b, td)
+}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := RunGoTest(ctx, Options{Kernel: SuiteKernel("bookworm"), CacheDir: os.Getenv("SRQCONFORM_VM_CACHE")},
+		dir, []string{"-test.v"})
+	if err != nil {
+		t.Fatalf("RunGoTest: %v", err)
+	}
+	out := string(res.Output)
+	if res.ExitCode != 0 || !strings.Contains(out, "ACTIVE") || !strings.Contains(out, "hello from testdata") || !strings.Contains(out, "PASS") {
+		t.Fatalf("go test in guest: exit %d, want 0 with ACTIVE, testdata and PASS; output:\n%s\nserial:\n%s", res.ExitCode, out, res.SerialLog)
+	}
+	t.Logf("kernel %s, boot+run %s; test output:\n%s", res.KernelRelease, res.BootTime.Round(10*time.Millisecond), out)
 }
