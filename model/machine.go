@@ -1,0 +1,315 @@
+package model
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// NumKeys is how many memory keys (registered regions) an SRQ's WRs can name.
+// The driver registers them when the SRQ is created.
+const NumKeys = 2
+
+// UDHeader is the GRH area at the start of every UD receive buffer.
+const UDHeader = 40
+
+// TwoGiB is what an SGE length of 0 stands for in the documented semantics.
+const TwoGiB = 1 << 31
+
+// entry is a posted WR as the SRQ holds it: a copy, never the caller's memory.
+type entry struct {
+	wr WR
+}
+
+// qp is one attached QP.
+type qp struct {
+	typ     QPType
+	state   QPState
+	pending []Message // messages buffered before RTR (BeforeRTR == Buffered)
+	filling *inflight // a WR fetched for a message whose rest has not arrived
+}
+
+type inflight struct {
+	wr  WR
+	msg Message
+}
+
+// cqe is a completion the CQ holds until it is polled, with the statuses the
+// sources allow for it.
+type cqe struct {
+	c       Completion
+	allowed StatusSet
+	rule    string // the rule at stake if the device's completion differs
+	holds   bool   // it still holds an SRQ slot (SlotFree == FreeAtPoll)
+}
+
+// machine is the SRQ state under one decided profile.
+type machine struct {
+	prof Profile
+	caps Caps
+
+	created  bool
+	capacity uint32 // max_wr as reported
+	capExact bool   // false while Capacity == CapacityAtLeast and no ENOMEM seen
+	maxSGE   uint32
+	queue    []entry // outstanding WRs, head first
+	held     int     // fetched WRs still holding a slot until polled
+	armed    bool
+	limit    uint32 // what srq_limit reads
+	srqErr   bool
+	qps      []qp
+	keys     []bool // valid keys
+	cq       []cqe
+	events   []Event
+
+	// counters for the invariants
+	posted, fetched  int
+	firesThisArming  int
+	completedHistory []uint64
+}
+
+func newMachine(p Profile, c Caps) *machine {
+	keys := make([]bool, NumKeys)
+	for i := range keys {
+		keys[i] = true
+	}
+	return &machine{prof: p, caps: c, keys: keys, capExact: true}
+}
+
+// clone returns an independent copy. Append-only slices share their backing
+// arrays with capacity clipped, so an append on either side reallocates.
+func (m *machine) clone() *machine {
+	n := *m
+	n.queue = clip(m.queue)
+	n.cq = clip(m.cq)
+	n.events = clip(m.events)
+	n.completedHistory = clip(m.completedHistory)
+	n.keys = append([]bool(nil), m.keys...)
+	n.qps = make([]qp, len(m.qps))
+	for i, q := range m.qps {
+		q.pending = clip(q.pending)
+		n.qps[i] = q
+	}
+	return &n
+}
+
+func clip[T any](s []T) []T { return s[:len(s):len(s)] }
+
+// occupied is the number of slots in use: outstanding WRs, plus fetched WRs
+// whose completions have not been polled where the profile frees slots then.
+func (m *machine) occupied() int { return len(m.queue) + m.held }
+
+// fork is raised by pick when a step depends on an open profile choice; the
+// Model then splits the candidate, one per allowed value, and re-runs it.
+type fork struct {
+	field  string
+	n      int
+	decide func(p *Profile, i int)
+}
+
+// pick returns the decided value of a profile choice, or forks.
+func pick[T comparable](m *machine, name string, f func(*Profile) *Choice[T]) T {
+	c := f(&m.prof)
+	if len(c.vals) == 1 {
+		return c.vals[0]
+	}
+	panic(fork{field: name, n: len(c.vals), decide: func(p *Profile, i int) {
+		fc := f(p)
+		*fc = One(fc.vals[i])
+	}})
+}
+
+// Accessors for every forkable profile field.
+func (m *machine) checkOrder() CheckOrder {
+	return pick(m, "CheckOrder", func(p *Profile) *Choice[CheckOrder] { return &p.CheckOrder })
+}
+func (m *machine) postErrno() ErrnoSign {
+	return pick(m, "PostErrno", func(p *Profile) *Choice[ErrnoSign] { return &p.PostErrno })
+}
+func (m *machine) sgeLimit() SGELimit {
+	return pick(m, "SGELimit", func(p *Profile) *Choice[SGELimit] { return &p.SGELimit })
+}
+func (m *machine) zeroSGE() Acceptance {
+	return pick(m, "ZeroSGE", func(p *Profile) *Choice[Acceptance] { return &p.ZeroSGE })
+}
+func (m *machine) negativeSGE() Acceptance {
+	return pick(m, "NegativeSGE", func(p *Profile) *Choice[Acceptance] { return &p.NegativeSGE })
+}
+func (m *machine) capacityReport() CapacityReport {
+	return pick(m, "CapacityReport", func(p *Profile) *Choice[CapacityReport] { return &p.CapacityReport })
+}
+func (m *machine) capacityRule() CapacityRule {
+	return pick(m, "Capacity", func(p *Profile) *Choice[CapacityRule] { return &p.Capacity })
+}
+func (m *machine) queryRule() QueryRule {
+	return pick(m, "Query", func(p *Profile) *Choice[QueryRule] { return &p.Query })
+}
+func (m *machine) slotFree() SlotFree {
+	return pick(m, "SlotFree", func(p *Profile) *Choice[SlotFree] { return &p.SlotFree })
+}
+func (m *machine) limitAtCreate() Acceptance {
+	return pick(m, "LimitAtCreate", func(p *Profile) *Choice[Acceptance] { return &p.LimitAtCreate })
+}
+func (m *machine) limitBound() LimitBound {
+	return pick(m, "LimitBound", func(p *Profile) *Choice[LimitBound] { return &p.LimitBound })
+}
+func (m *machine) armBelow() ArmBelow {
+	return pick(m, "ArmBelow", func(p *Profile) *Choice[ArmBelow] { return &p.ArmBelow })
+}
+func (m *machine) limitAfterFire() LimitAfterFire {
+	return pick(m, "LimitAfterFire", func(p *Profile) *Choice[LimitAfterFire] { return &p.LimitAfterFire })
+}
+func (m *machine) zeroLength() ZeroLength {
+	return pick(m, "ZeroLength", func(p *Profile) *Choice[ZeroLength] { return &p.ZeroLength })
+}
+func (m *machine) beforeRTR() BeforeRTR {
+	return pick(m, "BeforeRTR", func(p *Profile) *Choice[BeforeRTR] { return &p.BeforeRTR })
+}
+func (m *machine) oversizeQP(t QPType) Fate {
+	if t == UD {
+		return pick(m, "OversizeUDQP", func(p *Profile) *Choice[Fate] { return &p.OversizeUDQP })
+	}
+	return pick(m, "OversizeRCQP", func(p *Profile) *Choice[Fate] { return &p.OversizeRCQP })
+}
+func (m *machine) keyCheck() KeyCheck {
+	return pick(m, "KeyCheck", func(p *Profile) *Choice[KeyCheck] { return &p.KeyCheck })
+}
+func (m *machine) keyErrorQP(t QPType) Fate {
+	if t == UD {
+		return pick(m, "KeyErrorUDQP", func(p *Profile) *Choice[Fate] { return &p.KeyErrorUDQP })
+	}
+	return pick(m, "KeyErrorRCQP", func(p *Profile) *Choice[Fate] { return &p.KeyErrorRCQP })
+}
+func (m *machine) resize() ResizeSupport {
+	return pick(m, "Resize", func(p *Profile) *Choice[ResizeSupport] { return &p.Resize })
+}
+func (m *machine) resizeBelowLimit() Acceptance {
+	return pick(m, "ResizeBelowLimit", func(p *Profile) *Choice[Acceptance] { return &p.ResizeBelowLimit })
+}
+func (m *machine) lastWQE() Raised {
+	return pick(m, "LastWQE", func(p *Profile) *Choice[Raised] { return &p.LastWQE })
+}
+func (m *machine) flushInProgress() Raised {
+	return pick(m, "FlushInProgress", func(p *Profile) *Choice[Raised] { return &p.FlushInProgress })
+}
+
+// reportedCapacity is the max_wr a create or resize to req reports under a
+// deterministic CapacityReport, or req for ReportAtLeast (the canonical pick).
+func (m *machine) reportedCapacity(req uint32) uint32 {
+	if m.capacityReport() == ReportPow2Less1 {
+		return pow2Above(req) - 1
+	}
+	return req
+}
+
+// pow2Above is the smallest power of two greater than n.
+func pow2Above(n uint32) uint32 {
+	return 1 << bits.Len32(n)
+}
+
+// postErr turns a positive errno into what a post returns under the profile.
+func (m *machine) postErr(e int) int {
+	switch m.postErrno() {
+	case ErrnoNegative:
+		return -e
+	case ErrnoMinusOne:
+		return -1
+	}
+	return e
+}
+
+// sgeBytes is what one SGE can hold.
+func (m *machine) sgeBytes(s SGE) uint64 {
+	if s.Length == 0 && m.zeroLength() == ZeroIs2GiB {
+		return TwoGiB
+	}
+	return uint64(s.Length)
+}
+
+// capacityOf is the WR's total scatter length.
+func (m *machine) capacityOf(w WR) uint64 {
+	var total uint64
+	for _, s := range w.SGEs {
+		total += m.sgeBytes(s)
+	}
+	return total
+}
+
+func (m *machine) fire(ev EventType, qpn int) {
+	m.events = append(m.events, Event{Type: ev, QP: qpn})
+}
+
+// checkLimit fires the limit event if a fetch left fewer WRs than the limit.
+func (m *machine) checkLimit() {
+	if m.armed && uint32(len(m.queue)) < m.limit {
+		m.fireLimit()
+	}
+}
+
+func (m *machine) fireLimit() {
+	m.fire(EventSRQLimitReached, -1)
+	m.armed = false
+	m.firesThisArming++
+	if m.limitAfterFire() == LimitReadsZero {
+		m.limit = 0
+	}
+}
+
+// complete queues a completion for a fetched WR.
+func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
+	holds := m.slotFree() == FreeAtPoll
+	if holds {
+		m.held++
+	}
+	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds})
+	m.completedHistory = append(m.completedHistory, c.WRID)
+}
+
+// enterErr moves a QP to ERR, with the flush and event the profile says.
+func (m *machine) enterErr(n int) {
+	q := &m.qps[n]
+	if q.state == Err {
+		return
+	}
+	q.state = Err
+	q.pending = nil
+	if q.filling != nil {
+		if m.flushInProgress() == Raise {
+			m.complete(Completion{WRID: q.filling.wr.ID, Status: WCWRFlushErr, QP: n}, Statuses(WCWRFlushErr), "QP-FLUSH-INPROGRESS")
+		}
+		q.filling = nil
+	}
+	if m.lastWQE() == Raise {
+		m.fire(EventQPLastWQEReached, n)
+	}
+}
+
+// legalTransition is the QP state table of ibv_modify_qp (the kernel's
+// qp_state_table in drivers/infiniband/core/verbs.c): any state may go to
+// RESET, any but RESET to ERR; SQE is left only for RTS; no modify enters SQE.
+func legalTransition(from, to QPState) bool {
+	if to == Reset {
+		return true
+	}
+	if to == Err {
+		return from != Reset
+	}
+	switch from {
+	case Reset:
+		return to == Init
+	case Init:
+		return to == Init || to == RTR
+	case RTR:
+		return to == RTS
+	case RTS:
+		return to == RTS || to == SQD
+	case SQD:
+		return to == SQD || to == RTS
+	case SQE:
+		return to == RTS
+	}
+	return false
+}
+
+func (m *machine) String() string {
+	return fmt.Sprintf("capacity=%d outstanding=%d held=%d armed=%v limit=%d", m.capacity, len(m.queue), m.held, m.armed, m.limit)
+}

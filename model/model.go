@@ -1,0 +1,235 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// maxCandidates bounds the candidate set; no named profile comes near it.
+const maxCandidates = 1 << 12
+
+// Model is the reference model of one SRQ and its QPs under a profile. It
+// holds one candidate machine per combination of the profile's open choices
+// that the observations so far have not ruled out; a choice is split only
+// when a step first depends on it. Model is deterministic and does no I/O.
+type Model struct {
+	cands []*machine
+}
+
+// New returns a model of a device with caps, under profile p.
+func New(p Profile, c Caps) *Model {
+	return &Model{cands: []*machine{newMachine(p, c)}}
+}
+
+// Step checks the observation got of op against the model and advances. It
+// returns a *Deviation when no candidate allows got, or an error wrapping
+// ErrNotModelled when op cannot be predicted. After an error the model is
+// spent: build a new one to go on.
+func (m *Model) Step(op Op, got Observation) error {
+	return m.advance(op, &got)
+}
+
+// Run applies op with the model's canonical outcome (the first allowed value
+// of every open choice) and returns that outcome. It is the model running on
+// its own, for its properties and benchmarks.
+func (m *Model) Run(op Op) (Observation, error) {
+	if len(m.cands) == 0 {
+		return Observation{}, errors.New("model is spent")
+	}
+	obs, err := m.Expect(op)
+	if err != nil {
+		return obs, err
+	}
+	return obs, m.advance(op, &obs)
+}
+
+// Expect returns the canonical outcome of op without advancing.
+func (m *Model) Expect(op Op) (Observation, error) {
+	if len(m.cands) == 0 {
+		return Observation{}, errors.New("model is spent")
+	}
+	var out Observation
+	var err error
+	for _, c := range run(m.cands[0].clone(), op, nil) {
+		out, err = c.obs, c.err
+		break
+	}
+	return out, err
+}
+
+type result struct {
+	m   *machine
+	obs Observation
+	err error
+}
+
+// run applies op to c, splitting it on every open choice the step reads.
+func run(c *machine, op Op, got *Observation) []result {
+	var f fork
+	var forked bool
+	var res result
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ff, ok := r.(fork)
+				if !ok {
+					panic(r)
+				}
+				f, forked = ff, true
+			}
+		}()
+		work := c.clone()
+		obs, err := work.step(op, got)
+		res = result{m: work, obs: obs, err: err}
+	}()
+	if !forked {
+		return []result{res}
+	}
+	var out []result
+	for i := range f.n {
+		d := c.clone()
+		f.decide(&d.prof, i)
+		out = append(out, run(d, op, got)...)
+	}
+	return out
+}
+
+func (m *Model) advance(op Op, got *Observation) error {
+	var next []*machine
+	var firstErr error
+	for _, c := range m.cands {
+		for _, r := range run(c, op, got) {
+			if r.err != nil {
+				if firstErr == nil || (isDeviation(r.err) && !isDeviation(firstErr)) {
+					firstErr = r.err
+				}
+				continue
+			}
+			next = append(next, r.m)
+		}
+	}
+	if len(next) > maxCandidates {
+		return fmt.Errorf("model: %d candidates after %s: the profile has too many open choices", len(next), op)
+	}
+	m.cands = next
+	if len(next) == 0 {
+		return firstErr
+	}
+	return nil
+}
+
+func isDeviation(err error) bool {
+	var d *Deviation
+	return errors.As(err, &d)
+}
+
+// Candidates returns how many candidate machines remain.
+func (m *Model) Candidates() int { return len(m.cands) }
+
+// Resolved returns, for each field left open in p, the values still
+// possible after the observations so far.
+func (m *Model) Resolved(p Profile) map[string][]string {
+	out := map[string][]string{}
+	for _, name := range p.OpenFields() {
+		var seen []string
+		for _, c := range m.cands {
+			v := c.prof.Field(name)
+			if !slices.Contains(seen, v) {
+				seen = append(seen, v)
+			}
+		}
+		out[name] = seen
+	}
+	return out
+}
+
+// State summarises the first candidate's state, for traces.
+func (m *Model) State() string {
+	if len(m.cands) == 0 {
+		return "spent"
+	}
+	return m.cands[0].String()
+}
+
+// Outstanding returns the number of WRs in the SRQ (first candidate).
+func (m *Model) Outstanding() int {
+	if len(m.cands) == 0 {
+		return 0
+	}
+	return len(m.cands[0].queue)
+}
+
+// View is a read-only summary of the model's state that generators use to
+// pick operations valid in the current state. It describes the first
+// candidate; fields that differ between candidates are the generator's to
+// treat with care.
+type View struct {
+	Created     bool
+	Capacity    uint32
+	MaxSGE      uint32
+	Outstanding int
+	Occupied    int
+	Armed       bool
+	Limit       uint32
+	SRQError    bool
+	QPTypes     []QPType
+	QPStates    []QPState
+	Filling     []bool
+	KeysValid   []bool
+	CQ          int // completions waiting to be polled
+	Events      int // events waiting to be collected
+	Candidates  int
+}
+
+// View returns the state summary.
+func (m *Model) View() View {
+	if len(m.cands) == 0 {
+		return View{}
+	}
+	c := m.cands[0]
+	v := View{Created: c.created, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
+		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
+		KeysValid: append([]bool(nil), c.keys...), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+	for _, q := range c.qps {
+		v.QPTypes = append(v.QPTypes, q.typ)
+		v.QPStates = append(v.QPStates, q.state)
+		v.Filling = append(v.Filling, q.filling != nil)
+	}
+	return v
+}
+
+// CheckInvariants checks the model's own laws on every candidate:
+// the count never exceeds max_wr, posted = outstanding + fetched, at most one
+// limit event per arming, and no wr_id completes twice.
+func (m *Model) CheckInvariants() error {
+	for i, c := range m.cands {
+		if err := c.invariants(); err != nil {
+			return fmt.Errorf("candidate %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (c *machine) invariants() error {
+	if c.capExact && c.occupied() > int(c.capacity) {
+		return fmt.Errorf("INV-COUNT: %d slots in use, max_wr %d", c.occupied(), c.capacity)
+	}
+	if c.posted != len(c.queue)+c.fetched {
+		return fmt.Errorf("INV-CONSERVE: posted %d != outstanding %d + fetched %d", c.posted, len(c.queue), c.fetched)
+	}
+	if c.firesThisArming > 1 {
+		return fmt.Errorf("INV-LIMIT-ONCE: %d limit events for one arming", c.firesThisArming)
+	}
+	seen := map[uint64]bool{}
+	for _, id := range c.completedHistory {
+		if seen[id] {
+			return fmt.Errorf("INV-ONCE: wr_id %d completed twice", id)
+		}
+		seen[id] = true
+	}
+	if c.held < 0 || c.held > c.fetched {
+		return fmt.Errorf("INV-HELD: %d held slots with %d fetched", c.held, c.fetched)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Op is one operation on the SRQ under test. Every operation a driver can
+// perform has a type here; Inject* operations are device-internal events that
+// only the model and drivers able to inject them support.
+type Op interface {
+	// Name is the verb or event, as reports print it.
+	Name() string
+	fmt.Stringer
+}
+
+// CreateSRQ is ibv_create_srq. Its observation carries the attributes
+// written back.
+type CreateSRQ struct{ MaxWR, MaxSGE, Limit uint32 }
+
+// CreateQP creates a QP of the given type attached to the SRQ, in RESET,
+// together with a connected peer that can send to it. QPs are numbered from
+// 0 in creation order.
+type CreateQP struct{ Type QPType }
+
+// Post is ibv_post_srq_recv with a list of WRs.
+type Post struct{ WRs []WR }
+
+// PostRecv is ibv_post_recv on an attached QP's own receive queue.
+type PostRecv struct {
+	QP int
+	WR WR
+}
+
+// Query is ibv_query_srq.
+type Query struct{}
+
+// Arm is ibv_modify_srq with IBV_SRQ_LIMIT. Limit 0 disarms.
+type Arm struct{ Limit uint32 }
+
+// Resize is ibv_modify_srq with IBV_SRQ_MAX_WR followed by ibv_query_srq:
+// no driver writes the new size back, so the observation carries a query.
+type Resize struct{ MaxWR uint32 }
+
+// ModifyQP is ibv_modify_qp to a new state.
+type ModifyQP struct {
+	QP    int
+	State QPState
+}
+
+// Invalidate deregisters the memory region behind a key.
+type Invalidate struct{ Key int }
+
+// Arrive is the peer sending one message to a QP. With FirstPacketOnly the
+// message's first packet arrives and the rest is held back until
+// ArriveRest, so the QP is left filling a WR.
+type Arrive struct {
+	QP              int
+	Msg             Message
+	FirstPacketOnly bool
+}
+
+// ArriveRest delivers the rest of a message a QP is filling.
+type ArriveRest struct{ QP int }
+
+// Poll polls the receive CQ for up to Max completions (0: all) and collects
+// every pending asynchronous event.
+type Poll struct{ Max int }
+
+// InjectSRQError puts the SRQ in its error state, as a device does on a
+// catastrophic error.
+type InjectSRQError struct{}
+
+// InjectSQE moves an RTS QP to SQE, as a device does on a send error.
+type InjectSQE struct{ QP int }
+
+// Name implementations.
+func (CreateSRQ) Name() string      { return "create_srq" }
+func (CreateQP) Name() string       { return "create_qp" }
+func (Post) Name() string           { return "post_srq_recv" }
+func (PostRecv) Name() string       { return "post_recv" }
+func (Query) Name() string          { return "query_srq" }
+func (Arm) Name() string            { return "modify_srq(LIMIT)" }
+func (Resize) Name() string         { return "modify_srq(MAX_WR)" }
+func (ModifyQP) Name() string       { return "modify_qp" }
+func (Invalidate) Name() string     { return "dereg_mr" }
+func (Arrive) Name() string         { return "arrive" }
+func (ArriveRest) Name() string     { return "arrive_rest" }
+func (Poll) Name() string           { return "poll" }
+func (InjectSRQError) Name() string { return "inject_srq_error" }
+func (InjectSQE) Name() string      { return "inject_sqe" }
+
+func (o CreateSRQ) String() string {
+	return fmt.Sprintf("create_srq max_wr=%d max_sge=%d srq_limit=%d", o.MaxWR, o.MaxSGE, o.Limit)
+}
+func (o CreateQP) String() string { return "create_qp " + o.Type.String() }
+func (o Post) String() string {
+	parts := make([]string, len(o.WRs))
+	for i, w := range o.WRs {
+		parts[i] = w.String()
+	}
+	return "post_srq_recv [" + strings.Join(parts, ", ") + "]"
+}
+func (o PostRecv) String() string { return fmt.Sprintf("post_recv qp%d %s", o.QP, o.WR) }
+func (Query) String() string      { return "query_srq" }
+func (o Arm) String() string      { return fmt.Sprintf("modify_srq srq_limit=%d", o.Limit) }
+func (o Resize) String() string   { return fmt.Sprintf("modify_srq max_wr=%d", o.MaxWR) }
+func (o ModifyQP) String() string { return fmt.Sprintf("modify_qp qp%d -> %s", o.QP, o.State) }
+func (o Invalidate) String() string {
+	return fmt.Sprintf("dereg_mr key%d", o.Key)
+}
+func (o Arrive) String() string {
+	s := fmt.Sprintf("arrive qp%d %s len=%d", o.QP, o.Msg.Opcode, o.Msg.Len)
+	if o.Msg.Opcode.HasImm() {
+		s += fmt.Sprintf(" imm=%#x", o.Msg.Imm)
+	}
+	if o.FirstPacketOnly {
+		s += " (first packet only)"
+	}
+	return s
+}
+func (o ArriveRest) String() string   { return fmt.Sprintf("arrive_rest qp%d", o.QP) }
+func (o Poll) String() string         { return fmt.Sprintf("poll max=%d", o.Max) }
+func (InjectSRQError) String() string { return "inject_srq_error" }
+func (o InjectSQE) String() string    { return fmt.Sprintf("inject_sqe qp%d", o.QP) }
+
+func (w WR) String() string {
+	parts := make([]string, len(w.SGEs))
+	for i, s := range w.SGEs {
+		parts[i] = fmt.Sprintf("%d@key%d", s.Length, s.Key)
+	}
+	ns := ""
+	if w.NumSGE != len(w.SGEs) {
+		ns = fmt.Sprintf(" num_sge=%d", w.NumSGE)
+	}
+	return fmt.Sprintf("wr%d%s{%s}", w.ID, ns, strings.Join(parts, " "))
+}
+
+// Observation is everything an operation lets an observer see. Fields an
+// operation does not produce stay zero; BadWR is -1 when there is none.
+type Observation struct {
+	Errno       int          `json:"errno"`
+	BadWR       int          `json:"bad_wr"`
+	Attr        SRQAttr      `json:"attr"`
+	Peer        PeerStatus   `json:"peer"`
+	Completions []Completion `json:"completions,omitempty"`
+	Events      []Event      `json:"events,omitempty"`
+}
+
+// Describe prints the parts of an observation that matter for op.
+func (o Observation) Describe(op Op) string {
+	switch op.(type) {
+	case Post, PostRecv:
+		if o.Errno == 0 {
+			return "0"
+		}
+		return fmt.Sprintf("%s, bad_wr=%d", ErrnoName(o.Errno), o.BadWR)
+	case CreateSRQ, Query, Resize:
+		if o.Errno != 0 {
+			return ErrnoName(o.Errno)
+		}
+		return "0, " + o.Attr.String()
+	case Arrive, ArriveRest:
+		return "peer " + o.Peer.String()
+	case Poll:
+		return fmt.Sprintf("completions %v, events %v", o.Completions, o.Events)
+	}
+	return ErrnoName(o.Errno)
+}

@@ -1,0 +1,264 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+)
+
+// The value types of the profile's fields. Each is a string so that reports
+// and JSON show the choice by name.
+type (
+	// ErrnoSign is how ibv_post_srq_recv and ibv_post_recv return an error.
+	ErrnoSign string
+	// CheckOrder is which check wins when a WR has too many SGEs and meets a
+	// full queue.
+	CheckOrder string
+	// SGELimit is what num_sge is checked against when posting.
+	SGELimit string
+	// Acceptance says whether an input is accepted or rejected.
+	Acceptance string
+	// CapacityReport is how create reports max_wr.
+	CapacityReport string
+	// CapacityRule is how many WRs can really be outstanding.
+	CapacityRule string
+	// QueryRule is what ibv_query_srq does and reports for max_wr.
+	QueryRule string
+	// SlotFree is when a fetched WR's slot becomes free for posting again.
+	SlotFree string
+	// LimitAfterFire is what srq_limit reads after the limit event.
+	LimitAfterFire string
+	// ArmBelow is when the event fires if the limit is armed above the
+	// current number of WRs.
+	ArmBelow string
+	// LimitBound is the largest limit ibv_modify_srq accepts.
+	LimitBound string
+	// ZeroLength is what an SGE length of 0 means.
+	ZeroLength string
+	// BeforeRTR is what happens to messages arriving at a QP in RESET or INIT.
+	BeforeRTR string
+	// Fate is what happens to the receiving QP after an error completion.
+	Fate string
+	// KeyCheck is which SGEs' keys are checked when a WR is filled.
+	KeyCheck string
+	// ResizeSupport is whether IBV_SRQ_MAX_WR works.
+	ResizeSupport string
+	// Raised says whether an event is raised.
+	Raised string
+)
+
+// Values of the profile's fields.
+const (
+	ErrnoPositive ErrnoSign = "positive errno"
+	ErrnoNegative ErrnoSign = "negative errno"
+	ErrnoMinusOne ErrnoSign = "-1"
+
+	FullFirst CheckOrder = "full queue checked first (ENOMEM)"
+	SGEFirst  CheckOrder = "num_sge checked first (EINVAL)"
+
+	SGEAgainstSRQ    SGELimit = "SRQ's reported max_sge"
+	SGEAgainstDevice SGELimit = "device's max_srq_sge"
+
+	Accepted Acceptance = "accepted"
+	Rejected Acceptance = "rejected"
+
+	ReportAtLeast   CapacityReport = "at least the request"
+	ReportPow2Less1 CapacityReport = "roundup_pow2(max_wr+1)-1"
+	ReportUnchanged CapacityReport = "not written back"
+
+	CapacityExact   CapacityRule = "exactly the reported max_wr"
+	CapacityAtLeast CapacityRule = "at least the reported max_wr"
+
+	QuerySame       QueryRule = "reports the created max_wr"
+	QueryAtLeast    QueryRule = "reports at least the created max_wr"
+	QueryENOSYS     QueryRule = "unsupported (ENOSYS)"
+	QueryEOPNOTSUPP QueryRule = "unsupported (EOPNOTSUPP)"
+
+	FreeAtFetch SlotFree = "at fetch"
+	FreeAtPoll  SlotFree = "when the completion is polled"
+
+	LimitReadsZero LimitAfterFire = "reads 0"
+	LimitKept      LimitAfterFire = "keeps its value (disarmed)"
+
+	FireAtNextFetch ArmBelow = "at the next fetch"
+	FireAtOnce      ArmBelow = "at once, when armed"
+
+	LimitUpToCapacity  LimitBound = "limit <= max_wr"
+	LimitBelowCapacity LimitBound = "limit < max_wr"
+
+	ZeroIs2GiB ZeroLength = "2^31 bytes"
+	ZeroIsZero ZeroLength = "0 bytes"
+
+	Dropped  BeforeRTR = "dropped"
+	Buffered BeforeRTR = "buffered until RTR"
+
+	ToErr     Fate = "QP moves to ERR"
+	Unchanged Fate = "QP state unchanged"
+
+	CheckAllSGEs     KeyCheck = "every SGE of the WR"
+	CheckTouchedSGEs KeyCheck = "only SGEs the message reaches"
+
+	ResizeAsAdvertised ResizeSupport = "as IBV_DEVICE_SRQ_RESIZE says"
+	ResizeUnsupported  ResizeSupport = "unsupported"
+
+	Raise   Raised = "raised"
+	NoRaise Raised = "not raised"
+)
+
+// Note records where a profile field's value comes from.
+type Note struct {
+	Source   string
+	Verified bool // someone ran a device and saw it
+}
+
+// Profile names every implementation-defined choice a driver makes. The
+// documented semantics are Documented(); a driver conforms to a profile.
+// Choices with more than one value are open: the model accepts each.
+type Profile struct {
+	Name        string
+	Description string
+
+	PostErrno   Choice[ErrnoSign]
+	CheckOrder  Choice[CheckOrder]
+	SGELimit    Choice[SGELimit]
+	ZeroSGE     Choice[Acceptance] // num_sge == 0 on post
+	NegativeSGE Choice[Acceptance] // num_sge < 0 on post
+
+	CapacityReport Choice[CapacityReport]
+	Capacity       Choice[CapacityRule]
+	Query          Choice[QueryRule]
+	SlotFree       Choice[SlotFree]
+
+	LimitAtCreate  Choice[Acceptance] // accepted: a non-zero srq_limit at create arms
+	LimitBound     Choice[LimitBound]
+	ArmBelow       Choice[ArmBelow]
+	LimitAfterFire Choice[LimitAfterFire]
+
+	ZeroLength Choice[ZeroLength]
+	BeforeRTR  Choice[BeforeRTR]
+
+	OversizeRCStatus StatusSet
+	OversizeRCQP     Choice[Fate]
+	OversizeUDStatus StatusSet
+	OversizeUDQP     Choice[Fate]
+
+	KeyCheck       Choice[KeyCheck]
+	KeyErrorStatus StatusSet
+	KeyErrorRCQP   Choice[Fate]
+	KeyErrorUDQP   Choice[Fate]
+
+	Resize           Choice[ResizeSupport]
+	ResizeBelowLimit Choice[Acceptance] // resize to fewer WRs than the armed limit
+
+	LastWQE         Choice[Raised] // IBV_EVENT_QP_LAST_WQE_REACHED on entering ERR
+	FlushInProgress Choice[Raised] // a WR being filled completes with WR_FLUSH_ERR on ERR
+
+	// Notes maps a field name to its source. Every field has one.
+	Notes map[string]Note
+}
+
+// FieldNames lists the profile's choice fields in declaration order.
+func FieldNames() []string {
+	t := reflect.TypeFor[Profile]()
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Name == "Name" || f.Name == "Description" || f.Name == "Notes" {
+			continue
+		}
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// Field returns a field's value as text, for reports.
+func (p Profile) Field(name string) string {
+	v := reflect.ValueOf(p).FieldByName(name)
+	if !v.IsValid() {
+		return "?"
+	}
+	if c, ok := v.Interface().(choice); ok {
+		return c.describe()
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// OpenFields lists the fields whose choice allows more than one value.
+func (p Profile) OpenFields() []string {
+	var out []string
+	v := reflect.ValueOf(p)
+	for _, name := range FieldNames() {
+		if c, ok := v.FieldByName(name).Interface().(choice); ok && c.width() > 1 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Deviations lists the fields where p differs from the documented semantics.
+func (p Profile) Deviations() []string {
+	d := Documented()
+	var out []string
+	for _, name := range FieldNames() {
+		if p.Field(name) != d.Field(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Expand returns one decided profile for every combination of the open
+// choices in p. The model runs one candidate per decided profile.
+func (p Profile) Expand() []Profile {
+	out := []Profile{p}
+	t := reflect.TypeFor[Profile]()
+	for i := range t.NumField() {
+		var next []Profile
+		for _, q := range out {
+			v := reflect.ValueOf(&q).Elem().Field(i)
+			c, ok := v.Interface().(choice)
+			if !ok || c.width() <= 1 {
+				next = append(next, q)
+				continue
+			}
+			for k := range c.width() {
+				r := q
+				reflect.ValueOf(&r).Elem().Field(i).Set(reflect.ValueOf(c.pick(k)))
+				next = append(next, r)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// Profiles returns the named profiles, keyed by name.
+func Profiles() map[string]Profile {
+	m := map[string]Profile{}
+	for _, p := range []Profile{Documented(), RXE(), RXE61(), MLX5(), SIW()} {
+		m[p.Name] = p
+	}
+	return m
+}
+
+// ProfileNames returns the names of the named profiles, sorted, with the
+// documented profile first.
+func ProfileNames() []string {
+	var names []string
+	for n := range Profiles() {
+		if n != "documented" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return append([]string{"documented"}, names...)
+}
+
+// ProfileByName returns a named profile.
+func ProfileByName(name string) (Profile, error) {
+	p, ok := Profiles()[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown profile %q: want one of %v", name, ProfileNames())
+	}
+	return p, nil
+}

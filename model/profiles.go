@@ -1,0 +1,271 @@
+package model
+
+// Source names used in notes and rules. Sections are named as the documents
+// name them.
+const (
+	srcManPostSRQ   = "man ibv_post_srq_recv(3)"
+	srcManPostRecv  = "man ibv_post_recv(3)"
+	srcManCreateSRQ = "man ibv_create_srq(3)"
+	srcManModifySRQ = "man ibv_modify_srq(3)"
+	srcManQuerySRQ  = "man ibv_query_srq(3)"
+	srcManPostSend  = "man ibv_post_send(3)"
+	srcMojoPost     = "rdmamojo, ibv_post_srq_recv()"
+	srcMojoQuery    = "rdmamojo, ibv_query_srq()"
+	srcBook         = "book chapter 13.5, Shared Receive Queue"
+	srcNotes        = "notes/driver-behaviour.md"
+	srcIBTA         = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
+)
+
+func doc(source string) Note    { return Note{Source: source} }
+func seen(source string) Note   { return Note{Source: source, Verified: true} }
+func unread(source string) Note { return Note{Source: source + "; unverified"} }
+
+// Documented returns the documented semantics: what the man pages, the
+// rdmamojo pages and the IBTA statement promise. Where they say nothing or
+// can be read two ways, the choice is open and the model accepts each value.
+func Documented() Profile {
+	return Profile{
+		Name:        "documented",
+		Description: "The documented semantics (man pages, rdmamojo, IBTA); open where the documents are silent.",
+
+		PostErrno:   One(ErrnoPositive),
+		CheckOrder:  Either(FullFirst, SGEFirst),
+		SGELimit:    One(SGEAgainstSRQ),
+		ZeroSGE:     One(Accepted),
+		NegativeSGE: One(Rejected),
+
+		CapacityReport: One(ReportAtLeast),
+		Capacity:       One(CapacityExact),
+		Query:          Either(QuerySame, QueryENOSYS),
+		SlotFree:       Either(FreeAtFetch, FreeAtPoll),
+
+		LimitAtCreate:  One(Rejected),
+		LimitBound:     Either(LimitUpToCapacity, LimitBelowCapacity),
+		ArmBelow:       Either(FireAtNextFetch, FireAtOnce),
+		LimitAfterFire: One(LimitReadsZero),
+
+		ZeroLength: One(ZeroIs2GiB),
+		BeforeRTR:  One(Dropped),
+
+		OversizeRCStatus: AnyError,
+		OversizeRCQP:     One(ToErr),
+		OversizeUDStatus: AnyError,
+		OversizeUDQP:     Either(Unchanged, ToErr),
+
+		KeyCheck:       Either(CheckAllSGEs, CheckTouchedSGEs),
+		KeyErrorStatus: Statuses(WCLocProtErr),
+		KeyErrorRCQP:   One(ToErr),
+		KeyErrorUDQP:   Either(Unchanged, ToErr),
+
+		Resize:           One(ResizeAsAdvertised),
+		ResizeBelowLimit: Either(Accepted, Rejected),
+
+		LastWQE:         One(Raise),
+		FlushInProgress: One(Raise),
+
+		Notes: map[string]Note{
+			"PostErrno":        doc(srcManPostSRQ + ", RETURN VALUE: 0 or the value of errno"),
+			"CheckOrder":       doc("no document orders the checks; " + srcMojoPost + ", Return Values lists both errors"),
+			"SGELimit":         doc(srcMojoPost + ", struct ibv_recv_wr, num_sge: at most the SRQ's max_sge"),
+			"ZeroSGE":          doc(srcMojoPost + ", struct ibv_recv_wr, num_sge: 0 means a message of size 0"),
+			"NegativeSGE":      doc(srcMojoPost + ", Return Values: EINVAL for an invalid value in wr"),
+			"CapacityReport":   doc(srcManCreateSRQ + ", DESCRIPTION: max_wr and max_sge written back are >= the request"),
+			"Capacity":         doc(srcMojoPost + ", FAQ 'How many WRs can I post?'; " + srcMojoQuery + ", max_wr"),
+			"Query":            doc(srcMojoQuery + ", FAQ on caching: max_wr and max_sge change only on resize; Return Values: ENOSYS when unsupported"),
+			"SlotFree":         doc(srcMojoPost + ", FAQ 'Can I know how many WRs are outstanding': count by polled completions; when the device frees a slot is not said"),
+			"LimitAtCreate":    doc(srcManCreateSRQ + ", struct ibv_srq_attr: srq_limit is irrelevant for ibv_create_srq"),
+			"LimitBound":       doc("no document bounds srq_limit; " + srcManModifySRQ + " only says invalid attributes change nothing"),
+			"ArmBelow":         doc(srcManModifySRQ + ", NOTES: fires once the number of WRs drops below srq_limit; silent on a limit already above the count"),
+			"LimitAfterFire":   doc(srcManQuerySRQ + ", NOTES; " + srcMojoQuery + ", FAQ on caching: 0 after the event"),
+			"ZeroLength":       doc(srcMojoPost + ", struct ibv_sge, length: 0 stands for 2^31 bytes"),
+			"BeforeRTR":        doc(srcMojoPost + ", DESCRIPTION: in RESET, INIT or ERROR incoming messages are not processed"),
+			"OversizeRCStatus": doc(srcMojoPost + ", FAQ on UD buffers: a message too large completes with an error; no status named"),
+			"OversizeRCQP":     doc("IBTA: an RC responder error completion leaves the QP in ERR (issue #2 statement)"),
+			"OversizeUDStatus": doc(srcMojoPost + ", FAQ on UD buffers: a work completion with error"),
+			"OversizeUDQP":     doc("no document says whether a UD QP survives an oversize message"),
+			"KeyCheck":         doc(srcMojoPost + ", FAQ on deregistering an MR: an invalid MR 'specified in the WR' gives an error; which SGEs are checked is not said"),
+			"KeyErrorStatus":   doc(srcMojoPost + ", FAQ on deregistering an MR; a local protection error"),
+			"KeyErrorRCQP":     doc("IBTA: an RC responder error completion leaves the QP in ERR"),
+			"KeyErrorUDQP":     doc("no document says whether a UD QP survives a protection error"),
+			"Resize":           doc(srcManModifySRQ + ", NOTES: resize only where IBV_DEVICE_SRQ_RESIZE is set"),
+			"ResizeBelowLimit": doc("no document relates resize to the armed limit"),
+			"LastWQE":          doc(srcIBTA),
+			"FlushInProgress":  doc(srcIBTA + ": the last WQE's completion comes before the event"),
+		},
+	}
+}
+
+// RXE returns the profile of the soft-RoCE driver rxe on Linux 6.10 and
+// later (Debian trixie and sid) with rdma-core 40 or later.
+func RXE() Profile {
+	p := Documented()
+	p.Name = "rxe"
+	p.Description = "Soft-RoCE (rdma_rxe) on Linux >= 6.10 (UD oversize fix f67ac0061c76, LAST_WQE event c3e1bf626eb3), rdma-core >= 40 rxe provider."
+	p.Notes = map[string]Note{}
+	set := func(field string, n Note) { p.Notes[field] = n }
+
+	set("PostErrno", unread("rdma-core providers/rxe/rxe.c rxe_post_srq_recv: positive errno since rdma-core v40 (80df17ced); negative before"))
+	p.CheckOrder = One(FullFirst)
+	set("CheckOrder", unread("rdma-core providers/rxe/rxe.c rxe_post_srq_recv: full (ENOMEM) is checked before num_sge (EINVAL)"))
+	set("SGELimit", unread("rdma-core providers/rxe/rxe.c: num_sge against the SRQ's max_sge"))
+	set("ZeroSGE", unread("rdma-core providers/rxe/rxe.c: num_sge 0 is accepted"))
+	set("NegativeSGE", unread("rdma-core providers/rxe/rxe.c: the compare with the unsigned max_sge rejects a negative num_sge"))
+	p.CapacityReport = One(ReportPow2Less1)
+	set("CapacityReport", unread("kernel rxe_queue.c rxe_queue_init: roundup_pow_of_two(max_wr+1)-1 slots, reported by create and query"))
+	set("Capacity", unread("kernel rxe_queue.c: one sentinel slot; the reported number is what fits"))
+	p.Query = One(QuerySame)
+	set("Query", unread("kernel rxe_srq.c/rxe_verbs.c rxe_query_srq: max_wr is the queue's index_mask"))
+	p.SlotFree = One(FreeAtFetch)
+	set("SlotFree", unread("kernel rxe_resp.c get_srq_wqe: the WQE is copied out and the consumer index advanced at fetch"))
+	p.LimitAtCreate = One(Accepted)
+	set("LimitAtCreate", unread("kernel rxe_srq.c rxe_srq_from_init: srq->limit is taken from the create attributes, unchecked"))
+	p.LimitBound = One(LimitUpToCapacity)
+	set("LimitBound", unread("kernel rxe_srq.c rxe_srq_chk_attr: srq_limit > index_mask is EINVAL; equal is accepted"))
+	p.ArmBelow = One(FireAtNextFetch)
+	set("ArmBelow", unread("kernel rxe_resp.c get_srq_wqe: the limit is compared only after a dequeue"))
+	set("LimitAfterFire", unread("kernel rxe_resp.c get_srq_wqe: srq->limit is set to 0 when the event is raised"))
+	p.ZeroLength = One(ZeroIsZero)
+	set("ZeroLength", unread("kernel rxe_resp.c copy_data: an SGE of length 0 is skipped (0 bytes)"))
+	set("BeforeRTR", unread("kernel rxe_resp.c: requests to a QP in RESET or INIT are dropped"))
+	p.OversizeRCStatus = Statuses(WCLocQPOpErr)
+	set("OversizeRCStatus", unread("kernel rxe_resp.c: a too-long send completes with IB_WC_LOC_QP_OP_ERR"))
+	set("OversizeRCQP", unread("kernel rxe_resp.c: the QP moves to ERR"))
+	p.OversizeUDStatus = Statuses(WCRemInvReq)
+	set("OversizeUDStatus", unread("kernel commit f67ac0061c76 (v6.10): UD with SRQ completes IB_WC_REM_INV_REQ_ERR"))
+	p.OversizeUDQP = One(Unchanged)
+	set("OversizeUDQP", unread("kernel commit f67ac0061c76 (v6.10): the UD QP stays as it was"))
+	p.KeyCheck = One(CheckTouchedSGEs)
+	set("KeyCheck", unread("kernel rxe_resp.c copy_data: an SGE's key is looked up only when bytes land in it"))
+	p.KeyErrorStatus = Statuses(WCLocQPOpErr)
+	set("KeyErrorStatus", unread("kernel rxe_resp.c: a failed copy completes with IB_WC_LOC_QP_OP_ERR"))
+	set("KeyErrorRCQP", unread("kernel rxe_resp.c: the QP moves to ERR"))
+	p.KeyErrorUDQP = One(ToErr)
+	set("KeyErrorUDQP", unread("kernel rxe_resp.c: the QP moves to ERR on UD too"))
+	set("Resize", unread("kernel rxe_verbs.c: IB_DEVICE_SRQ_RESIZE is advertised and rxe_modify_srq resizes"))
+	p.ResizeBelowLimit = One(Rejected)
+	set("ResizeBelowLimit", unread("kernel rxe_srq.c rxe_srq_chk_attr: a requested max_wr below the current limit is EINVAL"))
+	set("LastWQE", unread("kernel commit c3e1bf626eb3 (v6.5): rxe raises IB_EVENT_QP_LAST_WQE_REACHED in ERR"))
+	p.FlushInProgress = One(NoRaise)
+	set("FlushInProgress", unread("kernel commit 49dc9c1f0c7e (v6.4): an in-progress SRQ WQE gets no completion in ERR"))
+	return p
+}
+
+// RXE61 returns the rxe profile for Linux 6.1 (Debian bookworm): before the
+// error-state rework of v6.4/v6.5 and before the UD oversize fix.
+func RXE61() Profile {
+	p := RXE()
+	p.Name = "rxe-6.1"
+	p.Description = "Soft-RoCE (rdma_rxe) on Linux 6.1 (Debian bookworm), rdma-core >= 40 rxe provider."
+	notes := map[string]Note{}
+	for k, v := range p.Notes {
+		notes[k] = v
+	}
+	p.Notes = notes
+	p.OversizeUDStatus = Statuses(WCLocQPOpErr)
+	p.Notes["OversizeUDStatus"] = unread("kernel rxe_resp.c before f67ac0061c76: LOC_QP_OP_ERR on UD as on RC")
+	p.OversizeUDQP = One(ToErr)
+	p.Notes["OversizeUDQP"] = unread("kernel rxe_resp.c before f67ac0061c76: the UD QP moves to ERR")
+	p.LastWQE = One(NoRaise)
+	p.Notes["LastWQE"] = unread("kernel before c3e1bf626eb3 (v6.5): no LAST_WQE_REACHED event")
+	p.FlushInProgress = One(Raise)
+	p.Notes["FlushInProgress"] = unread("kernel v6.1-v6.3 rxe_resp.c: the in-progress SRQ WQE completes with IB_WC_WR_FLUSH_ERR")
+	return p
+}
+
+// MLX5 returns the profile of the mlx5 provider (ConnectX-4 and later).
+func MLX5() Profile {
+	p := Documented()
+	p.Name = "mlx5"
+	p.Description = "NVIDIA/Mellanox mlx5 (rdma-core providers/mlx5, kernel mlx5_ib), read from sources, never run here."
+	p.Notes = map[string]Note{}
+	set := func(field string, n Note) { p.Notes[field] = n }
+	set("PostErrno", unread(srcNotes+", Posting"))
+	p.CheckOrder = One(SGEFirst)
+	set("CheckOrder", unread(srcNotes+", Posting: mlx5 checks num_sge first"))
+	set("SGELimit", unread(srcNotes+", Posting"))
+	set("ZeroSGE", unread(srcNotes+", Posting"))
+	p.NegativeSGE = One(Accepted)
+	set("NegativeSGE", unread("rdma-core providers/mlx5/srq.c mlx5_post_srq_recv: a negative num_sge passes the signed compare"))
+	p.CapacityReport = One(ReportPow2Less1)
+	set("CapacityReport", unread(srcNotes+", Capacity: create reports roundup_pow2(max_wr+1)-1"))
+	set("Capacity", unread(srcNotes+", Capacity"))
+	p.Query = One(QueryAtLeast)
+	set("Query", unread(srcNotes+", Capacity: query can report about twice the created max_wr"))
+	p.SlotFree = One(FreeAtPoll)
+	set("SlotFree", unread(srcNotes+", Capacity: mlx5 frees when the completion is polled"))
+	set("LimitAtCreate", unread(srcNotes+", SRQ limit: srq_limit at create is ignored"))
+	p.LimitBound = One(LimitUpToCapacity)
+	set("LimitBound", unread(srcNotes+", SRQ limit: EINVAL when limit >= the internal size roundup_pow2(max_wr+1)"))
+	set("ArmBelow", unread(srcNotes+", SRQ limit: whether arming below the count fires at once is unknown"))
+	p.LimitAfterFire = Either(LimitReadsZero, LimitKept)
+	set("LimitAfterFire", unread(srcNotes+", SRQ limit: what the limit reads after the event is unknown"))
+	set("ZeroLength", unread(srcNotes+", Scatter/gather: Mellanox convention, 0 stands for 2 GB"))
+	p.BeforeRTR = One(Buffered)
+	set("BeforeRTR", unread(srcNotes+", QP state and fetching: mlx4/mlx5 buffer messages before RTR"))
+	p.OversizeRCStatus = Statuses(WCLocLenErr)
+	set("OversizeRCStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
+	set("OversizeRCQP", unread("IBTA responder error"))
+	p.OversizeUDStatus = Statuses(WCLocLenErr)
+	set("OversizeUDStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
+	set("OversizeUDQP", unread("nothing read"))
+	set("KeyCheck", unread("nothing read"))
+	set("KeyErrorStatus", unread("nothing read"))
+	set("KeyErrorRCQP", unread("IBTA responder error"))
+	set("KeyErrorUDQP", unread("nothing read"))
+	p.Resize = One(ResizeUnsupported)
+	set("Resize", unread(srcNotes+", Resize: mlx5 returns EINVAL"))
+	set("ResizeBelowLimit", unread("resize unsupported"))
+	set("LastWQE", unread(srcIBTA))
+	set("FlushInProgress", unread(srcIBTA))
+	return p
+}
+
+// SIW returns the profile of the soft-iWARP driver siw. It has no UD.
+func SIW() Profile {
+	p := Documented()
+	p.Name = "siw"
+	p.Description = "Soft-iWARP (siw) with rdma-core's siw provider, read from sources, never run here (Debian kernels do not build siw)."
+	p.Notes = map[string]Note{}
+	set := func(field string, n Note) { p.Notes[field] = n }
+	p.PostErrno = One(ErrnoNegative)
+	set("PostErrno", unread(srcNotes+", Posting: siw userspace returns negative errno"))
+	p.CheckOrder = One(FullFirst)
+	set("CheckOrder", unread(srcNotes+", Posting: siw checks full first"))
+	p.SGELimit = One(SGEAgainstDevice)
+	set("SGELimit", unread(srcNotes+", Posting: siw checks against its device maximum 6"))
+	p.ZeroSGE = One(Rejected)
+	set("ZeroSGE", unread(srcNotes+", Posting: siw rejects num_sge == 0"))
+	p.NegativeSGE = One(Accepted)
+	set("NegativeSGE", unread("rdma-core providers/siw/siw.c: a negative num_sge is not rejected (it would copy a huge length)"))
+	p.CapacityReport = One(ReportUnchanged)
+	set("CapacityReport", unread(srcNotes+", Capacity: siw create does not write back"))
+	p.Capacity = One(CapacityAtLeast)
+	set("Capacity", unread(srcNotes+", Capacity: more than the reported number can be posted"))
+	p.Query = One(QueryEOPNOTSUPP)
+	set("Query", unread(srcNotes+", SRQ limit: userspace ibv_query_srq is EOPNOTSUPP"))
+	p.SlotFree = One(FreeAtFetch)
+	set("SlotFree", unread(srcNotes+", Capacity: siw frees at fetch"))
+	set("LimitAtCreate", unread("nothing read"))
+	set("LimitBound", unread("nothing read"))
+	set("ArmBelow", unread("nothing read"))
+	p.LimitAfterFire = One(LimitKept)
+	set("LimitAfterFire", unread(srcNotes+", SRQ limit: siw keeps srq_limit after firing"))
+	p.ZeroLength = One(ZeroIsZero)
+	set("ZeroLength", unread(srcNotes+", Scatter/gather: siw skips empty SGEs"))
+	set("BeforeRTR", unread("nothing read"))
+	p.OversizeRCStatus = Statuses(WCLocLenErr)
+	set("OversizeRCStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
+	set("OversizeRCQP", unread(srcNotes+", message larger than the buffer: QP to error"))
+	set("OversizeUDStatus", doc("siw has no UD"))
+	set("OversizeUDQP", doc("siw has no UD"))
+	set("KeyCheck", unread("nothing read"))
+	set("KeyErrorStatus", unread("nothing read"))
+	set("KeyErrorRCQP", unread("nothing read"))
+	set("KeyErrorUDQP", doc("siw has no UD"))
+	p.Resize = One(ResizeUnsupported)
+	set("Resize", unread(srcNotes+", Resize: siw returns EOPNOTSUPP"))
+	set("ResizeBelowLimit", unread("resize unsupported"))
+	set("LastWQE", unread(srcIBTA))
+	set("FlushInProgress", unread(srcIBTA))
+	return p
+}

@@ -1,0 +1,168 @@
+package model
+
+// Kind says where a rule's authority comes from.
+type Kind string
+
+// Rule kinds.
+const (
+	// KindDocumented: a man page, the rdmamojo pages or IBTA says it.
+	KindDocumented Kind = "documented"
+	// KindImplementation: drivers differ; the profile fields named in the
+	// rule decide, and the documented profile holds the documented reading.
+	KindImplementation Kind = "implementation-defined"
+	// KindConsensus: no document says it, but every driver read does it.
+	KindConsensus Kind = "consensus"
+)
+
+// Rule is one checkable statement of SRQ semantics.
+type Rule struct {
+	ID        string   `json:"id"`
+	Statement string   `json:"statement"`
+	Source    string   `json:"source"`
+	Kind      Kind     `json:"kind"`
+	Fields    []string `json:"profile_fields,omitempty"`
+}
+
+// Rules returns the catalogue in its stable order.
+func Rules() []Rule { return append([]Rule(nil), catalogue...) }
+
+// RuleByID returns a rule and whether it exists.
+func RuleByID(id string) (Rule, bool) {
+	for _, r := range catalogue {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+var catalogue = []Rule{
+	// Posting.
+	{"POST-ORDER", "A posted list is processed in order; the WRs before the first failing WR stay posted, it and those after it are not.",
+		srcManPostSRQ + ", DESCRIPTION (stops at the first failure); the rdmamojo 'no change' reading is superseded, see the seed map", KindDocumented, nil},
+	{"POST-BADWR", "On failure bad_wr names the first WR that failed, not an earlier or later one.",
+		srcManPostSRQ + ", DESCRIPTION; " + srcMojoPost + ", Parameters (bad_wr)", KindDocumented, nil},
+	{"POST-RETURN", "A post returns 0 on success and an errno value on failure, with the sign convention of the profile.",
+		srcManPostSRQ + ", RETURN VALUE", KindImplementation, []string{"PostErrno"}},
+	{"POST-FULL", "A WR posted while max_wr WRs are outstanding fails with ENOMEM; up to max_wr can be outstanding.",
+		srcMojoPost + ", Return Values (ENOMEM) and FAQ 'How many WRs can I post?'", KindDocumented, []string{"Capacity", "SlotFree"}},
+	{"POST-SGE", "A WR with num_sge above max_sge, or negative, fails with EINVAL; num_sge 0 is a valid WR.",
+		srcMojoPost + ", struct ibv_recv_wr (num_sge) and Return Values (EINVAL)", KindDocumented, []string{"SGELimit", "ZeroSGE", "NegativeSGE"}},
+	{"POST-CHECK-ORDER", "A WR that has too many SGEs and meets a full queue fails with the errno of the check the profile runs first.",
+		srcNotes + ", Posting (check order)", KindImplementation, []string{"CheckOrder"}},
+	{"POST-ANY-STATE", "Posting works with no QP attached and whatever state the attached QPs are in.",
+		srcMojoPost + ", DESCRIPTION", KindDocumented, nil},
+	{"POST-NO-KEY-CHECK", "A post does not check lkeys; an invalid key shows only when the WR is filled.",
+		srcMojoPost + ", FAQ on deregistering an MR (the error comes as a work completion)", KindDocumented, nil},
+	{"POST-COPY", "The SRQ keeps its own copy of a posted WR; the caller may change or reuse its WR and SGE array as soon as the call returns.",
+		srcMojoPost + ", FAQ 'Can I (re)use the Receive Request'", KindDocumented, nil},
+	{"POST-QP-RQ", "ibv_post_recv on a QP attached to an SRQ is refused, with bad_wr on the first WR.",
+		srcManPostRecv + ", DESCRIPTION; " + srcMojoPost + ", DESCRIPTION; RUT srq_test PostWrongApi", KindConsensus, nil},
+
+	// Create, query, modify.
+	{"CREATE-ATTR", "Create writes back max_wr and max_sge at least as large as requested, rounded as the profile says.",
+		srcManCreateSRQ + ", DESCRIPTION", KindImplementation, []string{"CapacityReport"}},
+	{"CREATE-LIMIT", "A srq_limit given at create does not arm the SRQ.",
+		srcManCreateSRQ + ", struct ibv_srq_attr (srq_limit irrelevant at create)", KindImplementation, []string{"LimitAtCreate"}},
+	{"QUERY-ATTR", "Query returns max_wr and max_sge as created or resized; they change only on resize.",
+		srcMojoQuery + ", FAQ on caching attributes; " + srcManQuerySRQ, KindImplementation, []string{"Query"}},
+	{"QUERY-LIMIT", "Query returns the armed limit, and 0 when the SRQ is not armed.",
+		srcManQuerySRQ + ", NOTES; " + srcMojoQuery + ", struct ibv_srq_attr (srq_limit)", KindDocumented, nil},
+	{"MODIFY-ONLY-MASKED", "A modify changes only the attributes its mask names, and nothing when it fails.",
+		srcManModifySRQ + ", NOTES (an invalid attribute modifies none)", KindDocumented, nil},
+
+	// The limit.
+	{"LIMIT-ARM", "Modifying srq_limit to a non-zero value within bounds arms the SRQ.",
+		srcManModifySRQ + ", NOTES", KindDocumented, []string{"ArmBelow"}},
+	{"LIMIT-DISARM", "A limit of 0 disarms: no limit event comes until the SRQ is armed again.",
+		srcManQuerySRQ + ", NOTES; " + srcMojoQuery + ", struct ibv_srq_attr", KindDocumented, nil},
+	{"LIMIT-BOUND", "Arming with a limit above what the profile allows relative to max_wr fails with EINVAL and changes nothing.",
+		srcNotes + ", SRQ limit (rxe and mlx5 bounds)", KindImplementation, []string{"LimitBound"}},
+	{"LIMIT-FIRE", "When a fetch leaves fewer WRs than the armed limit, IBV_EVENT_SRQ_LIMIT_REACHED is raised.",
+		srcManModifySRQ + ", NOTES; " + srcBook + ", 'The Cost of Pooling' (watermark)", KindDocumented, []string{"ArmBelow"}},
+	{"LIMIT-ONCE", "The limit event fires at most once per arming.",
+		srcManQuerySRQ + ", NOTES (no events until rearmed)", KindDocumented, nil},
+	{"LIMIT-AFTER-FIRE", "After the limit event, srq_limit reads 0.",
+		srcMojoQuery + ", FAQ on caching attributes; " + srcManQuerySRQ + ", NOTES", KindImplementation, []string{"LimitAfterFire"}},
+
+	// Resize.
+	{"RESIZE-OPTIONAL", "Resize (IBV_SRQ_MAX_WR) works only where the device advertises IBV_DEVICE_SRQ_RESIZE; elsewhere it fails and changes nothing.",
+		srcManModifySRQ + ", NOTES", KindImplementation, []string{"Resize"}},
+	{"RESIZE-BOUNDS", "Resize to 0 or above the device's max_srq_wr fails with EINVAL.",
+		srcNotes + ", Resize", KindConsensus, nil},
+	{"RESIZE-BELOW-COUNT", "Resize to a capacity that cannot hold the outstanding WRs fails with EINVAL.",
+		srcNotes + ", Resize; RUT srq_test ModifyMaxWr", KindConsensus, []string{"CapacityReport"}},
+	{"RESIZE-BELOW-LIMIT", "Resize to fewer WRs than the armed limit is accepted or refused as the profile says.",
+		srcNotes + ", Resize (rxe)", KindImplementation, []string{"ResizeBelowLimit"}},
+	{"RESIZE-CAPACITY", "After a resize, query reports the new max_wr (at least the request) and exactly that many WRs fit; outstanding WRs stay, in order.",
+		srcManModifySRQ + ", DESCRIPTION; " + srcNotes + ", Resize (query afterwards)", KindImplementation, []string{"CapacityReport"}},
+
+	// QP state.
+	{"QP-TRANSITIONS", "ibv_modify_qp accepts the legal state transitions and refuses the others; no modify enters SQE.",
+		"kernel drivers/infiniband/core/verbs.c qp_state_table (ib_modify_qp_is_ok)", KindConsensus, nil},
+	{"QP-FETCH-STATES", "A QP in RTR, RTS, SQD or SQE takes a WR from the SRQ when a consuming message arrives.",
+		srcMojoPost + ", DESCRIPTION (QP state rules)", KindDocumented, nil},
+	{"QP-NOFETCH-STATES", "A QP in RESET, INIT or ERR takes nothing from the SRQ; its messages are not processed.",
+		srcMojoPost + ", DESCRIPTION (QP state rules)", KindDocumented, nil},
+	{"QP-BEFORE-RTR", "Messages arriving before RTR are dropped, or buffered and processed at RTR, as the profile says.",
+		srcNotes + ", QP state and fetching (mlx4/mlx5 buffer)", KindImplementation, []string{"BeforeRTR"}},
+	{"QP-LAST-WQE", "An SRQ-attached QP entering ERR raises IBV_EVENT_QP_LAST_WQE_REACHED once.",
+		srcIBTA, KindImplementation, []string{"LastWQE"}},
+	{"QP-FLUSH-INPROGRESS", "A WR a QP was filling when it entered ERR completes with WR_FLUSH_ERR, or vanishes, as the profile says.",
+		srcIBTA + "; " + srcNotes + ", QP state and fetching", KindImplementation, []string{"FlushInProgress"}},
+
+	// SRQ error.
+	{"SRQ-ERR-EVENT", "An SRQ entering its error state raises IBV_EVENT_SRQ_ERR.",
+		srcMojoPost + ", DESCRIPTION", KindDocumented, nil},
+	{"SRQ-ERR-NOFETCH", "Nothing is fetched from an SRQ in error.",
+		srcMojoPost + ", DESCRIPTION", KindDocumented, nil},
+
+	// Fetching and completions.
+	{"FETCH-FIFO", "WRs are fetched from the head: completions come in posting order.",
+		srcMojoPost + ", DESCRIPTION (added to the tail; fetched from the head)", KindDocumented, nil},
+	{"FETCH-OPCODES", "Send, Send with Immediate and RDMA Write with Immediate consume a WR; RDMA Write, RDMA Read and atomics do not.",
+		srcMojoPost + ", FAQ 'Which operations will consume RRs?'", KindDocumented, nil},
+	{"FETCH-ONCE", "A consuming message takes exactly one WR, and no WR completes twice.",
+		srcMojoPost + ", DESCRIPTION (fetched in an atomic way); RUT srq_test multithreaded", KindDocumented, nil},
+	{"RECV-COMPLETION", "A message that fits completes successfully with the WR's wr_id, the receiving QP and the message length.",
+		srcMojoPost + ", struct ibv_recv_wr (wr_id); man ibv_poll_cq(3)", KindDocumented, nil},
+	{"RECV-IMM", "A message with immediate data completes with IBV_WC_WITH_IMM and the sender's immediate.",
+		"man ibv_poll_cq(3), wc_flags; " + srcManPostSend + ", opcodes", KindDocumented, nil},
+	{"RECV-WRITE-IMM", "RDMA Write with Immediate consumes a WR without scattering into it and completes as RECV_RDMA_WITH_IMM with the write's length.",
+		srcManPostSend + ", opcode table; " + srcMojoPost + ", FAQ 'Which operations will consume RRs?'", KindConsensus, nil},
+	{"RECV-FIT", "A message fits when its length is at most the sum of the WR's SGE lengths.",
+		srcMojoPost + ", struct ibv_recv_wr (sg_list: the sum of the buffers is the largest message)", KindDocumented, nil},
+	{"RECV-NUMSGE0", "A WR with num_sge 0 holds only an empty message.",
+		srcMojoPost + ", struct ibv_recv_wr (num_sge 0)", KindDocumented, nil},
+	{"SGE-LEN0", "An SGE of length 0 stands for 2^31 bytes.",
+		srcMojoPost + ", struct ibv_sge (length)", KindImplementation, []string{"ZeroLength"}},
+	{"UD-GRH", "On UD the first 40 bytes of the scatter list hold the GRH area: a message fits only with 40 bytes to spare, and byte_len counts them.",
+		srcManPostSRQ + ", DESCRIPTION (GRH); " + srcMojoPost + ", FAQ on UD buffers", KindDocumented, nil},
+	{"RECV-TOO-LARGE", "A message larger than the WR completes with an error status, and the QP's fate follows the profile (RC: ERR).",
+		srcMojoPost + ", FAQ on UD buffers", KindImplementation, []string{"OversizeRCStatus", "OversizeRCQP", "OversizeUDStatus", "OversizeUDQP"}},
+	{"RECV-BAD-KEY", "Filling a WR through an invalidated key completes with an error status, and the QP's fate follows the profile.",
+		srcMojoPost + ", FAQ on deregistering an MR", KindImplementation, []string{"KeyCheck", "KeyErrorStatus", "KeyErrorRCQP", "KeyErrorUDQP"}},
+	{"RECV-RNR", "A consuming message meeting an empty SRQ on RC gets receiver-not-ready; on UD it is dropped.",
+		srcBook + ", 'The Cost of Pooling' (an exhausted pool starves every QP); RUT srq_test SendRnr", KindDocumented, nil},
+	{"SLOT-FREE", "A fetched WR's slot frees at fetch or when its completion is polled, as the profile says.",
+		srcMojoPost + ", FAQ 'Can I know how many WRs are outstanding'; " + srcNotes + ", Capacity", KindImplementation, []string{"SlotFree"}},
+	{"QP-CREATE", "QPs of each type can be created attached to the SRQ.",
+		srcMojoPost + ", DESCRIPTION (QPs associated with the SRQ)", KindDocumented, nil},
+}
+
+// Invariant is a law the model checks on itself after every step.
+type Invariant struct {
+	ID        string `json:"id"`
+	Statement string `json:"statement"`
+}
+
+// Invariants returns the model's own laws (Model.CheckInvariants).
+func Invariants() []Invariant {
+	return []Invariant{
+		{"INV-COUNT", "The number of slots in use never exceeds max_wr."},
+		{"INV-CONSERVE", "Posted WRs = outstanding WRs + fetched WRs (flushed and lost WRs were fetched)."},
+		{"INV-LIMIT-ONCE", "At most one limit event per arming."},
+		{"INV-ONCE", "No wr_id completes twice."},
+		{"INV-HELD", "Slots held until poll are never negative and never exceed the fetched WRs."},
+	}
+}

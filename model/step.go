@@ -1,0 +1,727 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Deviation is an observation the model does not allow.
+type Deviation struct {
+	Rule string // the rule at stake
+	What string // the part of the observation that differs
+	Want string // what the model allows
+	Got  string // what was observed
+}
+
+func (d *Deviation) Error() string {
+	return fmt.Sprintf("[%s] %s = %s, wanted %s", d.Rule, d.What, d.Got, d.Want)
+}
+
+// ErrNotModelled is returned for an operation the model cannot predict under
+// the profile (for example a negative num_sge on a provider that does not
+// check it) or that is invalid in the current state (a harness error).
+var ErrNotModelled = errors.New("operation not modelled")
+
+func unmodelled(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotModelled, fmt.Sprintf(format, a...))
+}
+
+func dev(rule, what string, want, got any) *Deviation {
+	return &Deviation{Rule: rule, What: what, Want: fmt.Sprint(want), Got: fmt.Sprint(got)}
+}
+
+// step applies op. With got == nil it takes the canonical outcome and returns
+// it; otherwise it checks got and advances as got determines. On error the
+// machine must be discarded.
+func (m *machine) step(op Op, got *Observation) (Observation, error) {
+	if _, ok := op.(CreateSRQ); !ok && !m.created {
+		return Observation{}, unmodelled("%s before create_srq", op.Name())
+	}
+	switch o := op.(type) {
+	case CreateSRQ:
+		return m.createSRQ(o, got)
+	case CreateQP:
+		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
+		return m.plainResult("QP-CREATE", 0, got)
+	case Post:
+		return m.post(o, got)
+	case PostRecv:
+		return m.postRecv(o, got)
+	case Query:
+		return m.query(got)
+	case Arm:
+		return m.arm(o, got)
+	case Resize:
+		return m.resizeSRQ(o, got)
+	case ModifyQP:
+		return m.modifyQP(o, got)
+	case Invalidate:
+		if o.Key < 0 || o.Key >= len(m.keys) {
+			return Observation{}, unmodelled("key %d out of range", o.Key)
+		}
+		m.keys[o.Key] = false
+		return m.plainResult("RECV-BAD-KEY", 0, got)
+	case Arrive:
+		return m.arrive(o, got)
+	case ArriveRest:
+		return m.arriveRest(o, got)
+	case Poll:
+		return m.poll(o, got)
+	case InjectSRQError:
+		m.srqErr = true
+		m.fire(EventSRQErr, -1)
+		return m.plainResult("SRQ-ERR-EVENT", 0, got)
+	case InjectSQE:
+		if err := m.checkQP(o.QP); err != nil {
+			return Observation{}, err
+		}
+		if m.qps[o.QP].state != RTS {
+			return Observation{}, unmodelled("inject_sqe on qp%d in %s: only RTS enters SQE", o.QP, m.qps[o.QP].state)
+		}
+		m.qps[o.QP].state = SQE
+		return m.plainResult("QP-FETCH-STATES", 0, got)
+	}
+	return Observation{}, unmodelled("unknown operation %T", op)
+}
+
+func (m *machine) checkQP(n int) error {
+	if n < 0 || n >= len(m.qps) {
+		return unmodelled("qp%d does not exist", n)
+	}
+	return nil
+}
+
+// plainResult checks a verb that returns only an errno.
+func (m *machine) plainResult(rule string, want int, got *Observation) (Observation, error) {
+	obs := Observation{Errno: want, BadWR: -1}
+	if got == nil {
+		return obs, nil
+	}
+	if got.Errno != want {
+		return obs, dev(rule, "return value", ErrnoName(want), ErrnoName(got.Errno))
+	}
+	return *got, nil
+}
+
+// failResult checks a verb that must fail with any errno; nothing changes.
+func failResult(rule string, canonical int, got *Observation) (Observation, error) {
+	obs := Observation{Errno: canonical, BadWR: -1}
+	if got == nil {
+		return obs, nil
+	}
+	if got.Errno == 0 {
+		return obs, dev(rule, "return value", "an error", "0 (success)")
+	}
+	return *got, nil
+}
+
+func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) {
+	if m.created {
+		return Observation{}, unmodelled("a second create_srq")
+	}
+	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE == 0 || o.MaxSGE > m.caps.MaxSRQSGE {
+		return Observation{}, unmodelled("create_srq outside the device's limits (%d, %d)", m.caps.MaxSRQWR, m.caps.MaxSRQSGE)
+	}
+	m.created = true
+	report := m.capacityReport()
+	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.reportedCapacity(o.MaxWR), MaxSGE: o.MaxSGE}}
+	if got != nil {
+		if got.Errno != 0 {
+			return obs, dev("CREATE-ATTR", "return value", 0, ErrnoName(got.Errno))
+		}
+		a := got.Attr
+		switch report {
+		case ReportAtLeast:
+			if a.MaxWR < o.MaxWR {
+				return obs, dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf(">= %d", o.MaxWR), a.MaxWR)
+			}
+		default:
+			if a.MaxWR != obs.Attr.MaxWR {
+				return obs, dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf("%d (%s)", obs.Attr.MaxWR, report), a.MaxWR)
+			}
+		}
+		if a.MaxSGE < o.MaxSGE {
+			return obs, dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d", o.MaxSGE), a.MaxSGE)
+		}
+		obs.Attr = a
+		obs.Attr.SRQLimit = 0
+	}
+	m.capacity, m.maxSGE = obs.Attr.MaxWR, obs.Attr.MaxSGE
+	m.capExact = m.capacityRule() == CapacityExact
+	if o.Limit > 0 && m.limitAtCreate() == Accepted {
+		m.armed, m.limit = true, o.Limit
+	}
+	return obs, nil
+}
+
+// sgeInvalid reports whether a WR fails the num_sge check, or an error if
+// the profile makes the outcome unpredictable.
+func (m *machine) sgeInvalid(w WR) (bool, error) {
+	switch {
+	case w.NumSGE < 0:
+		if m.negativeSGE() == Accepted {
+			return false, unmodelled("negative num_sge on a provider that does not check it")
+		}
+		return true, nil
+	case w.NumSGE == 0:
+		return m.zeroSGE() == Rejected, nil
+	case m.sgeLimit() == SGEAgainstDevice:
+		return uint32(w.NumSGE) > m.caps.MaxSRQSGE, nil
+	}
+	return uint32(w.NumSGE) > m.maxSGE, nil
+}
+
+func (m *machine) post(o Post, got *Observation) (Observation, error) {
+	obs := Observation{BadWR: -1}
+	for i, w := range o.WRs {
+		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
+			return obs, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
+		}
+		bad, err := m.sgeInvalid(w)
+		if err != nil {
+			return obs, err
+		}
+		full := m.occupied() >= int(m.capacity)
+		if full && !m.capExact {
+			// The real capacity is unknown: the device may take more.
+			// The observation decides; canonically the queue is full.
+			if got != nil && got.BadWR != i {
+				full = false
+				m.capacity = uint32(m.occupied() + 1)
+			} else if !bad || m.checkOrder() == FullFirst {
+				m.capExact = true
+			}
+		}
+		errno := 0
+		rule := ""
+		switch {
+		case bad && full:
+			if m.checkOrder() == SGEFirst {
+				errno, rule = EINVAL, "POST-CHECK-ORDER"
+			} else {
+				errno, rule = ENOMEM, "POST-CHECK-ORDER"
+			}
+		case bad:
+			errno, rule = EINVAL, "POST-SGE"
+		case full:
+			errno, rule = ENOMEM, "POST-FULL"
+		}
+		if errno != 0 {
+			obs.Errno, obs.BadWR = m.postErr(errno), i
+			if got != nil {
+				if got.BadWR != i {
+					if got.BadWR < 0 {
+						return obs, dev(rule, "result", fmt.Sprintf("%s with bad_wr=%d (wr%d)", ErrnoName(obs.Errno), i, w.ID), "0 (all posted)")
+					}
+					r := "POST-ORDER"
+					if got.BadWR < i {
+						r = "POST-BADWR"
+					}
+					return obs, dev(r, "bad_wr", i, got.BadWR)
+				}
+				if got.Errno != obs.Errno {
+					if got.Errno == -obs.Errno || (m.postErrno() == ErrnoMinusOne) != (got.Errno == -1) {
+						rule = "POST-RETURN"
+					}
+					return obs, dev(rule, "return value", ErrnoName(obs.Errno), ErrnoName(got.Errno))
+				}
+			}
+			return obs, nil
+		}
+		// The SRQ keeps a copy: the caller may reuse its WR at once.
+		cp := w
+		cp.SGEs = append([]SGE(nil), w.SGEs...)
+		m.queue = append(m.queue, entry{wr: cp})
+		m.posted++
+	}
+	if got != nil && (got.Errno != 0 || got.BadWR >= 0) {
+		return obs, dev("POST-ORDER", "result", fmt.Sprintf("0 (all %d posted)", len(o.WRs)), got.Describe(o))
+	}
+	return obs, nil
+}
+
+func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	obs, err := failResult("POST-QP-RQ", m.postErr(EINVAL), got)
+	obs.BadWR = 0
+	if err == nil && got != nil && got.BadWR != 0 {
+		return obs, dev("POST-QP-RQ", "bad_wr", 0, got.BadWR)
+	}
+	return obs, err
+}
+
+func (m *machine) query(got *Observation) (Observation, error) {
+	rule := m.queryRule()
+	switch rule {
+	case QueryENOSYS, QueryEOPNOTSUPP:
+		want := ENOSYS
+		if rule == QueryEOPNOTSUPP {
+			want = EOPNOTSUPP
+		}
+		obs := Observation{Errno: want, BadWR: -1}
+		if got != nil && got.Errno != want && got.Errno != -want {
+			return obs, dev("QUERY-ATTR", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		return obs, nil
+	}
+	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.capacity, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
+	if got == nil {
+		return obs, nil
+	}
+	if got.Errno != 0 {
+		return obs, dev("QUERY-ATTR", "return value", 0, ErrnoName(got.Errno))
+	}
+	a := got.Attr
+	if rule == QueryAtLeast {
+		if a.MaxWR < m.capacity {
+			return obs, dev("QUERY-ATTR", "max_wr", fmt.Sprintf(">= %d", m.capacity), a.MaxWR)
+		}
+	} else if a.MaxWR != m.capacity {
+		return obs, dev("QUERY-ATTR", "max_wr", m.capacity, a.MaxWR)
+	}
+	if a.MaxSGE != m.maxSGE {
+		return obs, dev("QUERY-ATTR", "max_sge", m.maxSGE, a.MaxSGE)
+	}
+	if a.SRQLimit != m.limit {
+		r := "QUERY-LIMIT"
+		if !m.armed && m.firesThisArming > 0 {
+			r = "LIMIT-AFTER-FIRE"
+		}
+		return obs, dev(r, "srq_limit", m.limit, a.SRQLimit)
+	}
+	return *got, nil
+}
+
+func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
+	if o.Limit == 0 {
+		m.armed, m.limit = false, 0
+		return m.plainResult("LIMIT-DISARM", 0, got)
+	}
+	over := o.Limit > m.capacity
+	if m.limitBound() == LimitBelowCapacity {
+		over = o.Limit >= m.capacity
+	}
+	if over {
+		return m.plainResult("LIMIT-BOUND", EINVAL, got)
+	}
+	m.armed, m.limit, m.firesThisArming = true, o.Limit, 0
+	if uint32(len(m.queue)) < o.Limit && m.armBelow() == FireAtOnce {
+		m.fireLimit()
+	}
+	return m.plainResult("LIMIT-ARM", 0, got)
+}
+
+func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
+	if m.resize() == ResizeUnsupported || !m.caps.Resize {
+		return failResult("RESIZE-OPTIONAL", EOPNOTSUPP, got)
+	}
+	reject := func(rule string) (Observation, error) {
+		obs := Observation{Errno: EINVAL, BadWR: -1}
+		if got != nil && got.Errno == 0 {
+			return obs, dev(rule, "return value", "EINVAL", "0 (resized)")
+		}
+		if got != nil {
+			return *got, nil
+		}
+		return obs, nil
+	}
+	switch {
+	case o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR:
+		return reject("RESIZE-BOUNDS")
+	case m.armed && o.MaxWR < m.limit && m.resizeBelowLimit() == Rejected:
+		return reject("RESIZE-BELOW-LIMIT")
+	}
+	want := m.reportedCapacity(o.MaxWR)
+	// The new capacity must hold the outstanding WRs. Where the report is
+	// "at least the request", a device may round up far enough to accept.
+	if int(want) < m.occupied() {
+		if m.capacityReport() != ReportAtLeast || got == nil || got.Errno != 0 {
+			return reject("RESIZE-BELOW-COUNT")
+		}
+		want = uint32(m.occupied())
+	}
+	if m.queryRule() != QuerySame {
+		// Without a faithful query the new size is what the report rule gives.
+		m.capacity = want
+		return m.plainResult("RESIZE-CAPACITY", 0, got)
+	}
+	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: want, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
+	if got != nil {
+		if got.Errno != 0 {
+			return obs, dev("RESIZE-CAPACITY", "return value", 0, ErrnoName(got.Errno))
+		}
+		ok := got.Attr.MaxWR == want
+		wantText := fmt.Sprint(want)
+		if m.capacityReport() == ReportAtLeast {
+			ok = got.Attr.MaxWR >= want
+			wantText = fmt.Sprintf(">= %d", want)
+		}
+		if !ok {
+			return obs, dev("RESIZE-CAPACITY", "max_wr after resize", wantText, got.Attr.MaxWR)
+		}
+		if got.Attr.MaxSGE != m.maxSGE || got.Attr.SRQLimit != m.limit {
+			return obs, dev("MODIFY-ONLY-MASKED", "attributes after resize", obs.Attr, got.Attr)
+		}
+		obs.Attr.MaxWR = got.Attr.MaxWR
+	}
+	m.capacity = obs.Attr.MaxWR
+	return obs, nil
+}
+
+func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	from := q.state
+	if !legalTransition(from, o.State) {
+		return failResult("QP-TRANSITIONS", EINVAL, got)
+	}
+	if q.filling != nil && o.State != Err {
+		return Observation{}, unmodelled("modify_qp qp%d to %s while it is filling a WR", o.QP, o.State)
+	}
+	switch {
+	case o.State == Err:
+		m.enterErr(o.QP)
+	case o.State == Reset:
+		q.state, q.pending = Reset, nil
+	default:
+		q.state = o.State
+		if o.State.Fetches() && !from.Fetches() {
+			pending := q.pending
+			q.pending = nil
+			for _, msg := range pending {
+				m.deliverNew(o.QP, msg)
+			}
+		}
+	}
+	return m.plainResult("QP-TRANSITIONS", 0, got)
+}
+
+// peerResult checks the peer's outcome against the allowed set.
+func peerResult(rule string, allowed PeerSet, got *Observation) (Observation, error) {
+	obs := Observation{BadWR: -1, Peer: allowed.First()}
+	if got != nil {
+		if !allowed.Has(got.Peer) {
+			return obs, dev(rule, "peer outcome", allowed, got.Peer)
+		}
+		obs.Peer = got.Peer
+	}
+	return obs, nil
+}
+
+func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	if !o.Msg.Opcode.ValidOn(q.typ) {
+		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
+	}
+	if q.filling != nil {
+		return Observation{}, unmodelled("arrive on qp%d while it is filling a WR", o.QP)
+	}
+	rc := q.typ == RC
+	if !q.state.Fetches() {
+		if q.state != Err && m.beforeRTR() == Buffered {
+			if o.FirstPacketOnly {
+				return Observation{}, unmodelled("a partial message to a QP that buffers")
+			}
+			q.pending = append(q.pending, o.Msg)
+			return peerResult("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
+		}
+		if rc {
+			return peerResult("QP-NOFETCH-STATES", Peers(PeerError), got)
+		}
+		return peerResult("QP-NOFETCH-STATES", Peers(PeerOK), got)
+	}
+	if !o.Msg.Opcode.Consumes() {
+		return peerResult("FETCH-OPCODES", Peers(PeerOK), got)
+	}
+	if m.srqErr {
+		if rc {
+			return peerResult("SRQ-ERR-NOFETCH", Peers(PeerRNR, PeerError), got)
+		}
+		return peerResult("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
+	}
+	if len(m.queue) == 0 {
+		if rc {
+			return peerResult("RECV-RNR", Peers(PeerRNR), got)
+		}
+		return peerResult("RECV-RNR", Peers(PeerOK), got)
+	}
+	if o.FirstPacketOnly {
+		w := m.fetch()
+		q.filling = &inflight{wr: w, msg: o.Msg}
+		return peerResult("QP-FLUSH-INPROGRESS", Peers(PeerOK, PeerRNR, PeerError), got)
+	}
+	return peerResult("RECV-COMPLETION", m.deliverNew(o.QP, o.Msg), got)
+}
+
+func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	if q.filling == nil {
+		return Observation{}, unmodelled("arrive_rest on qp%d, which is filling nothing", o.QP)
+	}
+	f := *q.filling
+	q.filling = nil
+	return peerResult("RECV-COMPLETION", m.deliver(o.QP, f.wr, f.msg), got)
+}
+
+// fetch takes the head WR (FIFO) and applies the limit rule.
+func (m *machine) fetch() WR {
+	w := m.queue[0].wr
+	m.queue = m.queue[1:]
+	m.fetched++
+	m.checkLimit()
+	return w
+}
+
+// deliverNew delivers a message to a QP in a fetching state and returns what
+// the peer may see.
+func (m *machine) deliverNew(n int, msg Message) PeerSet {
+	rc := m.qps[n].typ == RC
+	if !msg.Opcode.Consumes() {
+		return Peers(PeerOK)
+	}
+	if m.srqErr {
+		if rc {
+			return Peers(PeerRNR, PeerError)
+		}
+		return Peers(PeerOK)
+	}
+	if len(m.queue) == 0 {
+		if rc {
+			return Peers(PeerRNR)
+		}
+		return Peers(PeerOK)
+	}
+	return m.deliver(n, m.fetch(), msg)
+}
+
+// deliver fills a fetched WR with a message and completes it.
+func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
+	q := &m.qps[n]
+	rc := q.typ == RC
+	c := Completion{WRID: w.ID, QP: n, HasImm: msg.Opcode.HasImm(), Imm: msg.Imm}
+	if !msg.Opcode.Scatters() {
+		// RDMA Write with Immediate: the payload goes to the remote
+		// address; the WR only carries the completion.
+		c.Opcode, c.ByteLen = WCRecvRDMAWithImm, msg.Len
+		m.complete(c, Statuses(WCSuccess), "RECV-WRITE-IMM")
+		return Peers(PeerOK)
+	}
+	need := uint64(msg.Len)
+	if !rc {
+		need += UDHeader
+	}
+	room := m.capacityOf(w)
+	oversize := need > room
+	badKey := m.keyFault(w, need)
+	rule := m.fitRule(w, msg, need, room)
+	var allowed StatusSet
+	var fate Fate
+	switch {
+	case oversize:
+		// No source orders the length and key checks: either status.
+		allowed = m.prof.OversizeRCStatus
+		if !rc {
+			allowed = m.prof.OversizeUDStatus
+		}
+		if badKey {
+			allowed |= m.prof.KeyErrorStatus
+		}
+		fate = m.oversizeQP(q.typ)
+	case badKey:
+		allowed, fate, rule = m.prof.KeyErrorStatus, m.keyErrorQP(q.typ), "RECV-BAD-KEY"
+	default:
+		c.Opcode, c.ByteLen = WCRecv, uint32(need)
+		m.complete(c, Statuses(WCSuccess), rule)
+		return Peers(PeerOK)
+	}
+	c.Status = allowed.First()
+	c.HasImm, c.Imm = false, 0
+	m.complete(c, allowed, rule)
+	if fate == ToErr {
+		m.enterErr(n)
+	}
+	if rc {
+		return Peers(PeerError)
+	}
+	return Peers(PeerOK)
+}
+
+// fitRule names the rule that decides whether msg fits w: the one a device
+// that got the fit wrong most likely broke.
+func (m *machine) fitRule(w WR, msg Message, need, room uint64) string {
+	for _, s := range w.SGEs {
+		if s.Length == 0 && m.zeroLength() == ZeroIs2GiB {
+			return "SGE-LEN0"
+		}
+	}
+	switch {
+	case m.keyCheck() == CheckAllSGEs && m.keyFault(w, need):
+		return "RECV-BAD-KEY"
+	case w.NumSGE == 0:
+		return "RECV-NUMSGE0"
+	case need != uint64(msg.Len) && uint64(msg.Len) <= room && need+UDHeader > room:
+		return "UD-GRH"
+	case need > room:
+		return "RECV-TOO-LARGE"
+	}
+	return "RECV-FIT"
+}
+
+// keyFault reports whether filling w with need bytes meets an invalid key.
+func (m *machine) keyFault(w WR, need uint64) bool {
+	if m.keyCheck() == CheckAllSGEs {
+		for _, s := range w.SGEs {
+			if !m.validKey(s.Key) {
+				return true
+			}
+		}
+		return false
+	}
+	left := need
+	for _, s := range w.SGEs {
+		if left == 0 {
+			break
+		}
+		b := m.sgeBytes(s)
+		if b == 0 {
+			continue
+		}
+		if !m.validKey(s.Key) {
+			return true
+		}
+		left -= min(left, b)
+	}
+	return false
+}
+
+func (m *machine) validKey(k int) bool { return k >= 0 && k < len(m.keys) && m.keys[k] }
+
+func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
+	n := len(m.cq)
+	if o.Max > 0 && o.Max < n {
+		n = o.Max
+	}
+	obs := Observation{BadWR: -1}
+	for _, e := range m.cq[:n] {
+		obs.Completions = append(obs.Completions, e.c)
+	}
+	obs.Events = append([]Event(nil), m.events...)
+	if got != nil {
+		if err := m.checkCompletions(got.Completions, n); err != nil {
+			return obs, err
+		}
+		if err := checkEvents(obs.Events, got.Events); err != nil {
+			return obs, err
+		}
+		obs.Completions = got.Completions
+	}
+	for _, e := range m.cq[:n] {
+		if e.holds {
+			m.held--
+		}
+	}
+	m.cq = m.cq[n:]
+	m.events = nil
+	return obs, nil
+}
+
+func (m *machine) checkCompletions(got []Completion, n int) error {
+	for i := 0; i < n && i < len(got); i++ {
+		want, g := m.cq[i], got[i]
+		what := fmt.Sprintf("completion %d", i+1)
+		rule := "RECV-COMPLETION"
+		if g.WRID != want.c.WRID {
+			rule = "FETCH-FIFO"
+			if m.completedBefore(g.WRID) {
+				rule = "FETCH-ONCE"
+			}
+			return dev(rule, what+" wr_id", want.c, g)
+		}
+		if g.QP != want.c.QP {
+			return dev(rule, what+" qp", want.c, g)
+		}
+		if !want.allowed.Has(g.Status) {
+			return dev(want.rule, what+" status", want.allowed, g.Status)
+		}
+		if g.Status != WCSuccess {
+			continue
+		}
+		if g.Opcode != want.c.Opcode {
+			return dev(rule, what+" opcode", want.c.Opcode, g.Opcode)
+		}
+		if g.ByteLen != want.c.ByteLen {
+			r := rule
+			if m.qps[want.c.QP].typ == UD {
+				r = "UD-GRH"
+			}
+			return dev(r, what+" byte_len", want.c.ByteLen, g.ByteLen)
+		}
+		if g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm) {
+			return dev("RECV-IMM", what+" immediate", want.c, g)
+		}
+	}
+	if len(got) != n {
+		return dev("RECV-COMPLETION", "number of completions", n, len(got))
+	}
+	return nil
+}
+
+func (m *machine) completedBefore(id uint64) bool {
+	done := len(m.completedHistory) - len(m.cq)
+	for _, x := range m.completedHistory[:done] {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// checkEvents compares events as multisets: the async queue does not order
+// events of different objects.
+func checkEvents(want, got []Event) error {
+	count := map[Event]int{}
+	for _, e := range want {
+		count[e]++
+	}
+	for _, e := range got {
+		count[e]--
+	}
+	keys := make([]Event, 0, len(count))
+	for e := range count {
+		keys = append(keys, e)
+	}
+	slices.SortFunc(keys, func(a, b Event) int {
+		if a.Type != b.Type {
+			return int(a.Type) - int(b.Type)
+		}
+		return a.QP - b.QP
+	})
+	for _, e := range keys {
+		c := count[e]
+		if c == 0 {
+			continue
+		}
+		rule := "LIMIT-FIRE"
+		switch {
+		case e.Type == EventSRQErr:
+			rule = "SRQ-ERR-EVENT"
+		case e.Type == EventQPLastWQEReached:
+			rule = "QP-LAST-WQE"
+		case c < 0:
+			rule = "LIMIT-ONCE"
+		}
+		return dev(rule, "events", fmt.Sprint(want), fmt.Sprint(got))
+	}
+	return nil
+}

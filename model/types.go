@@ -1,0 +1,368 @@
+package model
+
+import "fmt"
+
+// Errno values used by the verbs (Linux numbering). The model speaks in these
+// positive values; the profile's ErrnoSign decides how a post returns them.
+const (
+	ENOMEM     = 12
+	EINVAL     = 22
+	ENOSYS     = 38
+	EOPNOTSUPP = 95
+)
+
+// ErrnoName returns the symbolic name of a (possibly negative) errno value.
+func ErrnoName(e int) string {
+	sign := ""
+	if e < 0 {
+		sign, e = "-", -e
+	}
+	switch e {
+	case 0:
+		return "0"
+	case 1:
+		if sign == "-" {
+			return "-1"
+		}
+		return "EPERM"
+	case ENOMEM:
+		return sign + "ENOMEM"
+	case EINVAL:
+		return sign + "EINVAL"
+	case ENOSYS:
+		return sign + "ENOSYS"
+	case EOPNOTSUPP:
+		return sign + "EOPNOTSUPP"
+	}
+	return fmt.Sprintf("%s%d", sign, e)
+}
+
+// QPType is the transport of a queue pair attached to the SRQ.
+type QPType uint8
+
+// The QP transports the model covers.
+const (
+	RC QPType = iota
+	UD
+)
+
+func (t QPType) String() string {
+	if t == UD {
+		return "UD"
+	}
+	return "RC"
+}
+
+// QPState is a queue pair state as ibv_modify_qp names it.
+type QPState uint8
+
+// The QP states. SQE is entered by the device only, never by ibv_modify_qp.
+const (
+	Reset QPState = iota
+	Init
+	RTR
+	RTS
+	SQD
+	SQE
+	Err
+)
+
+// QPStates lists every state, in the order of the state diagram.
+var QPStates = []QPState{Reset, Init, RTR, RTS, SQD, SQE, Err}
+
+func (s QPState) String() string {
+	return [...]string{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"}[s]
+}
+
+// Fetches reports whether a QP in this state takes receive requests from its
+// SRQ (rule QP-FETCH-STATES).
+func (s QPState) Fetches() bool {
+	return s == RTR || s == RTS || s == SQD || s == SQE
+}
+
+// Opcode is what the peer's send request carries to the receiving QP.
+type Opcode uint8
+
+// The opcodes a peer can send.
+const (
+	Send Opcode = iota
+	SendImm
+	WriteImm
+	Write
+	Read
+	CmpSwap
+	FetchAdd
+)
+
+// Opcodes lists every opcode.
+var Opcodes = []Opcode{Send, SendImm, WriteImm, Write, Read, CmpSwap, FetchAdd}
+
+func (o Opcode) String() string {
+	return [...]string{"SEND", "SEND_WITH_IMM", "RDMA_WRITE_WITH_IMM", "RDMA_WRITE", "RDMA_READ", "ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD"}[o]
+}
+
+// Consumes reports whether a message with this opcode consumes a receive
+// request (rule FETCH-OPCODES).
+func (o Opcode) Consumes() bool { return o == Send || o == SendImm || o == WriteImm }
+
+// HasImm reports whether the opcode carries immediate data.
+func (o Opcode) HasImm() bool { return o == SendImm || o == WriteImm }
+
+// Scatters reports whether the message's payload lands in the receive
+// request's scatter list. RDMA Write with Immediate consumes a request but
+// writes its payload to the remote address it names.
+func (o Opcode) Scatters() bool { return o == Send || o == SendImm }
+
+// ValidOn reports whether a peer can send this opcode on the transport.
+// UD carries only sends (man ibv_post_send, the opcode table).
+func (o Opcode) ValidOn(t QPType) bool { return t == RC || o == Send || o == SendImm }
+
+// WCStatus is a work completion status (enum ibv_wc_status numbering).
+type WCStatus uint8
+
+// The completion statuses the model can produce.
+const (
+	WCSuccess     WCStatus = 0
+	WCLocLenErr   WCStatus = 1
+	WCLocQPOpErr  WCStatus = 2
+	WCLocProtErr  WCStatus = 4
+	WCWRFlushErr  WCStatus = 5
+	WCRemInvReq   WCStatus = 9
+	WCRemAccErr   WCStatus = 10
+	WCRemOpErr    WCStatus = 11
+	WCRetryExc    WCStatus = 12
+	WCRNRRetryExc WCStatus = 13
+	WCGeneralErr  WCStatus = 21
+)
+
+func (s WCStatus) String() string {
+	switch s {
+	case WCSuccess:
+		return "SUCCESS"
+	case WCLocLenErr:
+		return "LOC_LEN_ERR"
+	case WCLocQPOpErr:
+		return "LOC_QP_OP_ERR"
+	case WCLocProtErr:
+		return "LOC_PROT_ERR"
+	case WCWRFlushErr:
+		return "WR_FLUSH_ERR"
+	case WCRemInvReq:
+		return "REM_INV_REQ_ERR"
+	case WCRemAccErr:
+		return "REM_ACCESS_ERR"
+	case WCRemOpErr:
+		return "REM_OP_ERR"
+	case WCRetryExc:
+		return "RETRY_EXC_ERR"
+	case WCRNRRetryExc:
+		return "RNR_RETRY_EXC_ERR"
+	case WCGeneralErr:
+		return "GENERAL_ERR"
+	}
+	return fmt.Sprintf("STATUS_%d", uint8(s))
+}
+
+// StatusSet is a set of completion statuses, used where the sources allow
+// more than one.
+type StatusSet uint32
+
+// Statuses builds a StatusSet.
+func Statuses(s ...WCStatus) StatusSet {
+	var set StatusSet
+	for _, x := range s {
+		set |= 1 << x
+	}
+	return set
+}
+
+// AnyError is every status except success.
+const AnyError StatusSet = ^StatusSet(0) &^ 1
+
+// Has reports whether s is in the set.
+func (set StatusSet) Has(s WCStatus) bool { return s < 32 && set&(1<<s) != 0 }
+
+// First returns the lowest status in the set: the model's canonical pick.
+func (set StatusSet) First() WCStatus {
+	for s := WCStatus(0); s < 32; s++ {
+		if set.Has(s) {
+			return s
+		}
+	}
+	return WCGeneralErr
+}
+
+func (set StatusSet) String() string {
+	if set == AnyError {
+		return "any error status"
+	}
+	out := ""
+	for s := WCStatus(0); s < 32; s++ {
+		if set.Has(s) {
+			if out != "" {
+				out += " or "
+			}
+			out += s.String()
+		}
+	}
+	return out
+}
+
+// WCOpcode is the opcode of a receive completion.
+type WCOpcode uint8
+
+// Receive completion opcodes.
+const (
+	WCRecv WCOpcode = iota
+	WCRecvRDMAWithImm
+)
+
+func (o WCOpcode) String() string {
+	if o == WCRecvRDMAWithImm {
+		return "RECV_RDMA_WITH_IMM"
+	}
+	return "RECV"
+}
+
+// EventType is an asynchronous event type.
+type EventType uint8
+
+// The asynchronous events the model produces.
+const (
+	EventSRQLimitReached EventType = iota
+	EventSRQErr
+	EventQPLastWQEReached
+)
+
+func (e EventType) String() string {
+	return [...]string{"SRQ_LIMIT_REACHED", "SRQ_ERR", "QP_LAST_WQE_REACHED"}[e]
+}
+
+// PeerStatus is what the sending peer observed for its message.
+type PeerStatus uint8
+
+// Peer outcomes. UD senders always see PeerOK: nothing comes back.
+const (
+	PeerOK    PeerStatus = iota // the send completed successfully
+	PeerRNR                     // receiver not ready: RNR retries exceeded
+	PeerError                   // any other error completion
+)
+
+func (p PeerStatus) String() string {
+	return [...]string{"ok", "rnr", "error"}[p]
+}
+
+// PeerSet is a set of peer outcomes.
+type PeerSet uint8
+
+// Peers builds a PeerSet.
+func Peers(p ...PeerStatus) PeerSet {
+	var s PeerSet
+	for _, x := range p {
+		s |= 1 << x
+	}
+	return s
+}
+
+// Has reports whether p is in the set.
+func (s PeerSet) Has(p PeerStatus) bool { return s&(1<<p) != 0 }
+
+// First returns the lowest member, the canonical pick.
+func (s PeerSet) First() PeerStatus {
+	for p := PeerOK; p <= PeerError; p++ {
+		if s.Has(p) {
+			return p
+		}
+	}
+	return PeerError
+}
+
+func (s PeerSet) String() string {
+	out := ""
+	for p := PeerOK; p <= PeerError; p++ {
+		if s.Has(p) {
+			if out != "" {
+				out += " or "
+			}
+			out += p.String()
+		}
+	}
+	return out
+}
+
+// SGE is one scatter entry: a length and the index of the memory key it uses.
+// Addresses are the driver's business; the model needs only lengths and keys.
+type SGE struct {
+	Length uint32
+	Key    int
+}
+
+// WR is a receive work request.
+type WR struct {
+	ID uint64
+	// NumSGE is the num_sge field as posted. It may differ from len(SGEs)
+	// only to express a negative num_sge; otherwise it equals len(SGEs).
+	NumSGE int
+	SGEs   []SGE
+}
+
+// Message is what a peer sends to a receiving QP.
+type Message struct {
+	Opcode Opcode
+	Len    uint32
+	Imm    uint32
+}
+
+// SRQAttr is struct ibv_srq_attr.
+type SRQAttr struct {
+	MaxWR    uint32
+	MaxSGE   uint32
+	SRQLimit uint32
+}
+
+func (a SRQAttr) String() string {
+	return fmt.Sprintf("max_wr=%d max_sge=%d srq_limit=%d", a.MaxWR, a.MaxSGE, a.SRQLimit)
+}
+
+// Completion is a receive work completion as polled from the CQ.
+type Completion struct {
+	WRID    uint64
+	Status  WCStatus
+	Opcode  WCOpcode // meaningful only when Status is success
+	ByteLen uint32   // meaningful only when Status is success
+	HasImm  bool
+	Imm     uint32
+	QP      int
+}
+
+func (c Completion) String() string {
+	if c.Status != WCSuccess {
+		return fmt.Sprintf("{wr_id=%d qp=%d %s}", c.WRID, c.QP, c.Status)
+	}
+	s := fmt.Sprintf("{wr_id=%d qp=%d %s %s byte_len=%d", c.WRID, c.QP, c.Status, c.Opcode, c.ByteLen)
+	if c.HasImm {
+		s += fmt.Sprintf(" imm=%#x", c.Imm)
+	}
+	return s + "}"
+}
+
+// Event is an asynchronous event. QP is the QP index for QP events, -1 for
+// SRQ events.
+type Event struct {
+	Type EventType
+	QP   int
+}
+
+func (e Event) String() string {
+	if e.QP < 0 {
+		return e.Type.String()
+	}
+	return fmt.Sprintf("%s(qp%d)", e.Type, e.QP)
+}
+
+// Caps is what the model needs to know of the device.
+type Caps struct {
+	MaxSRQWR  uint32 // ibv_device_attr.max_srq_wr
+	MaxSRQSGE uint32 // ibv_device_attr.max_srq_sge
+	Resize    bool   // IBV_DEVICE_SRQ_RESIZE
+}
