@@ -1,7 +1,9 @@
 package vm
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,4 +120,63 @@ func TestRXE(t *testing.T) {
 		t.Fatalf("go test in guest: exit %d, want 0 with ACTIVE, testdata and PASS; output:\n%s\nserial:\n%s", res.ExitCode, out, res.SerialLog)
 	}
 	t.Logf("kernel %s, boot+run %s; test output:\n%s", res.KernelRelease, res.BootTime.Round(10*time.Millisecond), out)
+}
+
+// TestIntegrationOutputAndErrors checks, on bookworm, that stdout comes
+// back byte for byte (all 256 byte values, CR/LF, marker-like text),
+// that stderr and the exit code are reported, and that a guest that
+// never finishes yields a NoEndMarkerError after the timeout.
+func TestIntegrationOutputAndErrors(t *testing.T) {
+	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
+		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels under QEMU")
+	}
+	bb, err := findBusybox("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := os.Getenv("SRQCONFORM_VM_CACHE")
+	t.Run("binary", func(t *testing.T) {
+		var data []byte
+		for i := 0; i < 3; i++ {
+			for b := 0; b < 256; b++ {
+				data = append(data, byte(b))
+			}
+		}
+		data = append(data, "\r\n@@SRQVM 0000 END stdout 0\n\x00"...)
+		f := filepath.Join(t.TempDir(), "data.bin")
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), Options{
+			Kernel: SuiteKernel("bookworm"), CacheDir: cache,
+			Program:    bb,
+			Args:       []string{"sh", "-c", "cat /data/data.bin; echo to-stderr >&2; exit 7"},
+			ExtraFiles: map[string]string{"/data/data.bin": f},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(res.Output, data) {
+			t.Errorf("output differs: got %d bytes %q..., want %d bytes", len(res.Output), res.Output[:min(len(res.Output), 40)], len(data))
+		}
+		if res.ExitCode != 7 || string(res.Stderr) != "to-stderr\n" {
+			t.Errorf("exit %d stderr %q, want 7 and \"to-stderr\\n\"", res.ExitCode, res.Stderr)
+		}
+		t.Logf("boot+run %s", res.BootTime.Round(10*time.Millisecond))
+	})
+	t.Run("timeout", func(t *testing.T) {
+		res, err := Run(context.Background(), Options{
+			Kernel: SuiteKernel("bookworm"), CacheDir: cache,
+			Program: bb, Args: []string{"sleep", "600"},
+			Timeout: 30 * time.Second,
+		})
+		var nem *NoEndMarkerError
+		if !errors.As(err, &nem) || !strings.Contains(err.Error(), "timed out after 30s") {
+			t.Fatalf("Run with a hanging program = %v, want NoEndMarkerError after 30s", err)
+		}
+		if res == nil || !strings.Contains(res.SerialLog, "START") {
+			t.Errorf("serial log should show the program started")
+		}
+		t.Logf("error: %v", err)
+	})
 }

@@ -263,7 +263,11 @@ func (a *aptState) ensureLists(ctx context.Context, suite string) error {
 	if err == nil && !bytes.Contains(out, []byte("\nE: ")) && !bytes.HasPrefix(out, []byte("E: ")) && !bytes.Contains(out, []byte("Failed to fetch")) {
 		return os.WriteFile(stamp, nil, 0o644)
 	}
-	msg := fmt.Sprintf("apt-get %s: %v; output:\n%s", strings.Join(args, " "), err, tail(string(out), 15))
+	status := "exited with status 0 but reported failed downloads"
+	if err != nil {
+		status = err.Error()
+	}
+	msg := fmt.Sprintf("apt-get %s: %s; output:\n%s", strings.Join(args, " "), status, tail(string(out), 15))
 	if _, statErr := os.Stat(stamp); statErr == nil {
 		a.opts.logf("vm: warning: refreshing package lists failed, using the old ones: %s", msg)
 		return nil

@@ -141,7 +141,7 @@ func boot(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKer
 	resultFile := filepath.Join(work, "result-"+accel+".txt")
 	args := qemuArgs(accel, opts, pk, initrd, resultFile)
 	res.Accel = accel
-	res.QEMUCommand = qemu + " " + strings.Join(args, " ")
+	res.QEMUCommand = commandLine(qemu, args)
 	opts.logf("vm: booting %s (%s) with %s", pk.Release, strings.Join(pk.Packages, " "), accel)
 
 	rctx, cancel := context.WithTimeout(ctx, timeout)
@@ -192,4 +192,17 @@ func boot(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKer
 		Expected:  marker(nonce) + " FINISHED",
 		LastLines: lastLines(serial, 25),
 	}
+}
+
+// commandLine renders a command for messages, quoting arguments that
+// need it.
+func commandLine(name string, args []string) string {
+	parts := []string{name}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$\\") {
+			a = shellQuote(a)
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }
