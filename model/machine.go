@@ -26,6 +26,9 @@ type qp struct {
 	state   QPState
 	pending []Message // messages buffered before RTR (BeforeRTR == Buffered)
 	filling *inflight // a WR fetched for a message whose rest has not arrived
+	// survived is the rule of the last error completion the QP survived:
+	// a device that killed the QP there loses the completions after it.
+	survived string
 }
 
 type inflight struct {
@@ -60,6 +63,8 @@ type machine struct {
 	keys     []bool // valid keys
 	cq       []cqe
 	events   []Event
+
+	noFetchRule string // why the last arrival that took no WR took none
 
 	// counters for the invariants
 	posted, fetched  int

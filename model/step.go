@@ -401,6 +401,13 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 	return m.plainResult("QP-TRANSITIONS", 0, got)
 }
 
+// noFetch records why an arrival took no WR, for attributing a completion
+// the device produced anyway.
+func (m *machine) noFetch(rule string, allowed PeerSet, got *Observation) (Observation, error) {
+	m.noFetchRule = rule
+	return peerResult(rule, allowed, got)
+}
+
 // peerResult checks the peer's outcome against the allowed set.
 func peerResult(rule string, allowed PeerSet, got *Observation) (Observation, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
@@ -431,27 +438,27 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 				return Observation{}, unmodelled("a partial message to a QP that buffers")
 			}
 			q.pending = append(q.pending, o.Msg)
-			return peerResult("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
+			return m.noFetch("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
 		}
 		if rc {
-			return peerResult("QP-NOFETCH-STATES", Peers(PeerError), got)
+			return m.noFetch("QP-NOFETCH-STATES", Peers(PeerError), got)
 		}
-		return peerResult("QP-NOFETCH-STATES", Peers(PeerOK), got)
+		return m.noFetch("QP-NOFETCH-STATES", Peers(PeerOK), got)
 	}
 	if !o.Msg.Opcode.Consumes() {
-		return peerResult("FETCH-OPCODES", Peers(PeerOK), got)
+		return m.noFetch("FETCH-OPCODES", Peers(PeerOK), got)
 	}
 	if m.srqErr {
 		if rc {
-			return peerResult("SRQ-ERR-NOFETCH", Peers(PeerRNR, PeerError), got)
+			return m.noFetch("SRQ-ERR-NOFETCH", Peers(PeerRNR, PeerError), got)
 		}
-		return peerResult("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
+		return m.noFetch("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
 	}
 	if len(m.queue) == 0 {
 		if rc {
-			return peerResult("RECV-RNR", Peers(PeerRNR), got)
+			return m.noFetch("RECV-RNR", Peers(PeerRNR), got)
 		}
-		return peerResult("RECV-RNR", Peers(PeerOK), got)
+		return m.noFetch("RECV-RNR", Peers(PeerOK), got)
 	}
 	if o.FirstPacketOnly {
 		w := m.fetch()
@@ -550,6 +557,8 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	m.complete(c, allowed, rule)
 	if fate == ToErr {
 		m.enterErr(n)
+	} else {
+		q.survived = rule
 	}
 	if rc {
 		return Peers(PeerError)
@@ -671,10 +680,45 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			return dev("RECV-IMM", what+" immediate", want.c, g)
 		}
 	}
-	if len(got) != n {
-		return dev("RECV-COMPLETION", "number of completions", n, len(got))
+	switch {
+	case len(got) < n:
+		missing := m.cq[len(got)]
+		rule := missing.rule
+		if s := m.qps[missing.c.QP].survived; s != "" && missing.c.Status == WCSuccess {
+			rule = s
+		}
+		return dev(rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
+	case len(got) > n:
+		extra := got[n]
+		rule := "RECV-COMPLETION"
+		switch {
+		case extra.Status == WCWRFlushErr:
+			rule = "QP-FLUSH-INPROGRESS"
+		case m.completedBefore(extra.WRID):
+			rule = "FETCH-ONCE"
+		case m.isOutstanding(extra.WRID) && m.noFetchRule != "":
+			rule = m.noFetchRule
+		}
+		return dev(rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
 	}
 	return nil
+}
+
+func (m *machine) cqCompletions(n int) []Completion {
+	out := make([]Completion, n)
+	for i := range n {
+		out[i] = m.cq[i].c
+	}
+	return out
+}
+
+func (m *machine) isOutstanding(id uint64) bool {
+	for _, e := range m.queue {
+		if e.wr.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *machine) completedBefore(id uint64) bool {

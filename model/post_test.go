@@ -1,0 +1,120 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPostRules(t *testing.T) {
+	doc := Documented()
+	seven := post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8), wr(5, 8), wr(6, 8), wr(7, 8))
+	tests := []struct {
+		name   string
+		prof   Profile
+		setup  []Op
+		op     Op
+		want   Observation // canonical outcome
+		wrong  Observation // an outcome the model must refuse
+		rule   string      // the rule the refusal cites
+		outAft int         // outstanding WRs after the op
+	}{
+		{"prefix stays posted", doc, nil, post(wr(1, 8), wr(2, 8), WR{ID: 3, NumSGE: 3, SGEs: make([]SGE, 3)}, wr(4, 8)),
+			Observation{Errno: EINVAL, BadWR: 2}, Observation{Errno: EINVAL, BadWR: 3}, "POST-ORDER", 2},
+		{"bad_wr not earlier", doc, nil, post(wr(1, 8), wr(2, 8), WR{ID: 3, NumSGE: 3, SGEs: make([]SGE, 3)}),
+			Observation{Errno: EINVAL, BadWR: 2}, Observation{Errno: EINVAL, BadWR: 1}, "POST-BADWR", 2},
+		{"all posted when all valid", doc, nil, post(wr(1, 8), wr(2, 8)),
+			ok(0), Observation{Errno: EINVAL, BadWR: 1}, "POST-ORDER", 2},
+		{"full at exactly max_wr", doc, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8))}, post(wr(4, 8), wr(5, 8)),
+			Observation{Errno: ENOMEM, BadWR: 1}, ok(0), "POST-FULL", 4},
+		{"not full below max_wr", doc, []Op{post(wr(1, 8), wr(2, 8))}, post(wr(3, 8), wr(4, 8)),
+			ok(0), Observation{Errno: ENOMEM, BadWR: 1}, "POST-ORDER", 4},
+		{"num_sge above max_sge", doc, nil, post(WR{ID: 1, NumSGE: 3, SGEs: make([]SGE, 3)}),
+			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-SGE", 0},
+		{"num_sge at max_sge", doc, nil, post(wr(1, 8, 8)),
+			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-ORDER", 1},
+		{"negative num_sge", doc, nil, post(WR{ID: 1, NumSGE: -1}),
+			Observation{Errno: EINVAL, BadWR: 0}, ok(0), "POST-SGE", 0},
+		{"num_sge 0 is valid", doc, nil, post(WR{ID: 1}),
+			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-ORDER", 1},
+		{"siw rejects num_sge 0, negative errno", SIW(), nil, post(wr(1, 8), WR{ID: 2}),
+			Observation{Errno: -EINVAL, BadWR: 1}, Observation{Errno: EINVAL, BadWR: 1}, "POST-RETURN", 1},
+		{"rxe: full checked first", RXE(), []Op{seven}, post(WR{ID: 9, NumSGE: 3, SGEs: make([]SGE, 3)}),
+			Observation{Errno: ENOMEM, BadWR: 0}, Observation{Errno: EINVAL, BadWR: 0}, "POST-CHECK-ORDER", 7},
+		{"mlx5: num_sge checked first", MLX5(), []Op{seven}, post(WR{ID: 9, NumSGE: 3, SGEs: make([]SGE, 3)}),
+			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-CHECK-ORDER", 7},
+		{"rxe: max_wr 4 holds 7", RXE(), []Op{post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8), wr(5, 8), wr(6, 8))}, post(wr(7, 8), wr(8, 8)),
+			Observation{Errno: ENOMEM, BadWR: 1}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-BADWR", 7},
+		{"errno must be positive", RXE(), nil, post(WR{ID: 1, NumSGE: 3, SGEs: make([]SGE, 3)}),
+			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: -EINVAL, BadWR: 0}, "POST-RETURN", 0},
+		{"post to the QP's own RQ is refused", doc, nil, PostRecv{QP: 0, WR: wr(1, 8)},
+			Observation{Errno: EINVAL, BadWR: 0}, ok(0), "POST-QP-RQ", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			build := func() *Model {
+				m := fixture(t, tc.prof)
+				for _, op := range tc.setup {
+					mustRun(t, m, op)
+				}
+				return m
+			}
+			m := build()
+			got := mustRun(t, m, tc.op)
+			assert.Equal(t, tc.want.Errno, got.Errno, "errno")
+			assert.Equal(t, tc.want.BadWR, got.BadWR, "bad_wr")
+			assert.Equal(t, tc.outAft, m.Outstanding(), "outstanding after")
+			assert.NoError(t, build().Step(tc.op, got), "the canonical outcome must be allowed")
+			assert.Equal(t, tc.rule, deviate(t, build, tc.op, tc.wrong))
+		})
+	}
+}
+
+func TestPostAllowedWithoutQPsAndInAnyState(t *testing.T) {
+	m := New(Documented(), testCaps)
+	mustRun(t, m, CreateSRQ{MaxWR: 2, MaxSGE: 1})
+	assert.Equal(t, 0, mustRun(t, m, post(wr(1, 8))).Errno, "POST-ANY-STATE: no QP")
+	mustRun(t, m, CreateQP{Type: RC})
+	mustRun(t, m, ModifyQP{QP: 0, State: Init})
+	mustRun(t, m, ModifyQP{QP: 0, State: Err})
+	assert.Equal(t, 0, mustRun(t, m, post(wr(2, 8))).Errno, "POST-ANY-STATE: QP in ERR")
+	assert.Equal(t, 2, m.Outstanding())
+}
+
+func TestPostDoesNotCheckKeys(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, Invalidate{Key: 1})
+	w := WR{ID: 7, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}
+	assert.Equal(t, 0, mustRun(t, m, post(w)).Errno, "POST-NO-KEY-CHECK")
+	assert.Equal(t, 1, m.Outstanding())
+	assert.Equal(t, "POST-ORDER", ruleOf(fixture(t, Documented()).Step(post(w), Observation{Errno: EINVAL, BadWR: 0})))
+}
+
+func TestPostCopiesTheWR(t *testing.T) {
+	m := fixture(t, Documented())
+	w := wr(8, 64)
+	mustRun(t, m, post(w))
+	w.ID, w.SGEs[0].Length = 99, 1 // the caller scribbles its WR (POST-COPY)
+	mustRun(t, m, send(0, 32))
+	obs := mustRun(t, m, Poll{})
+	require.Len(t, obs.Completions, 1)
+	assert.Equal(t, uint64(8), obs.Completions[0].WRID)
+	assert.Equal(t, WCSuccess, obs.Completions[0].Status)
+	assert.Equal(t, uint32(32), obs.Completions[0].ByteLen)
+}
+
+func TestPostEqualsOneByOne(t *testing.T) {
+	list := post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8), wr(5, 8))
+	a := fixture(t, RXE())
+	got := mustRun(t, a, list)
+	b := fixture(t, RXE())
+	for i, w := range list.WRs {
+		o := mustRun(t, b, post(w))
+		if o.Errno != 0 {
+			assert.Equal(t, i, got.BadWR)
+			break
+		}
+	}
+	assert.Equal(t, a.View(), b.View())
+}

@@ -1,0 +1,238 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// arrivalCase posts setup WRs, delivers ops, then polls; want is the
+// canonical poll, wrong a poll the model must refuse with rule.
+type arrivalCase struct {
+	name  string
+	prof  Profile
+	ops   []Op
+	want  []Completion
+	evs   []Event
+	wrong []Completion
+	rule  string
+}
+
+func (tc arrivalCase) run(t *testing.T) {
+	build := func() *Model {
+		m := fixture(t, tc.prof)
+		for _, op := range tc.ops {
+			mustRun(t, m, op)
+		}
+		return m
+	}
+	got := mustRun(t, build(), Poll{})
+	assert.Equal(t, tc.want, got.Completions, "completions")
+	assert.ElementsMatch(t, tc.evs, got.Events, "events")
+	assert.NoError(t, build().Step(Poll{}, got))
+	if tc.rule != "" {
+		assert.Equal(t, tc.rule, ruleOf(build().Step(Poll{}, Observation{Completions: tc.wrong, Events: got.Events})))
+	}
+}
+
+func ok1(id uint64, qpn int, n uint32) Completion {
+	return Completion{WRID: id, QP: qpn, Status: WCSuccess, Opcode: WCRecv, ByteLen: n}
+}
+
+func fail1(id uint64, qpn int, s WCStatus) Completion {
+	return Completion{WRID: id, QP: qpn, Status: s}
+}
+
+func TestReceiveRules(t *testing.T) {
+	doc, rxe := Documented(), RXE()
+	imm := Message{Opcode: SendImm, Len: 4, Imm: 0xbeef}
+	for _, tc := range []arrivalCase{
+		{"fits exactly", doc, []Op{post(wr(1, 16, 16)), send(0, 32)},
+			[]Completion{ok1(1, 0, 32)}, nil, []Completion{fail1(1, 0, WCLocLenErr)}, "RECV-FIT"},
+		{"byte_len is the message length", doc, []Op{post(wr(1, 64)), send(0, 5)},
+			[]Completion{ok1(1, 0, 5)}, nil, []Completion{ok1(1, 0, 64)}, "RECV-COMPLETION"},
+		{"FIFO", doc, []Op{post(wr(1, 64), wr(2, 64)), send(0, 1), send(0, 2)},
+			[]Completion{ok1(1, 0, 1), ok1(2, 0, 2)}, nil, []Completion{ok1(2, 0, 1), ok1(1, 0, 2)}, "FETCH-FIFO"},
+		{"a WR completes once", doc, []Op{post(wr(1, 64), wr(2, 64)), send(0, 1), send(0, 2)},
+			[]Completion{ok1(1, 0, 1), ok1(2, 0, 2)}, nil, []Completion{ok1(1, 0, 1), ok1(1, 0, 2)}, "FETCH-FIFO"},
+		{"send with immediate", doc, []Op{post(wr(1, 64)), Arrive{QP: 0, Msg: imm}},
+			[]Completion{{WRID: 1, Status: WCSuccess, Opcode: WCRecv, ByteLen: 4, HasImm: true, Imm: 0xbeef}}, nil,
+			[]Completion{ok1(1, 0, 4)}, "RECV-IMM"},
+		{"write with immediate ignores the scatter list", doc, []Op{post(WR{ID: 1}), Arrive{QP: 0, Msg: Message{Opcode: WriteImm, Len: 4096, Imm: 7}}},
+			[]Completion{{WRID: 1, Status: WCSuccess, Opcode: WCRecvRDMAWithImm, ByteLen: 4096, HasImm: true, Imm: 7}}, nil,
+			[]Completion{fail1(1, 0, WCLocLenErr)}, "RECV-WRITE-IMM"},
+		{"non-consuming opcodes take nothing", doc, []Op{post(wr(1, 64)), Arrive{QP: 0, Msg: Message{Opcode: Write, Len: 8}},
+			Arrive{QP: 0, Msg: Message{Opcode: Read, Len: 8}}, Arrive{QP: 0, Msg: Message{Opcode: CmpSwap, Len: 8}},
+			Arrive{QP: 0, Msg: Message{Opcode: FetchAdd, Len: 8}}},
+			nil, nil, []Completion{ok1(1, 0, 8)}, "FETCH-OPCODES"},
+		{"num_sge 0 holds an empty message", doc, []Op{post(WR{ID: 1}, WR{ID: 2}), send(0, 0)},
+			[]Completion{ok1(1, 0, 0)}, nil, []Completion{fail1(1, 0, WCLocLenErr)}, "RECV-NUMSGE0"},
+		{"num_sge 0 refuses one byte", doc, []Op{post(WR{ID: 1}), send(0, 1)},
+			[]Completion{fail1(1, 0, WCLocLenErr)}, []Event{{EventQPLastWQEReached, 0}}, []Completion{ok1(1, 0, 1)}, "RECV-NUMSGE0"},
+		{"length 0 is 2^31 bytes (documented)", doc, []Op{post(wr(1, 0)), send(0, 4096)},
+			[]Completion{ok1(1, 0, 4096)}, nil, []Completion{fail1(1, 0, WCLocLenErr)}, "SGE-LEN0"},
+		{"length 0 is 0 bytes (rxe)", rxe, []Op{post(wr(1, 0)), send(0, 1)},
+			[]Completion{fail1(1, 0, WCLocQPOpErr)}, []Event{{EventQPLastWQEReached, 0}}, []Completion{ok1(1, 0, 1)}, "RECV-TOO-LARGE"},
+		{"UD needs 40 bytes for the GRH", doc, []Op{post(wr(1, 100)), send(1, 60)},
+			[]Completion{ok1(1, 1, 100)}, nil, []Completion{ok1(1, 1, 60)}, "UD-GRH"},
+		{"UD one byte over", doc, []Op{post(wr(1, 100)), send(1, 61)},
+			[]Completion{fail1(1, 1, WCLocLenErr)}, nil, []Completion{ok1(1, 1, 101)}, "UD-GRH"},
+		{"RC too large goes to ERR", doc, []Op{post(wr(1, 8), wr(2, 8)), send(0, 9), send(0, 1)},
+			[]Completion{fail1(1, 0, WCLocLenErr)}, []Event{{EventQPLastWQEReached, 0}}, []Completion{fail1(1, 0, WCSuccess)}, "RECV-TOO-LARGE"},
+		{"rxe RC too large status", rxe, []Op{post(wr(1, 8)), send(0, 9)},
+			[]Completion{fail1(1, 0, WCLocQPOpErr)}, []Event{{EventQPLastWQEReached, 0}}, []Completion{fail1(1, 0, WCLocLenErr)}, "RECV-TOO-LARGE"},
+		{"rxe UD too large keeps the QP", rxe, []Op{post(wr(1, 8), wr(2, 64)), send(1, 9), send(1, 1)},
+			[]Completion{fail1(1, 1, WCRemInvReq), ok1(2, 1, 41)}, nil, []Completion{fail1(1, 1, WCRemInvReq)}, "RECV-TOO-LARGE"},
+		{"rxe-6.1 UD too large kills the QP", RXE61(), []Op{post(wr(1, 8), wr(2, 64)), send(1, 9), send(1, 1)},
+			[]Completion{fail1(1, 1, WCLocQPOpErr)}, nil, []Completion{fail1(1, 1, WCLocQPOpErr), ok1(2, 1, 41)}, "QP-NOFETCH-STATES"},
+		{"invalid key", doc, []Op{post(WR{ID: 1, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8)},
+			[]Completion{fail1(1, 0, WCLocProtErr)}, []Event{{EventQPLastWQEReached, 0}}, []Completion{ok1(1, 0, 8)}, "RECV-BAD-KEY"},
+		{"rxe checks only touched SGEs", rxe, []Op{post(WR{ID: 1, NumSGE: 2, SGEs: []SGE{{Length: 64}, {Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8)},
+			[]Completion{ok1(1, 0, 8)}, nil, []Completion{fail1(1, 0, WCLocQPOpErr)}, "RECV-FIT"},
+		{"rxe touched invalid key", rxe, []Op{post(WR{ID: 1, NumSGE: 2, SGEs: []SGE{{Length: 4}, {Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8)},
+			[]Completion{fail1(1, 0, WCLocQPOpErr)}, []Event{{EventQPLastWQEReached, 0}}, []Completion{ok1(1, 0, 8)}, "RECV-BAD-KEY"},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+func TestPeerOutcomes(t *testing.T) {
+	m := fixture(t, Documented())
+	assert.Equal(t, PeerRNR, mustRun(t, m, send(0, 1)).Peer, "RECV-RNR on RC")
+	assert.Equal(t, PeerOK, mustRun(t, m, send(1, 1)).Peer, "UD drops silently")
+	assert.Equal(t, "RECV-RNR", ruleOf(fixture(t, Documented()).Step(send(0, 1), Observation{Peer: PeerOK})))
+	mustRun(t, m, post(wr(1, 4)))
+	assert.Equal(t, PeerError, mustRun(t, m, send(0, 5)).Peer, "too large on RC NAKs the sender")
+	assert.Equal(t, PeerError, mustRun(t, m, send(0, 1)).Peer, "QP in ERR: dropped")
+}
+
+func TestQPStatesThatFetch(t *testing.T) {
+	for _, st := range QPStates {
+		t.Run(st.String(), func(t *testing.T) {
+			m := New(RXE(), testCaps)
+			mustRun(t, m, CreateSRQ{MaxWR: 4, MaxSGE: 1})
+			mustRun(t, m, CreateQP{Type: RC})
+			mustRun(t, m, post(wr(1, 64)))
+			path := map[QPState][]Op{
+				Reset: nil,
+				Init:  {ModifyQP{QP: 0, State: Init}},
+				RTR:   {ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}},
+				RTS:   {ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, ModifyQP{QP: 0, State: RTS}},
+				SQD:   {ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, ModifyQP{QP: 0, State: RTS}, ModifyQP{QP: 0, State: SQD}},
+				SQE:   {ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, ModifyQP{QP: 0, State: RTS}, InjectSQE{QP: 0}},
+				Err:   {ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: Err}},
+			}[st]
+			for _, op := range path {
+				mustRun(t, m, op)
+			}
+			require.Equal(t, st, m.View().QPStates[0])
+			mustRun(t, m, send(0, 8))
+			if st.Fetches() {
+				assert.Equal(t, 0, m.Outstanding(), "QP-FETCH-STATES")
+			} else {
+				assert.Equal(t, 1, m.Outstanding(), "QP-NOFETCH-STATES")
+			}
+		})
+	}
+}
+
+func TestBufferedBeforeRTR(t *testing.T) {
+	m := New(MLX5(), testCaps)
+	mustRun(t, m, CreateSRQ{MaxWR: 4, MaxSGE: 1})
+	mustRun(t, m, CreateQP{Type: RC})
+	mustRun(t, m, post(wr(1, 64)))
+	mustRun(t, m, ModifyQP{QP: 0, State: Init})
+	mustRun(t, m, send(0, 8))
+	assert.Equal(t, 1, m.Outstanding(), "nothing fetched in INIT")
+	mustRun(t, m, ModifyQP{QP: 0, State: RTR})
+	assert.Equal(t, 0, m.Outstanding(), "QP-BEFORE-RTR: processed at RTR")
+	assert.Equal(t, []Completion{ok1(1, 0, 8)}, mustRun(t, m, Poll{}).Completions)
+}
+
+func TestTransitions(t *testing.T) {
+	legal := map[[2]QPState]bool{}
+	for _, p := range [][2]QPState{{Reset, Init}, {Init, Init}, {Init, RTR}, {RTR, RTS}, {RTS, RTS}, {RTS, SQD}, {SQD, SQD}, {SQD, RTS}, {SQE, RTS}} {
+		legal[p] = true
+	}
+	for _, from := range QPStates {
+		for _, to := range QPStates {
+			want := legal[[2]QPState{from, to}] || to == Reset || (to == Err && from != Reset)
+			assert.Equal(t, want, legalTransition(from, to), "%s -> %s", from, to)
+		}
+	}
+	m := fixture(t, Documented())
+	assert.NotEqual(t, 0, mustRun(t, m, ModifyQP{QP: 0, State: RTR}).Errno, "RTS -> RTR is illegal")
+	assert.Equal(t, "QP-TRANSITIONS", ruleOf(fixture(t, Documented()).Step(ModifyQP{QP: 0, State: RTR}, ok(0))))
+	assert.Equal(t, "QP-TRANSITIONS", ruleOf(fixture(t, Documented()).Step(ModifyQP{QP: 0, State: SQD}, ok(EINVAL))))
+}
+
+func TestLastWQEAndFlush(t *testing.T) {
+	in := []Op{post(wr(1, 64), wr(2, 64)), Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 32}, FirstPacketOnly: true}, ModifyQP{QP: 0, State: Err}}
+	for _, tc := range []arrivalCase{
+		{"documented: flush then event", Documented(), in, []Completion{fail1(1, 0, WCWRFlushErr)}, []Event{{EventQPLastWQEReached, 0}}, nil, "QP-FLUSH-INPROGRESS"},
+		{"rxe: event, the WR vanishes", RXE(), in, nil, []Event{{EventQPLastWQEReached, 0}}, []Completion{fail1(1, 0, WCWRFlushErr)}, "QP-FLUSH-INPROGRESS"},
+		{"rxe-6.1: flush, no event", RXE61(), in, []Completion{fail1(1, 0, WCWRFlushErr)}, nil, nil, "QP-FLUSH-INPROGRESS"},
+		{"rest of the message completes", Documented(), in[:2:2], nil, nil, nil, ""},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+	m := fixture(t, Documented())
+	mustRun(t, m, ModifyQP{QP: 0, State: Err})
+	assert.Equal(t, "QP-LAST-WQE", ruleOf(m.Step(Poll{}, Observation{})))
+	m = fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64)))
+	mustRun(t, m, Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 32}, FirstPacketOnly: true})
+	mustRun(t, m, ArriveRest{QP: 0})
+	assert.Equal(t, []Completion{ok1(1, 0, 32)}, mustRun(t, m, Poll{}).Completions)
+}
+
+func TestSRQError(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64)))
+	mustRun(t, m, InjectSRQError{})
+	assert.Equal(t, 0, mustRun(t, m, post(wr(2, 64))).Errno, "posting still works")
+	mustRun(t, m, send(0, 8))
+	mustRun(t, m, send(1, 8))
+	assert.Equal(t, 2, m.Outstanding(), "SRQ-ERR-NOFETCH")
+	obs := mustRun(t, m, Poll{})
+	assert.Equal(t, []Event{{EventSRQErr, -1}}, obs.Events)
+	m = fixture(t, Documented())
+	mustRun(t, m, InjectSRQError{})
+	assert.Equal(t, "SRQ-ERR-EVENT", ruleOf(m.Step(Poll{}, Observation{})))
+}
+
+func TestSlotFree(t *testing.T) {
+	// Post max_wr, receive 2 without polling, post 2 more: rxe frees at
+	// fetch, mlx5 only when the completions are polled.
+	ops := []Op{post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8), wr(5, 8), wr(6, 8), wr(7, 8)), send(0, 1), send(0, 1)}
+	again := post(wr(8, 8), wr(9, 8))
+	for _, tc := range []struct {
+		p    Profile
+		want Observation
+	}{{RXE(), ok(0)}, {MLX5(), Observation{Errno: ENOMEM, BadWR: 0}}} {
+		m := fixture(t, tc.p)
+		for _, op := range ops {
+			mustRun(t, m, op)
+		}
+		got := mustRun(t, m, again)
+		assert.Equal(t, tc.want.Errno, got.Errno, tc.p.Name)
+		assert.Equal(t, tc.want.BadWR, got.BadWR, tc.p.Name)
+	}
+	// The documented profile allows both, and the first observation decides.
+	for _, obs := range []Observation{ok(0), {Errno: ENOMEM, BadWR: 0}} {
+		m := fixture(t, Documented())
+		for _, op := range ops {
+			require.NoError(t, m.Step(op, mustExpect(t, m, op)))
+		}
+		assert.NoError(t, m.Step(again, obs))
+		assert.Equal(t, []string{map[int]string{0: string(FreeAtFetch), ENOMEM: string(FreeAtPoll)}[obs.Errno]}, m.Resolved(Documented())["SlotFree"])
+	}
+}
+
+func mustExpect(t *testing.T, m *Model, op Op) Observation {
+	t.Helper()
+	obs, err := m.Expect(op)
+	require.NoError(t, err)
+	return obs
+}
