@@ -1,0 +1,234 @@
+// Package drivers defines the interface srqconform drives a device through:
+// a small, verbs-shaped view of one device, one SRQ, the QPs attached to it
+// and a peer that sends to each QP.
+//
+// A third party implements Driver for a simulator or another verbs binding
+// and hands it to conformance.Check. The contract, in brief:
+//
+//   - Verbs return what the verb returned: an errno as the provider gives it
+//     (sign included, never normalised), and for posts the index of bad_wr.
+//     A Go error is for the harness failing (a resource could not be made),
+//     never for a verb's own failure.
+//   - Every call is synchronous from the caller's view: when Deliver returns,
+//     the receiving side has processed or dropped the message as far as the
+//     driver can tell. PollCQ and PollEvents never block.
+//   - Close releases everything the SRQ or device made, in reverse order,
+//     and is safe after any failure and when called twice.
+//   - The driver copies WRs it is given; the caller scribbles them after a
+//     post returns to prove it.
+//
+// Numbering of the enums follows libibverbs (enum ibv_qp_state, ibv_wc_status,
+// ibv_wc_opcode for receives, ibv_event_type) so that a binding can cast.
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrUnsupported is returned by optional operations a driver cannot do
+// (injecting device-internal events, holding a message half-delivered).
+var ErrUnsupported = errors.New("not supported by this driver")
+
+// Driver opens devices.
+type Driver interface {
+	// Name is the driver's name as the command line knows it ("emu", "cgo").
+	Name() string
+	// Open opens the device cfg names.
+	Open(ctx context.Context, cfg Config) (Device, error)
+}
+
+// Config selects a device. Port and GIDIndex follow perftest's -i and -x.
+type Config struct {
+	Device   string            // ibv_devinfo name; "" picks the first device
+	Port     int               // 1-based port number; 0 means 1
+	GIDIndex int               // GID table index for RoCE addressing
+	Options  map[string]string // driver-specific settings
+}
+
+// Info describes an open device.
+type Info struct {
+	Name      string // device name (rxe0, mlx5_0, emu0)
+	Provider  string // provider or implementation (rxe, mlx5, emu)
+	Kernel    string // kernel release, where it matters
+	RDMACore  string // rdma-core / libibverbs version, where it matters
+	MaxSRQWR  uint32 // ibv_device_attr.max_srq_wr
+	MaxSRQSGE uint32 // ibv_device_attr.max_srq_sge
+	// SRQResize is IBV_DEVICE_SRQ_RESIZE.
+	SRQResize bool
+	// MaxMessage is the largest message the peer sends on RC; MaxUDMessage
+	// the largest on UD (the path MTU).
+	MaxMessage, MaxUDMessage uint32
+	// UD says whether UD QPs can be created.
+	UD bool
+	// Optional capabilities: operations that otherwise return ErrUnsupported.
+	InjectSRQError, InjectSQE, PartialDelivery bool
+}
+
+// Device is an open device.
+type Device interface {
+	Info() Info
+	// CreateSRQ creates an SRQ and registers keys memory regions for its
+	// WRs (key i of a WR names region i). It returns the attributes
+	// written back by ibv_create_srq.
+	CreateSRQ(ctx context.Context, attr SRQAttr, keys int) (SRQ, SRQAttr, error)
+	Close() error
+}
+
+// SRQ is one shared receive queue with its CQ, async event channel,
+// memory regions and the QPs attached to it.
+type SRQ interface {
+	// Post is ibv_post_srq_recv with the list wrs. It returns the provider's
+	// return value and the index of bad_wr, or -1 when bad_wr was not set.
+	Post(wrs []RecvWR) (errno int, badWR int)
+	// Query is ibv_query_srq.
+	Query() (SRQAttr, int)
+	// ModifyLimit is ibv_modify_srq with IBV_SRQ_LIMIT.
+	ModifyLimit(limit uint32) int
+	// Resize is ibv_modify_srq with IBV_SRQ_MAX_WR.
+	Resize(maxWR uint32) int
+	// CreateQP creates a QP of type t attached to the SRQ, in RESET, with a
+	// peer connected to it. QPs are numbered from 0 in creation order.
+	CreateQP(ctx context.Context, t QPType) (QP, error)
+	// InvalidateKey deregisters memory region key.
+	InvalidateKey(key int) error
+	// PollCQ returns up to max completions available now (max <= 0: all).
+	PollCQ(max int) ([]Completion, error)
+	// PollEvents returns the asynchronous events available now, already
+	// acknowledged.
+	PollEvents() ([]Event, error)
+	// InjectSRQError puts the SRQ in error, or returns ErrUnsupported.
+	InjectSRQError() error
+	// Close destroys the QPs, peers, SRQ, regions and CQ.
+	Close() error
+}
+
+// QP is a receiving QP attached to the SRQ, with its peer.
+type QP interface {
+	// Modify is ibv_modify_qp to state (the driver supplies the attributes
+	// each transition needs). It returns the verb's return value.
+	Modify(state QPState) int
+	// PostRecv is ibv_post_recv on the QP's own receive queue.
+	PostRecv(wr RecvWR) (errno int, badWR int)
+	// Deliver has the peer send msg and returns what the peer's send
+	// completion said, once the receiver has processed or dropped it.
+	Deliver(ctx context.Context, msg Message) (PeerStatus, error)
+	// DeliverFirstPacket sends only the first packet of msg, leaving the
+	// QP filling a WR; DeliverRest sends the rest.
+	DeliverFirstPacket(ctx context.Context, msg Message) error
+	DeliverRest(ctx context.Context) (PeerStatus, error)
+	// InjectSQE moves the QP from RTS to SQE as a send error would.
+	InjectSQE() error
+}
+
+// SRQAttr is struct ibv_srq_attr.
+type SRQAttr struct{ MaxWR, MaxSGE, SRQLimit uint32 }
+
+// SGE is a scatter entry: a length and the memory region (key index) it
+// lies in. The driver chooses addresses.
+type SGE struct {
+	Length uint32
+	Key    int
+}
+
+// RecvWR is struct ibv_recv_wr. NumSGE is what is posted; it may be
+// negative, and is otherwise len(SGEs).
+type RecvWR struct {
+	ID     uint64
+	NumSGE int
+	SGEs   []SGE
+}
+
+// QPType is the transport.
+type QPType uint8
+
+// Transports.
+const (
+	RC QPType = iota
+	UD
+)
+
+// QPState is enum ibv_qp_state.
+type QPState uint8
+
+// QP states.
+const (
+	Reset QPState = iota
+	Init
+	RTR
+	RTS
+	SQD
+	SQE
+	Err
+)
+
+func (s QPState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("QPState(%d)", uint8(s))
+}
+
+var stateNames = []string{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"}
+
+// Opcode is the peer's send opcode.
+type Opcode uint8
+
+// Opcodes.
+const (
+	Send Opcode = iota
+	SendImm
+	WriteImm
+	Write
+	Read
+	CmpSwap
+	FetchAdd
+)
+
+// Message is one message the peer sends. Payload bytes are Pattern, Pattern+1,
+// ... (mod 256), so a driver can check where they landed.
+type Message struct {
+	Opcode  Opcode
+	Len     uint32
+	Imm     uint32
+	Pattern byte
+}
+
+// WCStatus is enum ibv_wc_status.
+type WCStatus uint8
+
+// WCSuccess is IBV_WC_SUCCESS; other values follow enum ibv_wc_status.
+const WCSuccess WCStatus = 0
+
+// WCOpcode is the receive completion opcode: 0 IBV_WC_RECV, 1
+// IBV_WC_RECV_RDMA_WITH_IMM (renumbered from 128/129).
+type WCOpcode uint8
+
+// Completion is a receive work completion.
+type Completion struct {
+	WRID    uint64
+	Status  WCStatus
+	Opcode  WCOpcode
+	ByteLen uint32
+	HasImm  bool
+	Imm     uint32
+	QP      int // index of the receiving QP
+	// PayloadErr is set by drivers that check the bytes of a successful
+	// completion and found them out of place.
+	PayloadErr string
+}
+
+// EventType numbers the async events srqconform watches: 0 SRQ limit
+// reached, 1 SRQ error, 2 QP last WQE reached.
+type EventType uint8
+
+// Event is an acknowledged async event; QP is -1 for SRQ events.
+type Event struct {
+	Type EventType
+	QP   int
+}
+
+// PeerStatus is what the peer's send completion said: 0 success, 1 RNR
+// retries exceeded, 2 any other error.
+type PeerStatus uint8
