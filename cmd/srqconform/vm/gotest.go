@@ -11,7 +11,7 @@ import (
 
 // guestPkgDir is where RunGoTest places the package's testdata and
 // runs the test binary, mirroring go test's working directory.
-const guestPkgDir = "/srqvm/pkg"
+const guestPkgDir = "/gotest/pkg"
 
 // BuildGoTest compiles the tests of the Go package in pkgDir into a
 // test binary in outDir (go test -c) and returns the binary's path.

@@ -241,6 +241,9 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, nonce
 		if !path.IsAbs(g) {
 			return nil, fmt.Errorf("vm: ExtraFiles guest path %q is not absolute", g)
 		}
+		if c := path.Clean(g); c == "/" || c == guestRoot || strings.HasPrefix(c, guestRoot+"/") || c == "/init" {
+			return nil, fmt.Errorf("vm: ExtraFiles guest path %q is reserved (/, /init and %s are the runner's)", g, guestRoot)
+		}
 		if err := addTree(ctx, t, g, opts.ExtraFiles[g]); err != nil {
 			return nil, err
 		}

@@ -180,3 +180,29 @@ func TestIntegrationOutputAndErrors(t *testing.T) {
 		t.Logf("error: %v", err)
 	})
 }
+
+// TestIntegrationCustomKernel boots trixie's kernel as if it were a
+// user-built one (image path plus modules directory).
+func TestIntegrationCustomKernel(t *testing.T) {
+	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
+		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels under QEMU")
+	}
+	devinfo, err := exec.LookPath("ibv_devinfo")
+	if err != nil {
+		t.Fatalf("ibv_devinfo not found (install ibverbs-utils): %v", err)
+	}
+	ctx := context.Background()
+	cache := os.Getenv("SRQCONFORM_VM_CACHE")
+	pk, err := PrepareKernel(ctx, Options{Kernel: SuiteKernel("trixie"), CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, Options{Kernel: CustomKernel(pk.Image, pk.ModulesDir), Program: devinfo, Args: []string{"-d", "rxe0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || !strings.Contains(string(res.Output), "PORT_ACTIVE") || res.KernelRelease != pk.Release {
+		t.Fatalf("custom kernel: exit %d release %s (want %s); output:\n%s", res.ExitCode, res.KernelRelease, pk.Release, res.Output)
+	}
+	t.Logf("custom kernel %s: boot+run %s", res.KernelRelease, res.BootTime.Round(10*time.Millisecond))
+}

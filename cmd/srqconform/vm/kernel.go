@@ -14,11 +14,14 @@ import (
 	"time"
 )
 
-// Default Debian mirrors. The machines reach deb.debian.org directly.
+// Defaults for the private apt state.
 const (
-	DefaultMirror         = "http://deb.debian.org/debian"
+	// DefaultMirror is the Debian archive used for every suite.
+	DefaultMirror = "http://deb.debian.org/debian"
+	// DefaultSecurityMirror is the archive of the -security suites.
 	DefaultSecurityMirror = "http://deb.debian.org/debian-security"
-	DefaultKeyring        = "/usr/share/keyrings/debian-archive-keyring.gpg"
+	// DefaultKeyring verifies both archives.
+	DefaultKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 )
 
 // aptSource is one line of a private sources.list.

@@ -64,11 +64,11 @@ func chooseAccel(ctx context.Context, qemu string, opts Options) (string, error)
 // 64 KiB firmware whose reset vector writes 0x42 to an isa-debug-exit
 // port, which makes QEMU exit with status (0x42<<1)|1 = 133.
 func probeKVM(ctx context.Context, qemu string) bool {
-	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err != nil {
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
 		return false
-	} else {
-		f.Close()
 	}
+	f.Close()
 	dir, err := os.MkdirTemp("", "srqconform-kvmprobe-")
 	if err != nil {
 		return false

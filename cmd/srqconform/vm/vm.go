@@ -12,6 +12,14 @@
 // Kernels come from Debian ("bookworm", "trixie", "sid"), resolved at
 // run time through a private apt state and cached by exact package
 // version, or from a user-supplied image and modules directory.
+//
+// The unit tests need no QEMU. The integration tests boot real kernels
+// (network access to the Debian mirror on the first run, then cached):
+//
+//	SRQCONFORM_VM_TEST=1 go test -v -run Integration ./cmd/srqconform/vm
+//
+// SRQCONFORM_VM_SUITES=sid,trixie narrows the suites and
+// SRQCONFORM_VM_CACHE moves the cache.
 package vm
 
 import (
@@ -41,8 +49,9 @@ type Options struct {
 	Env []string
 	// Dir is Program's working directory in the guest; "/" by default.
 	Dir string
-	// ExtraFiles maps guest paths to host files or directories that are
-	// copied into the guest (directories recursively).
+	// ExtraFiles maps absolute guest paths to host files or directories
+	// that are copied into the guest (directories recursively). Paths
+	// under /srqvm are reserved.
 	ExtraFiles map[string]string
 
 	// Timeout bounds the QEMU run (boot, program, power-off);
