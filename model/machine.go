@@ -65,6 +65,9 @@ type machine struct {
 	events   []Event
 
 	noFetchRule string // why the last arrival that took no WR took none
+	resized     string // the rule of a resize since the last query, or ""
+	armedEver   bool   // the limit was armed by modify or at create
+	createLimit bool   // create was given a non-zero srq_limit
 
 	// counters for the invariants
 	posted, fetched  int

@@ -38,8 +38,8 @@ type Query struct{}
 // Arm is ibv_modify_srq with IBV_SRQ_LIMIT. Limit 0 disarms.
 type Arm struct{ Limit uint32 }
 
-// Resize is ibv_modify_srq with IBV_SRQ_MAX_WR followed by ibv_query_srq:
-// no driver writes the new size back, so the observation carries a query.
+// Resize is ibv_modify_srq with IBV_SRQ_MAX_WR. No driver writes the new
+// size back; a Query afterwards reads it.
 type Resize struct{ MaxWR uint32 }
 
 // ModifyQP is ibv_modify_qp to a new state.
@@ -155,7 +155,7 @@ func (o Observation) Describe(op Op) string {
 			return "0"
 		}
 		return fmt.Sprintf("%s, bad_wr=%d", ErrnoName(o.Errno), o.BadWR)
-	case CreateSRQ, Query, Resize:
+	case CreateSRQ, Query:
 		if o.Errno != 0 {
 			return ErrnoName(o.Errno)
 		}

@@ -149,8 +149,9 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	}
 	m.capacity, m.maxSGE = obs.Attr.MaxWR, obs.Attr.MaxSGE
 	m.capExact = m.capacityRule() == CapacityExact
+	m.createLimit = o.Limit > 0
 	if o.Limit > 0 && m.limitAtCreate() == Accepted {
-		m.armed, m.limit = true, o.Limit
+		m.armed, m.limit, m.armedEver = true, o.Limit, true
 	}
 	return obs, nil
 }
@@ -269,29 +270,43 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	}
 	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.capacity, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
 	if got == nil {
+		if !m.capExact && rule == QuerySame {
+			m.capExact = m.capacityRule() == CapacityExact
+		}
+		m.resized = ""
 		return obs, nil
 	}
 	if got.Errno != 0 {
 		return obs, dev("QUERY-ATTR", "return value", 0, ErrnoName(got.Errno))
 	}
 	a := got.Attr
-	if rule == QueryAtLeast {
+	capRule, maskRule := "QUERY-ATTR", "QUERY-LIMIT"
+	if m.resized != "" {
+		capRule, maskRule = m.resized, "MODIFY-ONLY-MASKED"
+	}
+	switch {
+	case rule == QueryAtLeast || !m.capExact:
 		if a.MaxWR < m.capacity {
-			return obs, dev("QUERY-ATTR", "max_wr", fmt.Sprintf(">= %d", m.capacity), a.MaxWR)
+			return obs, dev(capRule, "max_wr", fmt.Sprintf(">= %d", m.capacity), a.MaxWR)
 		}
-	} else if a.MaxWR != m.capacity {
-		return obs, dev("QUERY-ATTR", "max_wr", m.capacity, a.MaxWR)
+		if rule == QuerySame {
+			// The query pins a capacity that was only a lower bound.
+			m.capacity, m.capExact = a.MaxWR, m.capacityRule() == CapacityExact
+		}
+	case a.MaxWR != m.capacity:
+		return obs, dev(capRule, "max_wr", m.capacity, a.MaxWR)
 	}
 	if a.MaxSGE != m.maxSGE {
-		return obs, dev("QUERY-ATTR", "max_sge", m.maxSGE, a.MaxSGE)
+		return obs, dev(capRule, "max_sge", m.maxSGE, a.MaxSGE)
 	}
 	if a.SRQLimit != m.limit {
-		r := "QUERY-LIMIT"
+		r := maskRule
 		if !m.armed && m.firesThisArming > 0 {
 			r = "LIMIT-AFTER-FIRE"
 		}
 		return obs, dev(r, "srq_limit", m.limit, a.SRQLimit)
 	}
+	m.resized = ""
 	return *got, nil
 }
 
@@ -307,7 +322,7 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if over {
 		return m.plainResult("LIMIT-BOUND", EINVAL, got)
 	}
-	m.armed, m.limit, m.firesThisArming = true, o.Limit, 0
+	m.armed, m.limit, m.firesThisArming, m.armedEver = true, o.Limit, 0, true
 	if uint32(len(m.queue)) < o.Limit && m.armBelow() == FireAtOnce {
 		m.fireLimit()
 	}
@@ -318,56 +333,36 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	if m.resize() == ResizeUnsupported || !m.caps.Resize {
 		return failResult("RESIZE-OPTIONAL", EOPNOTSUPP, got)
 	}
-	reject := func(rule string) (Observation, error) {
-		obs := Observation{Errno: EINVAL, BadWR: -1}
-		if got != nil && got.Errno == 0 {
-			return obs, dev(rule, "return value", "EINVAL", "0 (resized)")
-		}
-		if got != nil {
-			return *got, nil
-		}
-		return obs, nil
-	}
 	switch {
 	case o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR:
-		return reject("RESIZE-BOUNDS")
+		return m.plainResult("RESIZE-BOUNDS", EINVAL, got)
 	case m.armed && o.MaxWR < m.limit && m.resizeBelowLimit() == Rejected:
-		return reject("RESIZE-BELOW-LIMIT")
+		return m.plainResult("RESIZE-BELOW-LIMIT", EINVAL, got)
 	}
-	want := m.reportedCapacity(o.MaxWR)
-	// The new capacity must hold the outstanding WRs. Where the report is
-	// "at least the request", a device may round up far enough to accept.
-	if int(want) < m.occupied() {
-		if m.capacityReport() != ReportAtLeast || got == nil || got.Errno != 0 {
-			return reject("RESIZE-BELOW-COUNT")
+	newCap := m.reportedCapacity(o.MaxWR)
+	exact := m.capacityReport() != ReportAtLeast
+	if int(newCap) < m.occupied() {
+		// The new capacity must hold the outstanding WRs. Where the report
+		// is "at least the request", a device may round up far enough.
+		if exact || got == nil || got.Errno != 0 {
+			return m.plainResult("RESIZE-BELOW-COUNT", EINVAL, got)
 		}
-		want = uint32(m.occupied())
+		newCap = uint32(m.occupied())
 	}
-	if m.queryRule() != QuerySame {
-		// Without a faithful query the new size is what the report rule gives.
-		m.capacity = want
-		return m.plainResult("RESIZE-CAPACITY", 0, got)
+	rule := "RESIZE-CAPACITY"
+	if int(o.MaxWR) < m.occupied() {
+		rule = "RESIZE-BELOW-COUNT"
 	}
-	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: want, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
-	if got != nil {
-		if got.Errno != 0 {
-			return obs, dev("RESIZE-CAPACITY", "return value", 0, ErrnoName(got.Errno))
-		}
-		ok := got.Attr.MaxWR == want
-		wantText := fmt.Sprint(want)
-		if m.capacityReport() == ReportAtLeast {
-			ok = got.Attr.MaxWR >= want
-			wantText = fmt.Sprintf(">= %d", want)
-		}
-		if !ok {
-			return obs, dev("RESIZE-CAPACITY", "max_wr after resize", wantText, got.Attr.MaxWR)
-		}
-		if got.Attr.MaxSGE != m.maxSGE || got.Attr.SRQLimit != m.limit {
-			return obs, dev("MODIFY-ONLY-MASKED", "attributes after resize", obs.Attr, got.Attr)
-		}
-		obs.Attr.MaxWR = got.Attr.MaxWR
+	obs, err := m.plainResult(rule, 0, got)
+	if err != nil {
+		return obs, err
 	}
-	m.capacity = obs.Attr.MaxWR
+	// No driver writes the new size back: it is exact where the profile
+	// rounds deterministically, and otherwise a lower bound that the next
+	// query or ENOMEM pins.
+	m.capacity = newCap
+	m.capExact = exact && m.capacityRule() == CapacityExact
+	m.resized = rule
 	return obs, nil
 }
 
@@ -630,7 +625,7 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		if err := m.checkCompletions(got.Completions, n); err != nil {
 			return obs, err
 		}
-		if err := checkEvents(obs.Events, got.Events); err != nil {
+		if err := m.checkEvents(obs.Events, got.Events); err != nil {
 			return obs, err
 		}
 		obs.Completions = got.Completions
@@ -733,7 +728,7 @@ func (m *machine) completedBefore(id uint64) bool {
 
 // checkEvents compares events as multisets: the async queue does not order
 // events of different objects.
-func checkEvents(want, got []Event) error {
+func (m *machine) checkEvents(want, got []Event) error {
 	count := map[Event]int{}
 	for _, e := range want {
 		count[e]++
@@ -762,8 +757,14 @@ func checkEvents(want, got []Event) error {
 			rule = "SRQ-ERR-EVENT"
 		case e.Type == EventQPLastWQEReached:
 			rule = "QP-LAST-WQE"
-		case c < 0:
+		case c > 0 || m.armed:
+			// A missing event, or one raised too early while armed.
+		case m.firesThisArming > 0:
 			rule = "LIMIT-ONCE"
+		case !m.armedEver && m.createLimit:
+			rule = "CREATE-LIMIT"
+		default:
+			rule = "LIMIT-DISARM"
 		}
 		return dev(rule, "events", fmt.Sprint(want), fmt.Sprint(got))
 	}

@@ -1,0 +1,224 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func limitEvents(obs Observation) int {
+	n := 0
+	for _, e := range obs.Events {
+		if e.Type == EventSRQLimitReached {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLimitFiresBelowNotAt follows RUT SrqTest.SrqLimit scaled down: 8
+// posted, limit 4; consuming to 4 left raises nothing, the next one fires.
+func TestLimitFiresBelowNotAt(t *testing.T) {
+	m := New(RXE(), testCaps)
+	mustRun(t, m, CreateSRQ{MaxWR: 8, MaxSGE: 1})
+	mustRun(t, m, CreateQP{Type: UD})
+	for _, s := range []QPState{Init, RTR, RTS} {
+		mustRun(t, m, ModifyQP{QP: 0, State: s})
+	}
+	for i := range 8 {
+		mustRun(t, m, post(wr(uint64(i), 64)))
+	}
+	mustRun(t, m, Arm{Limit: 4})
+	assert.Equal(t, uint32(4), mustRun(t, m, Query{}).Attr.SRQLimit, "QUERY-LIMIT")
+	for range 4 {
+		mustRun(t, m, send(0, 1))
+	}
+	assert.Equal(t, 0, limitEvents(mustRun(t, m, Poll{})), "4 left is not below 4")
+	assert.Equal(t, "LIMIT-FIRE", ruleOf(m.Step(Poll{}, Observation{Events: []Event{{EventSRQLimitReached, -1}}})), "a device firing at == limit")
+}
+
+func TestLimitRules(t *testing.T) {
+	setup := func(t *testing.T, p Profile) *Model {
+		m := fixture(t, p)
+		mustRun(t, m, post(wr(1, 64), wr(2, 64), wr(3, 64)))
+		return m
+	}
+	t.Run("fires once, then reads 0", func(t *testing.T) {
+		m := setup(t, Documented())
+		mustRun(t, m, Arm{Limit: 3})
+		mustRun(t, m, send(1, 1))
+		assert.Equal(t, 1, limitEvents(mustRun(t, m, Poll{})))
+		assert.Equal(t, uint32(0), mustRun(t, m, Query{}).Attr.SRQLimit, "LIMIT-AFTER-FIRE")
+		mustRun(t, m, send(1, 1))
+		assert.Equal(t, 0, limitEvents(mustRun(t, m, Poll{})), "LIMIT-ONCE")
+	})
+	t.Run("a second event is a deviation", func(t *testing.T) {
+		m := setup(t, Documented())
+		mustRun(t, m, Arm{Limit: 3})
+		mustRun(t, m, send(1, 1))
+		mustRun(t, m, Poll{})
+		mustRun(t, m, send(1, 1))
+		assert.Equal(t, "LIMIT-ONCE", ruleOf(m.Step(Poll{}, Observation{Completions: []Completion{ok1(2, 1, 41)}, Events: []Event{{EventSRQLimitReached, -1}}})))
+	})
+	t.Run("reading the old limit after firing is a deviation", func(t *testing.T) {
+		m := setup(t, Documented())
+		mustRun(t, m, Arm{Limit: 3})
+		mustRun(t, m, send(1, 1))
+		mustRun(t, m, Poll{})
+		assert.Equal(t, "LIMIT-AFTER-FIRE", ruleOf(m.Step(Query{}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 3}})))
+	})
+	t.Run("siw keeps the value but fires once", func(t *testing.T) {
+		m := setup(t, SIW())
+		mustRun(t, m, Arm{Limit: 3})
+		mustRun(t, m, send(0, 1))
+		assert.Equal(t, 1, limitEvents(mustRun(t, m, Poll{})))
+		mustRun(t, m, send(0, 1))
+		assert.Equal(t, 0, limitEvents(mustRun(t, m, Poll{})))
+	})
+	t.Run("disarm with 0", func(t *testing.T) {
+		m := setup(t, Documented())
+		mustRun(t, m, Arm{Limit: 3})
+		mustRun(t, m, Arm{Limit: 0})
+		assert.Equal(t, uint32(0), mustRun(t, m, Query{}).Attr.SRQLimit)
+		mustRun(t, m, send(1, 1))
+		assert.Equal(t, 0, limitEvents(mustRun(t, m, Poll{})), "LIMIT-DISARM")
+	})
+	t.Run("bound", func(t *testing.T) {
+		m := setup(t, RXE()) // capacity 7
+		assert.Equal(t, 0, mustRun(t, m, Arm{Limit: 7}).Errno, "limit == max_wr accepted on rxe")
+		assert.Equal(t, EINVAL, mustRun(t, m, Arm{Limit: 8}).Errno, "LIMIT-BOUND")
+		assert.Equal(t, uint32(7), mustRun(t, m, Query{}).Attr.SRQLimit, "a refused arm changes nothing")
+		assert.Equal(t, "LIMIT-BOUND", ruleOf(setup(t, RXE()).Step(Arm{Limit: 8}, ok(0))))
+	})
+	t.Run("arming above the count: rxe fires at the next fetch", func(t *testing.T) {
+		m := setup(t, RXE())
+		mustRun(t, m, Arm{Limit: 5})
+		assert.Equal(t, 0, limitEvents(mustRun(t, m, Poll{})))
+		mustRun(t, m, send(1, 1))
+		assert.Equal(t, 1, limitEvents(mustRun(t, m, Poll{})))
+	})
+	t.Run("arming above the count: documented allows at once", func(t *testing.T) {
+		m := setup(t, Documented())
+		require.NoError(t, m.Step(Arm{Limit: 4}, ok(0)))
+		require.NoError(t, m.Step(Poll{}, Observation{Events: []Event{{EventSRQLimitReached, -1}}}))
+		assert.Equal(t, []string{string(FireAtOnce)}, m.Resolved(Documented())["ArmBelow"])
+	})
+	t.Run("limit at create", func(t *testing.T) {
+		for _, tc := range []struct {
+			p     Profile
+			fires int
+		}{{Documented(), 0}, {RXE(), 1}} {
+			m := New(tc.p, testCaps)
+			mustRun(t, m, CreateSRQ{MaxWR: 4, MaxSGE: 1, Limit: 2})
+			mustRun(t, m, CreateQP{Type: RC})
+			for _, s := range []QPState{Init, RTR, RTS} {
+				mustRun(t, m, ModifyQP{QP: 0, State: s})
+			}
+			mustRun(t, m, post(wr(1, 8), wr(2, 8)))
+			mustRun(t, m, send(0, 1))
+			assert.Equal(t, tc.fires, limitEvents(mustRun(t, m, Poll{})), "CREATE-LIMIT under %s", tc.p.Name)
+		}
+	})
+}
+
+func TestCreateAndQuery(t *testing.T) {
+	create := CreateSRQ{MaxWR: 4, MaxSGE: 2}
+	for _, tc := range []struct {
+		name string
+		p    Profile
+		got  SRQAttr
+		rule string
+	}{
+		{"documented accepts more", Documented(), SRQAttr{MaxWR: 7, MaxSGE: 3}, ""},
+		{"documented refuses less", Documented(), SRQAttr{MaxWR: 3, MaxSGE: 2}, "CREATE-ATTR"},
+		{"documented refuses fewer SGEs", Documented(), SRQAttr{MaxWR: 4, MaxSGE: 1}, "CREATE-ATTR"},
+		{"rxe rounds to 2^k-1", RXE(), SRQAttr{MaxWR: 7, MaxSGE: 2}, ""},
+		{"rxe refuses the request as is", RXE(), SRQAttr{MaxWR: 4, MaxSGE: 2}, "CREATE-ATTR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(tc.p, testCaps)
+			assert.Equal(t, tc.rule, ruleOf(m.Step(create, Observation{BadWR: -1, Attr: tc.got})))
+			if tc.rule == "" {
+				assert.Equal(t, tc.got.MaxWR, mustRun(t, m, Query{}).Attr.MaxWR, "query reports what create reported")
+				for i := range tc.got.MaxWR {
+					require.Equal(t, 0, mustRun(t, m, post(wr(uint64(i), 8))).Errno)
+				}
+				assert.Equal(t, ENOMEM, mustRun(t, m, post(wr(99, 8))).Errno, "exactly the reported max_wr fits")
+			}
+		})
+	}
+	m := fixture(t, Documented())
+	assert.Equal(t, "QUERY-ATTR", ruleOf(m.Step(Query{}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 5, MaxSGE: 2}})))
+	m = fixture(t, MLX5())
+	assert.NoError(t, m.Step(Query{}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 15, MaxSGE: 2}}), "mlx5 may report more")
+	m = fixture(t, SIW())
+	assert.Equal(t, EOPNOTSUPP, mustRun(t, m, Query{}).Errno)
+}
+
+func TestResize(t *testing.T) {
+	three := post(wr(1, 8), wr(2, 8), wr(3, 8))
+	attr := func(maxWR, limit uint32) Observation {
+		return Observation{BadWR: -1, Attr: SRQAttr{MaxWR: maxWR, MaxSGE: 2, SRQLimit: limit}}
+	}
+	for _, tc := range []struct {
+		name      string
+		p         Profile
+		setup     []Op
+		op        Op
+		wantErrno int
+		wrong     Observation // for op, or for the query after it when query is set
+		query     bool
+		rule      string
+	}{
+		{"grow, query reports at least the request", Documented(), []Op{three}, Resize{MaxWR: 10}, 0, attr(9, 0), true, "RESIZE-CAPACITY"},
+		{"below the count, refused", Documented(), []Op{three}, Resize{MaxWR: 2}, EINVAL, attr(2, 0), true, "RESIZE-BELOW-COUNT"},
+		{"to zero", Documented(), nil, Resize{MaxWR: 0}, EINVAL, ok(0), false, "RESIZE-BOUNDS"},
+		{"above the device", Documented(), nil, Resize{MaxWR: testCaps.MaxSRQWR + 1}, EINVAL, ok(0), false, "RESIZE-BOUNDS"},
+		{"rxe rounds, accepts 2 with 3 outstanding", RXE(), []Op{three}, Resize{MaxWR: 2}, 0, ok(EINVAL), false, "RESIZE-BELOW-COUNT"},
+		{"rxe reports the rounded size", RXE(), nil, Resize{MaxWR: 8}, 0, attr(8, 0), true, "RESIZE-CAPACITY"},
+		{"rxe refuses below the limit", RXE(), []Op{Arm{Limit: 5}}, Resize{MaxWR: 4}, EINVAL, ok(0), false, "RESIZE-BELOW-LIMIT"},
+		{"resize keeps the limit", Documented(), []Op{three, Arm{Limit: 2}}, Resize{MaxWR: 8}, 0, attr(8, 0), true, "MODIFY-ONLY-MASKED"},
+		{"mlx5 has no resize", MLX5(), nil, Resize{MaxWR: 8}, EOPNOTSUPP, ok(0), false, "RESIZE-OPTIONAL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			build := func() *Model {
+				m := fixture(t, tc.p)
+				for _, op := range tc.setup {
+					mustRun(t, m, op)
+				}
+				return m
+			}
+			assert.Equal(t, tc.wantErrno, mustRun(t, build(), tc.op).Errno)
+			m := build()
+			if tc.query {
+				if tc.wantErrno != 0 {
+					// The device accepted what the model refuses by
+					// default; its query must still hold the WRs.
+					require.NoError(t, m.Step(tc.op, ok(0)))
+				} else {
+					mustRun(t, m, tc.op)
+				}
+				assert.Equal(t, tc.rule, ruleOf(m.Step(Query{}, tc.wrong)))
+			} else {
+				assert.Equal(t, tc.rule, ruleOf(m.Step(tc.op, tc.wrong)))
+			}
+		})
+	}
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 8), wr(2, 8)))
+	mustRun(t, m, Resize{MaxWR: 6})
+	assert.Equal(t, uint32(6), mustRun(t, m, Query{}).Attr.MaxWR)
+	for i := range 4 {
+		require.Equal(t, 0, mustRun(t, m, post(wr(uint64(10+i), 8))).Errno)
+	}
+	assert.Equal(t, ENOMEM, mustRun(t, m, post(wr(20, 8))).Errno, "RESIZE-CAPACITY: exactly the new max_wr fits")
+	mustRun(t, m, send(0, 1))
+	assert.Equal(t, uint64(1), mustRun(t, m, Poll{}).Completions[0].WRID, "outstanding WRs keep their order")
+	// A device that rounds the resize up is allowed by the documented
+	// profile; its query pins the new capacity.
+	m = fixture(t, Documented())
+	require.NoError(t, m.Step(Resize{MaxWR: 5}, ok(0)))
+	require.NoError(t, m.Step(Query{}, attr(7, 0)))
+	assert.Equal(t, uint32(7), m.View().Capacity)
+}
