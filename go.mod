@@ -2,6 +2,9 @@ module github.com/srqconform/srqconform
 
 go 1.26
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/leanovate/gopter v0.2.11
+	github.com/stretchr/testify v1.12.1
+)
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect

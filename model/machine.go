@@ -263,11 +263,10 @@ func (m *machine) fireLimit() {
 }
 
 // complete queues a completion for a fetched WR.
+// Under FreeAtPoll the WR's slot, held since fetch, frees when this
+// completion is polled.
 func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
 	holds := m.slotFree() == FreeAtPoll
-	if holds {
-		m.held++
-	}
 	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds})
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }
@@ -283,6 +282,8 @@ func (m *machine) enterErr(n int) {
 	if q.filling != nil {
 		if m.flushInProgress() == Raise {
 			m.complete(Completion{WRID: q.filling.wr.ID, Status: WCWRFlushErr, QP: n}, Statuses(WCWRFlushErr), "QP-FLUSH-INPROGRESS")
+		} else if m.slotFree() == FreeAtPoll {
+			m.held-- // the WR vanished: no completion will free its slot
 		}
 		q.filling = nil
 	}

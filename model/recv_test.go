@@ -236,3 +236,17 @@ func mustExpect(t *testing.T, m *Model, op Op) Observation {
 	require.NoError(t, err)
 	return obs
 }
+
+// TestFillingWRHoldsItsSlot is the regression found by the invariant check:
+// under FreeAtPoll a WR fetched for a half-delivered message keeps its slot.
+func TestFillingWRHoldsItsSlot(t *testing.T) {
+	m := fixture(t, MLX5()) // capacity 7, slots free at poll
+	mustRun(t, m, post(wr(1, 64), wr(2, 64), wr(3, 64), wr(4, 64), wr(5, 64), wr(6, 64), wr(7, 64)))
+	mustRun(t, m, Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 32}, FirstPacketOnly: true})
+	assert.Equal(t, ENOMEM, mustRun(t, m, post(wr(8, 64))).Errno)
+	mustRun(t, m, ArriveRest{QP: 0})
+	assert.Equal(t, ENOMEM, mustRun(t, m, post(wr(8, 64))).Errno, "not until the completion is polled")
+	mustRun(t, m, Poll{})
+	assert.Equal(t, 0, mustRun(t, m, post(wr(8, 64))).Errno)
+	require.NoError(t, m.CheckInvariants())
+}

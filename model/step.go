@@ -481,6 +481,9 @@ func (m *machine) fetch() WR {
 	w := m.queue[0].wr
 	m.queue = m.queue[1:]
 	m.fetched++
+	if m.slotFree() == FreeAtPoll {
+		m.held++
+	}
 	m.checkLimit()
 	return w
 }
