@@ -1,0 +1,377 @@
+package emu
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Deviation names one switchable departure of the emulator from the
+// documented SRQ semantics. A behaviour plays a choice a real driver makes;
+// a mutant breaks a rule on purpose so that the suite can be shown to catch
+// it. Deviations that take a value carry it after "=", as in
+// "oversize-rc-status=2"; see Deviation.With.
+type Deviation string
+
+// Kinds of deviation, as DeviationInfo.Kind reports them.
+const (
+	KindBehaviour = "behaviour"
+	KindMutant    = "mutant"
+)
+
+// Behaviours: choices real drivers make.
+const (
+	ErrnoNegative            Deviation = "errno-negative"
+	ErrnoMinusOne            Deviation = "errno-minus-one"
+	CheckSGEFirst            Deviation = "check-sge-first"
+	SGEAgainstDevice         Deviation = "sge-against-device"
+	RejectZeroSGE            Deviation = "reject-zero-sge"
+	CapacityPow2             Deviation = "capacity-pow2"
+	CapacityHidden           Deviation = "capacity-hidden"
+	QueryTwice               Deviation = "query-twice"
+	QueryUnsupported         Deviation = "query-unsupported"
+	FreeAtPoll               Deviation = "free-at-poll"
+	LimitAtCreate            Deviation = "limit-at-create"
+	LimitBoundStrict         Deviation = "limit-bound-strict"
+	ArmFiresAtOnce           Deviation = "arm-fires-at-once"
+	LimitKept                Deviation = "limit-kept"
+	ZeroLengthZero           Deviation = "zero-length-zero"
+	BufferBeforeRTR          Deviation = "buffer-before-rtr"
+	OversizeRCStatus         Deviation = "oversize-rc-status"
+	OversizeUDStatus         Deviation = "oversize-ud-status"
+	OversizeUDKills          Deviation = "oversize-ud-kills"
+	KeyCheckTouched          Deviation = "key-check-touched"
+	KeyErrorStatus           Deviation = "key-error-status"
+	KeyErrorUDKills          Deviation = "key-error-ud-kills"
+	ResizeUnsupported        Deviation = "resize-unsupported"
+	ResizeBelowLimitRejected Deviation = "resize-below-limit-rejected"
+	NoLastWQE                Deviation = "no-last-wqe"
+	NoFlush                  Deviation = "no-flush"
+	NoUD                     Deviation = "no-ud"
+)
+
+// Mutants: deliberate rule violations.
+const (
+	PostAllOrNothing    Deviation = "post-all-or-nothing"
+	BadWROffByOne       Deviation = "badwr-off-by-one"
+	CapacityOneShort    Deviation = "capacity-one-short"
+	CapacityOneOver     Deviation = "capacity-one-over"
+	SGEOffByOne         Deviation = "sge-off-by-one"
+	NegativeSGEAccepted Deviation = "negative-sge-accepted"
+	KeepCallerWR        Deviation = "keep-caller-wr"
+	PostRecvAccepted    Deviation = "post-recv-accepted"
+	PostChecksKey       Deviation = "post-checks-key"
+	PostRefusedInErr    Deviation = "post-refused-in-err"
+	CreateReportsLess   Deviation = "create-reports-less"
+	QueryWrongSGE       Deviation = "query-wrong-sge"
+	QueryLimitStale     Deviation = "query-limit-stale"
+	LimitZeroKeeps      Deviation = "limit-zero-keeps"
+	LimitBoundMissing   Deviation = "limit-bound-missing"
+	LimitAtEqual        Deviation = "limit-at-equal"
+	LimitNever          Deviation = "limit-never"
+	LimitNotDisarmed    Deviation = "limit-not-disarmed"
+	LimitReadsArmed     Deviation = "limit-reads-armed"
+	ResizeIgnoresCount  Deviation = "resize-ignores-count"
+	ResizeNoChange      Deviation = "resize-no-change"
+	ResizeClearsLimit   Deviation = "resize-clears-limit"
+	ResizeAlwaysFails   Deviation = "resize-always-fails"
+	ResizeAcceptsZero   Deviation = "resize-accepts-zero"
+	TransitionsLax      Deviation = "transitions-lax"
+	InitFetches         Deviation = "init-fetches"
+	ErrFetches          Deviation = "err-fetches"
+	SQDNoFetch          Deviation = "sqd-no-fetch"
+	SQENoFetch          Deviation = "sqe-no-fetch"
+	LastWQETwice        Deviation = "last-wqe-twice"
+	FlushSuccess        Deviation = "flush-success"
+	SRQErrorFetches     Deviation = "srq-error-fetches"
+	SRQErrorSilent      Deviation = "srq-error-silent"
+	LIFO                Deviation = "lifo"
+	DoubleComplete      Deviation = "double-complete"
+	WriteConsumes       Deviation = "write-consumes"
+	WriteImmNoConsume   Deviation = "write-imm-no-consume"
+	WrongByteLen        Deviation = "wrong-byte-len"
+	WrongQP             Deviation = "wrong-qp"
+	ImmDropped          Deviation = "imm-dropped"
+	WriteImmScatters    Deviation = "write-imm-scatters"
+	FitStrict           Deviation = "fit-strict"
+	NumSGE0FitsOne      Deviation = "numsge0-fits-one"
+	UDNoGRH             Deviation = "ud-no-grh"
+	OversizeTruncates   Deviation = "oversize-truncates"
+	OversizeRCSurvives  Deviation = "oversize-rc-survives"
+	BadKeyIgnored       Deviation = "bad-key-ignored"
+	RNRSilent           Deviation = "rnr-silent"
+	SlotLeak            Deviation = "slot-leak"
+)
+
+// With returns d carrying the value n ("oversize-rc-status=2"). Only the
+// deviations whose DeviationInfo.Description says they take a value accept
+// one.
+func (d Deviation) With(n int) Deviation {
+	return Deviation(fmt.Sprintf("%s=%d", d.base(), n))
+}
+
+// base is the name without any "=value".
+func (d Deviation) base() Deviation {
+	if i := strings.IndexByte(string(d), '='); i >= 0 {
+		return d[:i]
+	}
+	return d
+}
+
+// DeviationInfo describes one deviation in the catalogue.
+type DeviationInfo struct {
+	Name Deviation
+	// Kind is KindBehaviour or KindMutant.
+	Kind string
+	// Rule is, for a mutant, the ID of the rule it breaks; for a behaviour,
+	// "profile:" and the name of the profile field whose value it plays.
+	Rule        string
+	Description string
+}
+
+// valued lists the deviations that take a value, with the value the bare
+// name stands for (the one the newest rxe uses).
+var valued = map[Deviation]int{
+	OversizeRCStatus: 2,
+	OversizeUDStatus: 9,
+	KeyErrorStatus:   2,
+}
+
+var catalogue = []DeviationInfo{
+	{ErrnoNegative, KindBehaviour, "profile:PostErrno", "siw: post verbs return -errno instead of errno"},
+	{ErrnoMinusOne, KindBehaviour, "profile:PostErrno", "mlx4: post verbs return -1 instead of errno"},
+	{CheckSGEFirst, KindBehaviour, "profile:PostCheckOrder", "mlx5: num_sge is checked before the full queue, so a WR failing both gets EINVAL"},
+	{SGEAgainstDevice, KindBehaviour, "profile:SGELimit", "siw: num_sge is checked against the device maximum 6, not the SRQ's max_sge"},
+	{RejectZeroSGE, KindBehaviour, "profile:ZeroSGE", "siw: a WR with num_sge 0 is rejected with EINVAL"},
+	{CapacityPow2, KindBehaviour, "profile:Capacity", "rxe, mlx5: create and resize report and hold roundup_pow2(max_wr+1)-1 WRs; resize rejects only if that rounded capacity is below the outstanding count"},
+	{CapacityHidden, KindBehaviour, "profile:Capacity", "siw: create reports the requested max_wr but the ring holds roundup_pow2(max_wr)"},
+	{QueryTwice, KindBehaviour, "profile:QueryMaxWR", "mlx5: query reports max_wr as 2*capacity+1"},
+	{QueryUnsupported, KindBehaviour, "profile:Query", "siw: query returns EOPNOTSUPP (95)"},
+	{FreeAtPoll, KindBehaviour, "profile:SlotFree", "mlx5: a fetched WQE's slot frees only when its completion is polled"},
+	{LimitAtCreate, KindBehaviour, "profile:LimitAtCreate", "rxe: a non-zero srq_limit at create arms the limit"},
+	{LimitBoundStrict, KindBehaviour, "profile:LimitBound", "mlx5: a limit >= capacity is rejected with EINVAL (not only > capacity)"},
+	{ArmFiresAtOnce, KindBehaviour, "profile:ArmFires", "arming with a limit above the outstanding count raises the limit event at once and disarms"},
+	{LimitKept, KindBehaviour, "profile:LimitAfterFire", "siw: after the limit event the SRQ is disarmed but query still reads the old limit"},
+	{ZeroLengthZero, KindBehaviour, "profile:ZeroLength", "rxe, siw: an SGE of length 0 holds 0 bytes, not 2^31"},
+	{BufferBeforeRTR, KindBehaviour, "profile:BufferBeforeRTR", "mlx5: messages arriving in RESET or INIT are buffered (peer status 0) and processed on reaching RTR; moving to RESET or ERR discards them"},
+	{OversizeRCStatus, KindBehaviour, "profile:OversizeRCStatus", "takes a value (oversize-rc-status=N, bare name N=2): an RC message larger than the WQE completes with status N instead of LOC_LEN_ERR; rxe 2, mlx5 1"},
+	{OversizeUDStatus, KindBehaviour, "profile:OversizeUDStatus", "takes a value (oversize-ud-status=N, bare name N=9): a UD message larger than the WQE completes with status N instead of LOC_LEN_ERR; rxe 9, rxe-6.1 2, mlx5 1"},
+	{OversizeUDKills, KindBehaviour, "profile:OversizeUDKills", "rxe-6.1: a UD message larger than the WQE moves the UD QP to ERR"},
+	{KeyCheckTouched, KindBehaviour, "profile:KeyCheck", "rxe: only SGEs that bytes land in have their key checked (empty SGEs and 0-byte messages check none)"},
+	{KeyErrorStatus, KindBehaviour, "profile:KeyErrorStatus", "takes a value (key-error-status=N, bare name N=2): an invalid key completes with status N instead of LOC_PROT_ERR; rxe 2"},
+	{KeyErrorUDKills, KindBehaviour, "profile:KeyErrorUDKills", "rxe: an invalid key on a UD QP moves it to ERR"},
+	{ResizeUnsupported, KindBehaviour, "profile:Resize", "mlx5, siw: resize returns EINVAL and Info().SRQResize is false"},
+	{ResizeBelowLimitRejected, KindBehaviour, "profile:ResizeBelowLimit", "rxe: resize to a max_wr below the armed limit returns EINVAL"},
+	{NoLastWQE, KindBehaviour, "profile:LastWQE", "rxe-6.1: entering ERR raises no QP_LAST_WQE_REACHED event"},
+	{NoFlush, KindBehaviour, "profile:Flush", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion"},
+	{NoUD, KindBehaviour, "profile:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)"},
+
+	{PostAllOrNothing, KindMutant, "POST-ORDER", "a failing list posts nothing"},
+	{BadWROffByOne, KindMutant, "POST-BADWR", "bad_wr is reported one past the failing WR"},
+	{CapacityOneShort, KindMutant, "POST-FULL", "ENOMEM once capacity-1 slots are in use"},
+	{CapacityOneOver, KindMutant, "POST-FULL", "capacity+1 WRs can be outstanding"},
+	{SGEOffByOne, KindMutant, "POST-SGE", "num_sge == max_sge+1 is accepted"},
+	{NegativeSGEAccepted, KindMutant, "POST-SGE", "a negative num_sge is posted as 0 SGEs"},
+	{KeepCallerWR, KindMutant, "POST-COPY", "the slot keeps a reference to the caller's WR and reads wr_id and SGEs at fetch time"},
+	{PostRecvAccepted, KindMutant, "POST-QP-RQ", "PostRecv on an SRQ-attached QP returns 0"},
+	{PostChecksKey, KindMutant, "POST-NO-KEY-CHECK", "post fails EINVAL on an SGE naming an invalidated key"},
+	{PostRefusedInErr, KindMutant, "POST-ANY-STATE", "post fails EINVAL while any QP is in ERR"},
+	{CreateReportsLess, KindMutant, "CREATE-ATTR", "create reports max_wr-1 when max_wr > 1"},
+	{QueryWrongSGE, KindMutant, "QUERY-ATTR", "query reports max_sge+1"},
+	{QueryLimitStale, KindMutant, "QUERY-LIMIT", "query reports the first limit ever armed"},
+	{LimitZeroKeeps, KindMutant, "LIMIT-DISARM", "ModifyLimit(0) returns 0 but the limit stays armed"},
+	{LimitBoundMissing, KindMutant, "LIMIT-BOUND", "any limit is accepted"},
+	{LimitAtEqual, KindMutant, "LIMIT-FIRE", "the limit fires when the count is <= the limit"},
+	{LimitNever, KindMutant, "LIMIT-FIRE", "the limit never fires"},
+	{LimitNotDisarmed, KindMutant, "LIMIT-ONCE", "the limit fires at every fetch below it (query reads 0 after the first)"},
+	{LimitReadsArmed, KindMutant, "LIMIT-AFTER-FIRE", "after firing the limit stays armed and reads its value"},
+	{ResizeIgnoresCount, KindMutant, "RESIZE-BELOW-COUNT", "resize below the outstanding count is accepted and drops the newest WQEs"},
+	{ResizeNoChange, KindMutant, "RESIZE-CAPACITY", "resize returns 0 but the capacity is unchanged"},
+	{ResizeClearsLimit, KindMutant, "MODIFY-ONLY-MASKED", "resize disarms the limit"},
+	{ResizeAlwaysFails, KindMutant, "RESIZE-OPTIONAL", "resize returns EINVAL though SRQResize is advertised"},
+	{ResizeAcceptsZero, KindMutant, "RESIZE-BOUNDS", "resize to 0 is accepted"},
+	{TransitionsLax, KindMutant, "QP-TRANSITIONS", "RTS->RTR and RESET->RTR are accepted"},
+	{InitFetches, KindMutant, "QP-NOFETCH-STATES", "a QP in INIT fetches WQEs"},
+	{ErrFetches, KindMutant, "QP-NOFETCH-STATES", "a QP in ERR fetches WQEs"},
+	{SQDNoFetch, KindMutant, "QP-FETCH-STATES", "a QP in SQD fetches nothing (messages dropped as in RESET)"},
+	{SQENoFetch, KindMutant, "QP-FETCH-STATES", "a QP in SQE fetches nothing (messages dropped as in RESET)"},
+	{LastWQETwice, KindMutant, "QP-LAST-WQE", "entering ERR raises QP_LAST_WQE_REACHED twice"},
+	{FlushSuccess, KindMutant, "QP-FLUSH-INPROGRESS", "the WQE being filled when the QP enters ERR completes with SUCCESS"},
+	{SRQErrorFetches, KindMutant, "SRQ-ERR-NOFETCH", "an SRQ in error still hands out WQEs"},
+	{SRQErrorSilent, KindMutant, "SRQ-ERR-EVENT", "entering SRQ error raises no event"},
+	{LIFO, KindMutant, "FETCH-FIFO", "the newest WQE is fetched first"},
+	{DoubleComplete, KindMutant, "FETCH-ONCE", "every 3rd successful completion is written twice"},
+	{WriteConsumes, KindMutant, "FETCH-OPCODES", "an RDMA Write consumes a WQE and completes it"},
+	{WriteImmNoConsume, KindMutant, "FETCH-OPCODES", "an RDMA Write with immediate consumes nothing"},
+	{WrongByteLen, KindMutant, "RECV-COMPLETION", "byte_len is the WQE's capacity"},
+	{WrongQP, KindMutant, "RECV-COMPLETION", "every completion names QP 0"},
+	{ImmDropped, KindMutant, "RECV-IMM", "a Send with immediate completes without the immediate"},
+	{WriteImmScatters, KindMutant, "RECV-WRITE-IMM", "a Write with immediate must fit the WQE like a Send"},
+	{FitStrict, KindMutant, "RECV-FIT", "a message must be shorter than the WQE's capacity (len == capacity fails)"},
+	{NumSGE0FitsOne, KindMutant, "RECV-NUMSGE0", "a WQE with no SGEs takes a 1-byte message"},
+	{UDNoGRH, KindMutant, "UD-GRH", "UD receives need no 40 bytes for the GRH and byte_len excludes them"},
+	{OversizeTruncates, KindMutant, "RECV-TOO-LARGE", "a message larger than the WQE completes with SUCCESS and byte_len = capacity"},
+	{OversizeRCSurvives, KindMutant, "RECV-TOO-LARGE", "an RC QP stays in its state after a too-large message"},
+	{BadKeyIgnored, KindMutant, "RECV-BAD-KEY", "invalidated keys are not checked at receive"},
+	{RNRSilent, KindMutant, "RECV-RNR", "an RC peer gets status 0 when the SRQ is empty"},
+	{SlotLeak, KindMutant, "SLOT-FREE", "every 4th fetched WQE's slot never frees"},
+}
+
+var byName = func() map[Deviation]DeviationInfo {
+	m := make(map[Deviation]DeviationInfo, len(catalogue))
+	for _, d := range catalogue {
+		m[d.Name] = d
+	}
+	return m
+}()
+
+// Catalogue returns every deviation the emulator knows, behaviours first.
+// Each Name is usable as it stands; those that take a value stand for the
+// value their Description gives.
+func Catalogue() []DeviationInfo {
+	return append([]DeviationInfo(nil), catalogue...)
+}
+
+// Sets returns the named behaviour sets that play real drivers: "rxe" (the
+// newest rdma_rxe), "rxe-6.1", "mlx5" and "siw". Any of these names is also
+// accepted wherever a deviation is.
+func Sets() map[string][]Deviation {
+	rxeCommon := []Deviation{
+		CapacityPow2, LimitAtCreate, ZeroLengthZero, OversizeRCStatus.With(2),
+		KeyCheckTouched, KeyErrorStatus.With(2), KeyErrorUDKills, ResizeBelowLimitRejected,
+	}
+	clone := func(extra ...Deviation) []Deviation {
+		return append(append([]Deviation(nil), rxeCommon...), extra...)
+	}
+	return map[string][]Deviation{
+		"rxe":     clone(OversizeUDStatus.With(9), NoFlush),
+		"rxe-6.1": clone(OversizeUDStatus.With(2), OversizeUDKills, NoLastWQE),
+		"mlx5": {
+			CheckSGEFirst, CapacityPow2, QueryTwice, FreeAtPoll, BufferBeforeRTR,
+			OversizeRCStatus.With(1), OversizeUDStatus.With(1), ResizeUnsupported,
+		},
+		"siw": {
+			ErrnoNegative, SGEAgainstDevice, RejectZeroSGE, CapacityHidden, QueryUnsupported,
+			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD,
+		},
+	}
+}
+
+// conflicts lists pairs of deviations that cannot both be on.
+var conflicts = [][2]Deviation{
+	{ErrnoNegative, ErrnoMinusOne},
+	{CapacityPow2, CapacityHidden},
+}
+
+// config is a resolved set of deviations.
+type config struct {
+	on     map[Deviation]bool
+	values map[Deviation]int
+}
+
+func (c *config) has(d Deviation) bool { return c.on[d] }
+
+// value returns the value given to d, or def when d is off.
+func (c *config) value(d Deviation, def int) int {
+	if !c.on[d] {
+		return def
+	}
+	return c.values[d]
+}
+
+// names lists the deviations that are on, sorted, values included.
+func (c *config) names() []string {
+	var out []string
+	for d := range c.on {
+		if v, ok := c.values[d]; ok {
+			out = append(out, string(d.With(v)))
+		} else {
+			out = append(out, string(d))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validNames is the list an unknown-name error quotes.
+func validNames() string {
+	var names []string
+	for _, d := range catalogue {
+		n := string(d.Name)
+		if _, ok := valued[d.Name]; ok {
+			n += "[=N]"
+		}
+		names = append(names, n)
+	}
+	var sets []string
+	for s := range Sets() {
+		sets = append(sets, s)
+	}
+	sort.Strings(sets)
+	return "sets " + strings.Join(sets, ", ") + "; deviations " + strings.Join(names, ", ")
+}
+
+// resolve expands set names, parses values and checks for unknown names
+// and conflicts. A later value for the same deviation replaces an earlier.
+func resolve(devs []Deviation) (*config, error) {
+	c := &config{on: map[Deviation]bool{}, values: map[Deviation]int{}}
+	sets := Sets()
+	var add func(d Deviation) error
+	add = func(d Deviation) error {
+		d = Deviation(strings.TrimSpace(string(d)))
+		if d == "" {
+			return nil
+		}
+		if set, ok := sets[string(d)]; ok {
+			for _, e := range set {
+				if err := add(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		b := d.base()
+		if _, ok := byName[b]; !ok {
+			return fmt.Errorf("emu: unknown deviation %q; valid: %s", d, validNames())
+		}
+		def, takes := valued[b]
+		if b != d {
+			if !takes {
+				return fmt.Errorf("emu: deviation %q takes no value, got %q", b, d)
+			}
+			v, err := strconv.Atoi(string(d[len(b)+1:]))
+			if err != nil || v < 0 || v > 255 {
+				return fmt.Errorf("emu: deviation %q: value must be a completion status 0..255, got %q", b, d[len(b)+1:])
+			}
+			def = v
+		}
+		c.on[b] = true
+		if takes {
+			c.values[b] = def
+		}
+		return nil
+	}
+	for _, d := range devs {
+		if err := add(d); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range conflicts {
+		if c.on[p[0]] && c.on[p[1]] {
+			return nil, fmt.Errorf("emu: deviations %q and %q cannot both be on", p[0], p[1])
+		}
+	}
+	return c, nil
+}
+
+// splitOption splits a comma-separated deviations option.
+func splitOption(s string) []Deviation {
+	var out []Deviation
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, Deviation(f))
+		}
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+// Package emu is an in-process emulated HCA that implements drivers.Driver.
+//
+// It is written like a device, independently of the reference model: an
+// SRQ is a ring of WQE slots with a producer index published by a doorbell
+// and a consumer index the responder advances; a CQ and an async event
+// queue collect what the responder writes; memory regions are a valid flag
+// and a byte buffer each; QPs carry a state and are fed synchronously by
+// their peer inside Deliver.
+//
+// With no deviations the emulator follows the documented SRQ semantics.
+// Deviations switch on the choices real drivers make (behaviours, grouped
+// by Sets into rxe, rxe-6.1, mlx5 and siw) or deliberate rule violations
+// (mutants) that the conformance suite must catch; Catalogue lists them.
+package emu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// Device limits.
+const (
+	maxSRQWR     = 16384
+	maxSRQSGE    = 6
+	maxMessage   = 1 << 20
+	maxUDMessage = 4096
+	grhBytes     = 40
+	zeroLenBytes = 1 << 31 // what an SGE of length 0 holds by default
+)
+
+// errno values the verbs return.
+const (
+	eNOMEM      = 12
+	eINVAL      = 22
+	eOPNOTSUPP  = 95
+	deviceName  = "emu0"
+	driverName  = "emu"
+	optionDevs  = "deviations"
+	optionUsage = `Options["deviations"]`
+)
+
+// Completion statuses (enum ibv_wc_status).
+const (
+	wcSuccess    drivers.WCStatus = 0
+	wcLocLenErr  drivers.WCStatus = 1
+	wcLocProtErr drivers.WCStatus = 4
+	wcFlushErr   drivers.WCStatus = 5
+)
+
+// Receive completion opcodes.
+const (
+	wcRecv        drivers.WCOpcode = 0
+	wcRecvRDMAImm drivers.WCOpcode = 1
+)
+
+// Async events.
+const (
+	evSRQLimit drivers.EventType = 0
+	evSRQErr   drivers.EventType = 1
+	evLastWQE  drivers.EventType = 2
+)
+
+// Peer statuses.
+const (
+	peerOK  drivers.PeerStatus = 0
+	peerRNR drivers.PeerStatus = 1
+	peerErr drivers.PeerStatus = 2
+)
+
+// driver is the drivers.Driver New returns.
+type driver struct {
+	devs []Deviation
+}
+
+// New returns the emulator driver with the deviations devs switched on.
+// Names are checked by Open, which also merges the comma-separated
+// Options["deviations"] (deviation or set names) after devs.
+func New(devs ...Deviation) drivers.Driver {
+	return &driver{devs: append([]Deviation(nil), devs...)}
+}
+
+// Name returns "emu".
+func (*driver) Name() string { return driverName }
+
+// Open opens the single emulated device "emu0".
+func (d *driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("emu: Open: %w", err)
+	}
+	if cfg.Device != "" && cfg.Device != deviceName {
+		return nil, fmt.Errorf("emu: Open(device %q): no such device, the emulator has only %q", cfg.Device, deviceName)
+	}
+	devs := append(append([]Deviation(nil), d.devs...), splitOption(cfg.Options[optionDevs])...)
+	c, err := resolve(devs)
+	if err != nil {
+		return nil, fmt.Errorf("emu: Open with %s=%q: %w", optionUsage, cfg.Options[optionDevs], err)
+	}
+	return &device{cfg: c}, nil
+}
+
+// device is one emulated HCA. Its mutex guards every SRQ, QP, ring and
+// queue it made.
+type device struct {
+	mu     sync.Mutex
+	cfg    *config
+	closed bool
+	srqs   []*srq
+}
+
+// Info describes the device as the deviations shape it.
+func (d *device) Info() drivers.Info {
+	return drivers.Info{
+		Name:            deviceName,
+		Provider:        driverName,
+		MaxSRQWR:        maxSRQWR,
+		MaxSRQSGE:       maxSRQSGE,
+		SRQResize:       !d.cfg.has(ResizeUnsupported),
+		MaxMessage:      maxMessage,
+		MaxUDMessage:    maxUDMessage,
+		UD:              !d.cfg.has(NoUD),
+		InjectSRQError:  true,
+		InjectSQE:       true,
+		PartialDelivery: true,
+	}
+}
+
+// Deviations returns the names of the deviations switched on, sorted, with
+// their values. It is not part of drivers.Device; reach it through a type
+// assertion to interface{ Deviations() []string }.
+func (d *device) Deviations() []string { return d.cfg.names() }
+
+// CreateSRQ creates an SRQ with its CQ, event queue and keys memory regions.
+func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(%+v) on a closed device", attr)
+	}
+	if attr.MaxWR == 0 || attr.MaxWR > maxSRQWR {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_wr=%d): EINVAL, max_wr must be 1..%d", attr.MaxWR, maxSRQWR)
+	}
+	if attr.MaxSGE == 0 || attr.MaxSGE > maxSRQSGE {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_sge=%d): EINVAL, max_sge must be 1..%d", attr.MaxSGE, maxSRQSGE)
+	}
+	if keys < 0 {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(keys=%d): the number of memory regions must be >= 0", keys)
+	}
+	s := &srq{dev: d, cfg: d.cfg, maxSGE: attr.MaxSGE, regions: make([]region, keys)}
+	for i := range s.regions {
+		s.regions[i].valid = true
+	}
+	capacity, hold := s.sizes(attr.MaxWR)
+	s.capacity, s.hold = capacity, hold
+	s.ring = make([]wqe, ringSize(hold))
+	if attr.SRQLimit != 0 && d.cfg.has(LimitAtCreate) {
+		if attr.SRQLimit > capacity {
+			return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_wr=%d, srq_limit=%d): EINVAL, srq_limit above the capacity %d", attr.MaxWR, attr.SRQLimit, capacity)
+		}
+		s.arm(attr.SRQLimit)
+	}
+	reported := capacity
+	if d.cfg.has(CreateReportsLess) && reported > 1 {
+		reported--
+	}
+	d.srqs = append(d.srqs, s)
+	return s, drivers.SRQAttr{MaxWR: reported, MaxSGE: attr.MaxSGE, SRQLimit: attr.SRQLimit}, nil
+}
+
+// Close destroys every SRQ the device made. It is idempotent.
+func (d *device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	for i := len(d.srqs) - 1; i >= 0; i-- {
+		d.srqs[i].destroy()
+	}
+	d.srqs = nil
+	d.closed = true
+	return nil
+}
+
+// roundupPow2 returns the smallest power of two >= x (1 for x <= 1).
+func roundupPow2(x uint32) uint32 {
+	p := uint32(1)
+	for p < x {
+		p <<= 1
+	}
+	return p
+}
+
+// ringSize is the number of slots of a ring that lets hold WQEs be in use:
+// a power of two with room for one more (capacity-one-over) and a sentinel.
+func ringSize(hold uint32) uint32 {
+	return roundupPow2(hold + 2)
+}

@@ -1,0 +1,387 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// qp is a receiving QP attached to the SRQ, with its peer. Its fields are
+// guarded by s.dev.mu.
+type qp struct {
+	s     *srq
+	idx   int
+	typ   drivers.QPType
+	state drivers.QPState
+	// filling is the WQE a message is being scattered into between
+	// DeliverFirstPacket and DeliverRest; nil when none.
+	filling *fill
+	// partial says a first packet was sent and DeliverRest is owed, even if
+	// the filling WQE was flushed meanwhile.
+	partial bool
+	// buffered holds messages that arrived before RTR (buffer-before-rtr).
+	buffered []drivers.Message
+}
+
+// fill is a WQE held by a message in flight.
+type fill struct {
+	w   wqe
+	msg drivers.Message
+}
+
+var _ drivers.QP = (*qp)(nil)
+
+// transitions lists the legal moves other than to RESET and ERR.
+var transitions = map[[2]drivers.QPState]bool{
+	{drivers.Reset, drivers.Init}: true,
+	{drivers.Init, drivers.Init}:  true,
+	{drivers.Init, drivers.RTR}:   true,
+	{drivers.RTR, drivers.RTS}:    true,
+	{drivers.RTS, drivers.RTS}:    true,
+	{drivers.RTS, drivers.SQD}:    true,
+	{drivers.SQD, drivers.SQD}:    true,
+	{drivers.SQD, drivers.RTS}:    true,
+	{drivers.SQE, drivers.RTS}:    true,
+}
+
+// legal says whether modify from -> to is accepted.
+func (q *qp) legal(from, to drivers.QPState) bool {
+	switch {
+	case to == drivers.Reset:
+		return true
+	case to == drivers.Err:
+		return from != drivers.Reset
+	case transitions[[2]drivers.QPState{from, to}]:
+		return true
+	case q.s.cfg.has(TransitionsLax):
+		return to == drivers.RTR && (from == drivers.RTS || from == drivers.Reset)
+	}
+	return false
+}
+
+// Modify moves the QP to state if the transition is legal.
+func (q *qp) Modify(state drivers.QPState) int {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed || state > drivers.Err || !q.legal(q.state, state) {
+		return eINVAL
+	}
+	switch state {
+	case drivers.Reset:
+		if q.filling != nil {
+			s.release(q.filling.w)
+			q.filling = nil
+		}
+		q.buffered = nil
+		q.state = drivers.Reset
+	case drivers.Err:
+		if q.state != drivers.Err {
+			q.enterErr()
+		}
+	default:
+		q.state = state
+		if state == drivers.RTR {
+			msgs := q.buffered
+			q.buffered = nil
+			for _, m := range msgs {
+				q.deliver(m)
+			}
+		}
+	}
+	return 0
+}
+
+// enterErr moves the QP to ERR: the WQE being filled is flushed, buffered
+// messages are discarded and QP_LAST_WQE_REACHED is raised.
+func (q *qp) enterErr() {
+	s := q.s
+	q.state = drivers.Err
+	q.buffered = nil
+	if f := q.filling; f != nil {
+		q.filling = nil
+		switch {
+		case s.cfg.has(NoFlush):
+			s.release(f.w)
+		case s.cfg.has(FlushSuccess):
+			s.pushCQE(drivers.Completion{WRID: f.w.id, Status: wcSuccess, Opcode: wcRecv, ByteLen: f.msg.Len, QP: q.idx}, f.w.holds)
+		default:
+			s.pushCQE(drivers.Completion{WRID: f.w.id, Status: wcFlushErr, QP: q.idx}, f.w.holds)
+		}
+	}
+	if !s.cfg.has(NoLastWQE) {
+		s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
+		if s.cfg.has(LastWQETwice) {
+			s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
+		}
+	}
+}
+
+// PostRecv is ibv_post_recv on the QP's own receive queue, which an
+// SRQ-attached QP does not have.
+func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if !s.closed && s.cfg.has(PostRecvAccepted) {
+		return 0, -1
+	}
+	return s.errno(eINVAL), 0
+}
+
+// fetching says whether the QP's state lets it take WQEs from the SRQ.
+func (q *qp) fetching() bool {
+	c := q.s.cfg
+	switch q.state {
+	case drivers.RTR, drivers.RTS:
+		return true
+	case drivers.SQD:
+		return !c.has(SQDNoFetch)
+	case drivers.SQE:
+		return !c.has(SQENoFetch)
+	case drivers.Init:
+		return c.has(InitFetches)
+	case drivers.Err:
+		return c.has(ErrFetches)
+	}
+	return false
+}
+
+// checkMsg rejects messages the peer cannot send.
+func (q *qp) checkMsg(call string, m drivers.Message) error {
+	if m.Opcode > drivers.FetchAdd {
+		return fmt.Errorf("emu: %s(opcode %d): unknown opcode, want 0..%d", call, m.Opcode, drivers.FetchAdd)
+	}
+	limit := uint32(maxMessage)
+	if q.typ == drivers.UD {
+		limit = maxUDMessage
+	}
+	if m.Len > limit {
+		return fmt.Errorf("emu: %s(len %d) on QP %d: above the largest message %d the peer sends", call, m.Len, q.idx, limit)
+	}
+	return nil
+}
+
+// Deliver has the peer send msg and processes it synchronously.
+func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return peerErr, fmt.Errorf("emu: Deliver: %w", err)
+	}
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return peerErr, fmt.Errorf("emu: Deliver on QP %d of a closed SRQ", q.idx)
+	}
+	if err := q.checkMsg("Deliver", msg); err != nil {
+		return peerErr, err
+	}
+	if q.filling != nil {
+		return peerErr, fmt.Errorf("emu: Deliver on QP %d while a message is half delivered; want DeliverRest first", q.idx)
+	}
+	return q.deliver(msg), nil
+}
+
+// dropped is what the peer hears when the QP drops a message.
+func (q *qp) dropped() drivers.PeerStatus {
+	if q.typ == drivers.RC {
+		return peerErr
+	}
+	return peerOK
+}
+
+// deliver is the responder: it decides from the QP's state and the opcode
+// whether to fetch, fetches the head WQE and completes it.
+func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
+	s := q.s
+	c := s.cfg
+	if !q.fetching() {
+		if c.has(BufferBeforeRTR) && (q.state == drivers.Reset || q.state == drivers.Init) {
+			q.buffered = append(q.buffered, msg)
+			return peerOK
+		}
+		return q.dropped()
+	}
+	switch msg.Opcode {
+	case drivers.Write:
+		if !c.has(WriteConsumes) {
+			return peerOK
+		}
+	case drivers.Read, drivers.CmpSwap, drivers.FetchAdd:
+		return peerOK
+	case drivers.WriteImm:
+		if c.has(WriteImmNoConsume) {
+			return peerOK
+		}
+	}
+	if s.errored && !c.has(SRQErrorFetches) {
+		if q.typ == drivers.RC {
+			return peerRNR
+		}
+		return peerOK
+	}
+	if s.outstanding() == 0 {
+		if q.typ == drivers.RC && !c.has(RNRSilent) {
+			return peerRNR
+		}
+		return peerOK
+	}
+	return q.complete(s.fetch(), msg)
+}
+
+// complete checks the fetched WQE against msg, scatters and writes the
+// completion; it returns what the peer hears.
+func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
+	s := q.s
+	c := s.cfg
+	rc := q.typ == drivers.RC
+	base := drivers.Completion{WRID: w.id, QP: q.idx}
+	sends := msg.Opcode == drivers.Send || msg.Opcode == drivers.SendImm
+	if !sends && !(msg.Opcode == drivers.WriteImm && c.has(WriteImmScatters)) {
+		// RDMA Write with immediate (or a consuming Write): no scatter.
+		ok := base
+		ok.Opcode, ok.ByteLen = wcRecvRDMAImm, msg.Len
+		if msg.Opcode == drivers.WriteImm {
+			ok.HasImm, ok.Imm = true, msg.Imm
+		}
+		s.pushCQE(ok, w.holds)
+		return peerOK
+	}
+	var grh uint64
+	if !rc && sends && !c.has(UDNoGRH) {
+		grh = grhBytes
+	}
+	need := grh + uint64(msg.Len)
+	capacity := s.wqeCapacity(w)
+	if c.has(NumSGE0FitsOne) && len(w.sges) == 0 {
+		capacity = 1
+	}
+	fits := need <= capacity
+	if c.has(FitStrict) {
+		fits = need < capacity
+	}
+	success := base
+	success.ByteLen = uint32(need)
+	switch msg.Opcode {
+	case drivers.SendImm:
+		if !c.has(ImmDropped) {
+			success.HasImm, success.Imm = true, msg.Imm
+		}
+	case drivers.WriteImm:
+		success.Opcode, success.HasImm, success.Imm = wcRecvRDMAImm, true, msg.Imm
+	}
+	if c.has(WrongByteLen) {
+		success.ByteLen = uint32(min(capacity, 1<<32-1))
+	}
+	if !fits {
+		if c.has(OversizeTruncates) {
+			success.ByteLen = uint32(min(capacity, 1<<32-1))
+			s.pushCQE(success, w.holds)
+			return peerOK
+		}
+		st := wcLocLenErr
+		if rc {
+			st = drivers.WCStatus(c.value(OversizeRCStatus, int(wcLocLenErr)))
+		} else {
+			st = drivers.WCStatus(c.value(OversizeUDStatus, int(wcLocLenErr)))
+		}
+		return q.fail(base, st, w.holds, rc && !c.has(OversizeRCSurvives) || !rc && c.has(OversizeUDKills))
+	}
+	if !sends {
+		s.pushCQE(success, w.holds) // write-imm-scatters: fitted, nothing to scatter
+		return peerOK
+	}
+	if !c.has(BadKeyIgnored) && s.badKey(w, need) {
+		st := drivers.WCStatus(c.value(KeyErrorStatus, int(wcLocProtErr)))
+		return q.fail(base, st, w.holds, rc || c.has(KeyErrorUDKills))
+	}
+	success.PayloadErr = s.scatter(w, msg, grh)
+	s.pushCQE(success, w.holds)
+	return peerOK
+}
+
+// fail writes an error completion, moves the QP to ERR if kill, and
+// returns what the peer hears.
+func (q *qp) fail(c drivers.Completion, st drivers.WCStatus, holds, kill bool) drivers.PeerStatus {
+	c.Status = st
+	q.s.pushCQE(c, holds)
+	if kill && q.state != drivers.Err {
+		q.enterErr()
+	}
+	return q.dropped()
+}
+
+// DeliverFirstPacket sends the first packet of a Send on an RC QP: the
+// responder fetches the head WQE and holds it while the rest is in flight.
+func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("emu: DeliverFirstPacket: %w", err)
+	}
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d of a closed SRQ", q.idx)
+	case msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm:
+		return fmt.Errorf("emu: DeliverFirstPacket(opcode %d) on QP %d: only Send and SendImm are delivered in parts", msg.Opcode, q.idx)
+	case q.typ != drivers.RC:
+		return fmt.Errorf("emu: DeliverFirstPacket on UD QP %d: only RC messages are delivered in parts", q.idx)
+	case q.partial:
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: a message is already half delivered; want DeliverRest first", q.idx)
+	case !q.fetching():
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d in %s: the QP fetches no WQE in that state", q.idx, q.state)
+	case s.errored && !s.cfg.has(SRQErrorFetches):
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: the SRQ is in error and hands out no WQE", q.idx)
+	case s.outstanding() == 0:
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: no WQE outstanding to fill", q.idx)
+	}
+	if err := q.checkMsg("DeliverFirstPacket", msg); err != nil {
+		return err
+	}
+	q.filling = &fill{w: s.fetch(), msg: msg}
+	q.partial = true
+	return nil
+}
+
+// DeliverRest sends the rest of the message DeliverFirstPacket started and
+// completes the WQE it fills. If the WQE was flushed meanwhile (ERR or
+// RESET), the peer's send fails.
+func (q *qp) DeliverRest(ctx context.Context) (drivers.PeerStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return peerErr, fmt.Errorf("emu: DeliverRest: %w", err)
+	}
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d of a closed SRQ", q.idx)
+	}
+	if !q.partial {
+		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d: no DeliverFirstPacket outstanding", q.idx)
+	}
+	q.partial = false
+	f := q.filling
+	q.filling = nil
+	if f == nil {
+		return peerErr, nil
+	}
+	return q.complete(f.w, f.msg), nil
+}
+
+// InjectSQE moves the QP from RTS to SQE.
+func (q *qp) InjectSQE() error {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return errors.New("emu: InjectSQE on a closed SRQ")
+	}
+	if q.state != drivers.RTS {
+		return fmt.Errorf("emu: InjectSQE on QP %d in %s: want RTS", q.idx, q.state)
+	}
+	q.state = drivers.SQE
+	return nil
+}

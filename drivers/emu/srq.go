@@ -1,0 +1,600 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// wqe is one receive WQE as it sits in a ring slot.
+type wqe struct {
+	id   uint64
+	sges []drivers.SGE
+	// src is set by the keep-caller-wr mutant: the slot then refers to the
+	// caller's WR and reads it only when fetched.
+	src  *drivers.RecvWR
+	nsge int
+	// holds says the WQE's slot stays in use until its completion is polled.
+	holds bool
+}
+
+// cqe is one entry of the completion queue.
+type cqe struct {
+	drivers.Completion
+	holds bool // polling it frees a ring slot (free-at-poll)
+}
+
+// region is a registered memory region: key index -> valid flag, and the
+// bytes the responder scattered into it.
+type region struct {
+	valid bool
+	buf   []byte
+}
+
+// srq is one shared receive queue with its CQ, event queue, regions and QPs.
+// Every field is guarded by dev.mu.
+type srq struct {
+	dev    *device
+	cfg    *config
+	closed bool
+
+	// The WQE ring. prod is the producer index the doorbell publishes, cons
+	// the consumer index the responder advances; both run freely and are
+	// taken modulo len(ring), a power of two.
+	ring       []wqe
+	prod, cons uint32
+	capacity   uint32 // max_wr as create and query report it
+	hold       uint32 // slots that may be in use at once
+	held       uint32 // fetched WQEs whose slot frees at poll (free-at-poll)
+	leaked     uint32 // slots that never free (slot-leak)
+	maxSGE     uint32
+
+	armed      uint32 // the threshold the responder fires at; 0 disarmed
+	shown      uint32 // the limit query reads
+	firstLimit uint32 // the first limit ever armed (query-limit-stale)
+	errored    bool
+
+	regions []region
+	cq      []cqe
+	events  []drivers.Event
+	qps     []*qp
+
+	fetches   uint64 // WQEs fetched so far
+	successes uint64 // successful completions written so far
+}
+
+var _ drivers.SRQ = (*srq)(nil)
+
+// sizes returns the capacity reported for a request of n WRs and the
+// number of slots the ring lets be in use.
+func (s *srq) sizes(n uint32) (capacity, hold uint32) {
+	switch {
+	case s.cfg.has(CapacityPow2):
+		c := roundupPow2(n+1) - 1
+		return c, c
+	case s.cfg.has(CapacityHidden):
+		return n, roundupPow2(n)
+	}
+	return n, n
+}
+
+// outstanding is the number of posted WQEs not yet fetched.
+func (s *srq) outstanding() uint32 { return s.prod - s.cons }
+
+// inUse is the number of ring slots not free for posting.
+func (s *srq) inUse() uint32 { return s.outstanding() + s.held + s.leaked }
+
+// fullAt is the number of slots in use at which a post fails with ENOMEM.
+func (s *srq) fullAt() uint32 {
+	switch {
+	case s.cfg.has(CapacityOneShort) && s.hold > 0:
+		return s.hold - 1
+	case s.cfg.has(CapacityOneOver):
+		return s.hold + 1
+	}
+	return s.hold
+}
+
+// errno converts a positive errno to the provider's return convention.
+func (s *srq) errno(e int) int {
+	switch {
+	case s.cfg.has(ErrnoNegative):
+		return -e
+	case s.cfg.has(ErrnoMinusOne):
+		return -1
+	}
+	return e
+}
+
+// keyValid says whether key names a registered, valid region.
+func (s *srq) keyValid(key int) bool {
+	return key >= 0 && key < len(s.regions) && s.regions[key].valid
+}
+
+func (s *srq) anyQPIn(st drivers.QPState) bool {
+	for _, q := range s.qps {
+		if q.state == st {
+			return true
+		}
+	}
+	return false
+}
+
+// Post writes the WRs into ring slots in order and rings the doorbell for
+// those written; the first WR that fails stops the list.
+func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return s.errno(eINVAL), firstBad(wrs)
+	}
+	if s.cfg.has(PostRefusedInErr) && s.anyQPIn(drivers.Err) && len(wrs) > 0 {
+		return s.errno(eINVAL), 0
+	}
+	prod := s.prod
+	mask := uint32(len(s.ring) - 1)
+	for i := range wrs {
+		if e := s.check(&wrs[i], prod-s.cons+s.held+s.leaked); e != 0 {
+			if !s.cfg.has(PostAllOrNothing) {
+				s.prod = prod // doorbell: publish the WQEs written so far
+			}
+			bad := i
+			if s.cfg.has(BadWROffByOne) {
+				bad++
+			}
+			return s.errno(e), bad
+		}
+		s.ring[prod&mask] = s.makeWQE(&wrs[i])
+		prod++
+	}
+	s.prod = prod // doorbell
+	return 0, -1
+}
+
+// firstBad is bad_wr for a list that fails as a whole.
+func firstBad(wrs []drivers.RecvWR) int {
+	if len(wrs) == 0 {
+		return -1
+	}
+	return 0
+}
+
+// check returns the errno posting wr fails with when inUse slots are taken,
+// or 0.
+func (s *srq) check(wr *drivers.RecvWR, inUse uint32) int {
+	full := inUse >= s.fullAt()
+	n := wr.NumSGE
+	maxN := int(s.maxSGE)
+	if s.cfg.has(SGEAgainstDevice) {
+		maxN = maxSRQSGE
+	}
+	if s.cfg.has(SGEOffByOne) {
+		maxN++
+	}
+	badSGE := n > maxN || (n < 0 && !s.cfg.has(NegativeSGEAccepted)) || (n == 0 && s.cfg.has(RejectZeroSGE))
+	if s.cfg.has(CheckSGEFirst) {
+		if badSGE {
+			return eINVAL
+		}
+		if full {
+			return eNOMEM
+		}
+	} else {
+		if full {
+			return eNOMEM
+		}
+		if badSGE {
+			return eINVAL
+		}
+	}
+	if s.cfg.has(PostChecksKey) {
+		for _, g := range wr.SGEs[:numSGE(wr)] {
+			if !s.keyValid(g.Key) {
+				return eINVAL
+			}
+		}
+	}
+	return 0
+}
+
+// numSGE is the number of SGEs of wr the device reads: NumSGE bounded by
+// the slice, a negative count reading none.
+func numSGE(wr *drivers.RecvWR) int {
+	return max(0, min(wr.NumSGE, len(wr.SGEs)))
+}
+
+// makeWQE copies wr into a WQE.
+func (s *srq) makeWQE(wr *drivers.RecvWR) wqe {
+	if s.cfg.has(KeepCallerWR) {
+		return wqe{src: wr, nsge: wr.NumSGE}
+	}
+	return wqe{id: wr.ID, sges: append([]drivers.SGE(nil), wr.SGEs[:numSGE(wr)]...)}
+}
+
+// fetch takes the head WQE (the tail under lifo), accounts for its slot
+// and checks the limit. The caller has made sure one is outstanding.
+func (s *srq) fetch() wqe {
+	mask := uint32(len(s.ring) - 1)
+	var i uint32
+	if s.cfg.has(LIFO) {
+		s.prod--
+		i = s.prod & mask
+	} else {
+		i = s.cons & mask
+		s.cons++
+	}
+	w := s.ring[i]
+	s.ring[i] = wqe{}
+	if w.src != nil {
+		n := max(0, min(w.nsge, len(w.src.SGEs)))
+		w = wqe{id: w.src.ID, sges: append([]drivers.SGE(nil), w.src.SGEs[:n]...)}
+	}
+	s.fetches++
+	switch {
+	case s.cfg.has(SlotLeak) && s.fetches%4 == 0:
+		s.leaked++
+	case s.cfg.has(FreeAtPoll):
+		s.held++
+		w.holds = true
+	}
+	s.checkLimit()
+	return w
+}
+
+// release frees the slot of a fetched WQE that will get no completion.
+func (s *srq) release(w wqe) {
+	if w.holds {
+		s.held--
+	}
+}
+
+// arm arms the limit at l (non-zero).
+func (s *srq) arm(l uint32) {
+	s.armed, s.shown = l, l
+	if s.firstLimit == 0 {
+		s.firstLimit = l
+	}
+}
+
+// checkLimit fires the limit if the outstanding count dropped below it.
+func (s *srq) checkLimit() {
+	if s.armed == 0 || s.cfg.has(LimitNever) {
+		return
+	}
+	n := s.outstanding()
+	if n < s.armed || (s.cfg.has(LimitAtEqual) && n == s.armed) {
+		s.fireLimit()
+	}
+}
+
+// fireLimit raises SRQ_LIMIT_REACHED and disarms as the deviations say.
+func (s *srq) fireLimit() {
+	s.events = append(s.events, drivers.Event{Type: evSRQLimit, QP: -1})
+	switch {
+	case s.cfg.has(LimitReadsArmed):
+	case s.cfg.has(LimitNotDisarmed):
+		s.shown = 0
+	case s.cfg.has(LimitKept):
+		s.armed = 0
+	default:
+		s.armed, s.shown = 0, 0
+	}
+}
+
+// Query returns the attributes and the limit as query reads them.
+func (s *srq) Query() (drivers.SRQAttr, int) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return drivers.SRQAttr{}, eINVAL
+	}
+	if s.cfg.has(QueryUnsupported) {
+		return drivers.SRQAttr{}, eOPNOTSUPP
+	}
+	a := drivers.SRQAttr{MaxWR: s.capacity, MaxSGE: s.maxSGE, SRQLimit: s.shown}
+	if s.cfg.has(QueryTwice) {
+		a.MaxWR = 2*s.capacity + 1
+	}
+	if s.cfg.has(QueryWrongSGE) {
+		a.MaxSGE++
+	}
+	if s.cfg.has(QueryLimitStale) && s.firstLimit != 0 {
+		a.SRQLimit = s.firstLimit
+	}
+	return a, 0
+}
+
+// ModifyLimit arms the limit at limit, or disarms it for 0.
+func (s *srq) ModifyLimit(limit uint32) int {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return eINVAL
+	}
+	if limit == 0 {
+		if !s.cfg.has(LimitZeroKeeps) {
+			s.armed, s.shown = 0, 0
+		}
+		return 0
+	}
+	if !s.cfg.has(LimitBoundMissing) {
+		if limit > s.capacity || (s.cfg.has(LimitBoundStrict) && limit >= s.capacity) {
+			return eINVAL
+		}
+	}
+	s.arm(limit)
+	if s.cfg.has(ArmFiresAtOnce) && s.outstanding() < limit {
+		s.fireLimit()
+	}
+	return 0
+}
+
+// Resize changes the capacity, keeping the outstanding WQEs in order.
+func (s *srq) Resize(maxWR uint32) int {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	c := s.cfg
+	switch {
+	case s.closed, c.has(ResizeUnsupported), c.has(ResizeAlwaysFails):
+		return eINVAL
+	case maxWR == 0 && !c.has(ResizeAcceptsZero), maxWR > maxSRQWR:
+		return eINVAL
+	case c.has(ResizeBelowLimitRejected) && s.armed != 0 && maxWR < s.armed:
+		return eINVAL
+	}
+	capacity, hold := s.sizes(maxWR)
+	if hold < s.inUse() && !c.has(ResizeIgnoresCount) {
+		return eINVAL
+	}
+	if c.has(ResizeNoChange) {
+		return 0
+	}
+	keep := s.outstanding()
+	if room := hold - min(hold, s.held+s.leaked); keep > room {
+		keep = room // resize-ignores-count: the newest WQEs are lost
+	}
+	ring := make([]wqe, ringSize(hold))
+	oldMask := uint32(len(s.ring) - 1)
+	for i := range keep {
+		ring[i] = s.ring[(s.cons+i)&oldMask]
+	}
+	s.ring, s.cons, s.prod = ring, 0, keep
+	s.capacity, s.hold = capacity, hold
+	if c.has(ResizeClearsLimit) {
+		s.armed, s.shown = 0, 0
+	}
+	return 0
+}
+
+// CreateQP creates a QP attached to the SRQ, in RESET, with its peer.
+func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("emu: CreateQP: %w", err)
+	}
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("emu: CreateQP on a closed SRQ")
+	}
+	switch t {
+	case drivers.RC:
+	case drivers.UD:
+		if s.cfg.has(NoUD) {
+			return nil, fmt.Errorf("emu: CreateQP(UD): %w (deviation %s)", drivers.ErrUnsupported, NoUD)
+		}
+	default:
+		return nil, fmt.Errorf("emu: CreateQP(type %d): unknown QP type, want RC (0) or UD (1)", t)
+	}
+	q := &qp{s: s, idx: len(s.qps), typ: t, state: drivers.Reset}
+	s.qps = append(s.qps, q)
+	return q, nil
+}
+
+// InvalidateKey deregisters region key.
+func (s *srq) InvalidateKey(key int) error {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("emu: InvalidateKey(%d) on a closed SRQ", key)
+	}
+	if key < 0 || key >= len(s.regions) {
+		return fmt.Errorf("emu: InvalidateKey(%d): no such region, keys are 0..%d", key, len(s.regions)-1)
+	}
+	s.regions[key].valid = false
+	s.regions[key].buf = nil
+	return nil
+}
+
+// PollCQ removes and returns up to max completions (all for max <= 0).
+func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("emu: PollCQ(%d) on a closed SRQ", max)
+	}
+	n := len(s.cq)
+	if max > 0 && max < n {
+		n = max
+	}
+	out := make([]drivers.Completion, n)
+	for i, c := range s.cq[:n] {
+		out[i] = c.Completion
+		if c.holds {
+			s.held--
+		}
+	}
+	s.cq = append(s.cq[:0], s.cq[n:]...)
+	return out, nil
+}
+
+// PollEvents removes and returns every pending async event.
+func (s *srq) PollEvents() ([]drivers.Event, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("emu: PollEvents on a closed SRQ")
+	}
+	ev := s.events
+	s.events = nil
+	return ev, nil
+}
+
+// InjectSRQError puts the SRQ in error, raising SRQ_ERR on entry.
+func (s *srq) InjectSRQError() error {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return errors.New("emu: InjectSRQError on a closed SRQ")
+	}
+	if !s.errored {
+		s.errored = true
+		if !s.cfg.has(SRQErrorSilent) {
+			s.events = append(s.events, drivers.Event{Type: evSRQErr, QP: -1})
+		}
+	}
+	return nil
+}
+
+// Close destroys the QPs, the SRQ, its regions and CQ. It is idempotent.
+func (s *srq) Close() error {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	s.destroy()
+	return nil
+}
+
+// destroy releases everything; the caller holds dev.mu.
+func (s *srq) destroy() {
+	if s.closed {
+		return
+	}
+	for i := len(s.qps) - 1; i >= 0; i-- {
+		s.qps[i].filling, s.qps[i].buffered = nil, nil
+	}
+	s.closed = true
+	s.qps, s.ring, s.cq, s.events, s.regions = nil, nil, nil, nil, nil
+}
+
+// pushCQE writes a completion, twice for every third success under
+// double-complete.
+func (s *srq) pushCQE(c drivers.Completion, holds bool) {
+	if s.cfg.has(WrongQP) {
+		c.QP = 0
+	}
+	s.cq = append(s.cq, cqe{Completion: c, holds: holds})
+	if c.Status == wcSuccess {
+		s.successes++
+		if s.cfg.has(DoubleComplete) && s.successes%3 == 0 {
+			s.cq = append(s.cq, cqe{Completion: c})
+		}
+	}
+}
+
+// sgeLen is the number of bytes an SGE holds.
+func (s *srq) sgeLen(g drivers.SGE) uint64 {
+	if g.Length == 0 && !s.cfg.has(ZeroLengthZero) {
+		return zeroLenBytes
+	}
+	return uint64(g.Length)
+}
+
+// wqeCapacity is the number of bytes a WQE's SGEs hold.
+func (s *srq) wqeCapacity(w wqe) uint64 {
+	var n uint64
+	for _, g := range w.sges {
+		n += s.sgeLen(g)
+	}
+	return n
+}
+
+// badKey says whether the WQE names an invalid key where it is checked:
+// every SGE, or under key-check-touched only those need bytes land in.
+func (s *srq) badKey(w wqe, need uint64) bool {
+	if !s.cfg.has(KeyCheckTouched) {
+		for _, g := range w.sges {
+			if !s.keyValid(g.Key) {
+				return true
+			}
+		}
+		return false
+	}
+	rem := need
+	for _, g := range w.sges {
+		if rem == 0 {
+			break
+		}
+		l := s.sgeLen(g)
+		if l == 0 {
+			continue
+		}
+		if !s.keyValid(g.Key) {
+			return true
+		}
+		rem -= min(l, rem)
+	}
+	return false
+}
+
+// scatter writes the incoming stream (grh zero bytes of GRH area, then the
+// payload msg.Pattern+i) into the WQE's SGEs, laid out consecutively within
+// each region, reads it back and describes any byte out of place.
+func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
+	need := grh + uint64(msg.Len)
+	want := func(p uint64) byte {
+		if p < grh {
+			return 0
+		}
+		return msg.Pattern + byte(p-grh)
+	}
+	type place struct {
+		key      int
+		off, pos uint64
+		n        uint64
+	}
+	var places []place
+	offs := map[int]uint64{}
+	var pos uint64
+	for _, g := range w.sges {
+		if pos == need {
+			break
+		}
+		l := s.sgeLen(g)
+		n := min(l, need-pos)
+		if n > 0 {
+			places = append(places, place{g.Key, offs[g.Key], pos, n})
+		}
+		offs[g.Key] += l
+		pos += n
+	}
+	for _, p := range places {
+		if p.key < 0 || p.key >= len(s.regions) {
+			continue
+		}
+		r := &s.regions[p.key]
+		if end := p.off + p.n; uint64(len(r.buf)) < end {
+			r.buf = append(r.buf, make([]byte, end-uint64(len(r.buf)))...)
+		}
+		for i := range p.n {
+			r.buf[p.off+i] = want(p.pos + i)
+		}
+	}
+	var got uint64
+	for _, p := range places {
+		if p.key < 0 || p.key >= len(s.regions) {
+			return fmt.Sprintf("bytes %d..%d of the message went to key %d, which names no region", p.pos, p.pos+p.n-1, p.key)
+		}
+		buf := s.regions[p.key].buf
+		for i := range p.n {
+			if b := buf[p.off+i]; b != want(p.pos+i) {
+				return fmt.Sprintf("byte %d of the message reads %#x in key %d at offset %d, want %#x", p.pos+i, b, p.key, p.off+i, want(p.pos+i))
+			}
+		}
+		got += p.n
+	}
+	if got != need {
+		return fmt.Sprintf("%d bytes of the message landed, want %d", got, need)
+	}
+	return ""
+}
