@@ -86,10 +86,18 @@ func (c *Choice[T]) UnmarshalJSON(b []byte) error {
 func (c Choice[T]) width() int       { return len(c.vals) }
 func (c Choice[T]) pick(i int) any   { return Choice[T]{vals: []T{c.vals[i]}} }
 func (c Choice[T]) describe() string { return c.String() }
+func (c Choice[T]) texts() []string {
+	out := make([]string, len(c.vals))
+	for i, v := range c.vals {
+		out[i] = fmt.Sprint(v)
+	}
+	return out
+}
 
 // choice is the untyped view of a Choice that Expand and the reports use.
 type choice interface {
 	width() int
 	pick(i int) any
 	describe() string
+	texts() []string
 }

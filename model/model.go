@@ -134,9 +134,10 @@ func (m *Model) Resolved(p Profile) map[string][]string {
 	for _, name := range p.OpenFields() {
 		var seen []string
 		for _, c := range m.cands {
-			v := c.prof.Field(name)
-			if !slices.Contains(seen, v) {
-				seen = append(seen, v)
+			for _, v := range c.prof.values(name) {
+				if !slices.Contains(seen, v) {
+					seen = append(seen, v)
+				}
 			}
 		}
 		out[name] = seen
@@ -177,8 +178,9 @@ type View struct {
 	QPStates    []QPState
 	Filling     []bool
 	KeysValid   []bool
-	CQ          int // completions waiting to be polled
-	Events      int // events waiting to be collected
+	HeadBytes   uint64 // sum of the head WR's SGE lengths, 0 counted as 0
+	CQ          int    // completions waiting to be polled
+	Events      int    // events waiting to be collected
 	Candidates  int
 }
 
@@ -191,6 +193,11 @@ func (m *Model) View() View {
 	v := View{Created: c.created, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
 		KeysValid: append([]bool(nil), c.keys...), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+	if len(c.queue) > 0 {
+		for _, sg := range c.queue[0].wr.SGEs {
+			v.HeadBytes += uint64(sg.Length)
+		}
+	}
 	for _, q := range c.qps {
 		v.QPTypes = append(v.QPTypes, q.typ)
 		v.QPStates = append(v.QPStates, q.state)

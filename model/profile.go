@@ -183,6 +183,14 @@ func (p Profile) Field(name string) string {
 	return fmt.Sprint(v.Interface())
 }
 
+// values returns the values a field allows, as text.
+func (p Profile) values(name string) []string {
+	if c, ok := reflect.ValueOf(p).FieldByName(name).Interface().(choice); ok {
+		return c.texts()
+	}
+	return []string{p.Field(name)}
+}
+
 // OpenFields lists the fields whose choice allows more than one value.
 func (p Profile) OpenFields() []string {
 	var out []string
@@ -193,6 +201,17 @@ func (p Profile) OpenFields() []string {
 		}
 	}
 	return out
+}
+
+// With returns p with field name taken from other, or an error when no
+// such field exists.
+func (p Profile) With(name string, other Profile) (Profile, error) {
+	dst := reflect.ValueOf(&p).Elem().FieldByName(name)
+	if !dst.IsValid() || name == "Name" || name == "Description" || name == "Notes" {
+		return p, fmt.Errorf("profile has no field %q", name)
+	}
+	dst.Set(reflect.ValueOf(other).FieldByName(name))
+	return p, nil
 }
 
 // Deviations lists the fields where p differs from the documented semantics.

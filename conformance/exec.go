@@ -1,0 +1,192 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/srqconform/srqconform/drivers"
+	"github.com/srqconform/srqconform/model"
+)
+
+// executor performs model operations on a driver and reports what it saw.
+type executor struct {
+	dev  drivers.Device
+	info drivers.Info
+	srq  drivers.SRQ
+	qps  []drivers.QP
+	// settle is how long a poll keeps looking for completions or events the
+	// model does not expect (negative observations); wait is how long it
+	// waits for those it does expect.
+	settle, wait time.Duration
+	pattern      byte
+}
+
+// errHarness marks a failure of the device or harness rather than a
+// deviation: resources that could not be created, a timeout in Deliver.
+var errHarness = errors.New("harness")
+
+func harness(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errHarness, fmt.Sprintf(format, a...))
+}
+
+func (x *executor) close() error {
+	if x.srq == nil {
+		return nil
+	}
+	err := x.srq.Close()
+	x.srq, x.qps = nil, nil
+	return err
+}
+
+// exec performs op. want is the model's canonical observation, used only to
+// know how many completions and events to wait for.
+func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
+	obs := model.Observation{BadWR: -1}
+	if _, ok := op.(model.CreateSRQ); !ok && x.srq == nil {
+		return obs, harness("%s before create_srq", op.Name())
+	}
+	switch o := op.(type) {
+	case model.CreateSRQ:
+		srq, attr, err := x.dev.CreateSRQ(ctx, drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE, SRQLimit: o.Limit}, model.NumKeys)
+		if err != nil {
+			return obs, harness("CreateSRQ(%s): %v", o, err)
+		}
+		x.srq, obs.Attr = srq, fromDriverAttr(attr)
+	case model.CreateQP:
+		qp, err := x.srq.CreateQP(ctx, drivers.QPType(o.Type))
+		if err != nil {
+			return obs, harness("CreateQP(%s): %v", o.Type, err)
+		}
+		x.qps = append(x.qps, qp)
+	case model.Post:
+		wrs := toDriverWRs(o.WRs)
+		obs.Errno, obs.BadWR = x.srq.Post(wrs)
+		scribble(wrs) // the SRQ must have copied them (POST-COPY)
+	case model.PostRecv:
+		wr := []drivers.RecvWR{toDriverWR(o.WR)}
+		obs.Errno, obs.BadWR = x.qps[o.QP].PostRecv(wr[0])
+		scribble(wr)
+	case model.Query:
+		var a drivers.SRQAttr
+		a, obs.Errno = x.srq.Query()
+		if obs.Errno == 0 {
+			obs.Attr = fromDriverAttr(a)
+		}
+	case model.Arm:
+		obs.Errno = x.srq.ModifyLimit(o.Limit)
+	case model.Resize:
+		obs.Errno = x.srq.Resize(o.MaxWR)
+	case model.ModifyQP:
+		obs.Errno = x.qps[o.QP].Modify(drivers.QPState(o.State))
+	case model.Invalidate:
+		if err := x.srq.InvalidateKey(o.Key); err != nil {
+			return obs, harness("InvalidateKey(%d): %v", o.Key, err)
+		}
+	case model.Arrive:
+		x.pattern++
+		msg := toDriverMessage(o.Msg, x.pattern)
+		if o.FirstPacketOnly {
+			if err := x.qps[o.QP].DeliverFirstPacket(ctx, msg); err != nil {
+				return obs, harness("DeliverFirstPacket: %v", err)
+			}
+			obs.Peer = want.Peer
+			break
+		}
+		p, err := x.qps[o.QP].Deliver(ctx, msg)
+		if err != nil {
+			return obs, harness("Deliver(%s): %v", o, err)
+		}
+		obs.Peer = model.PeerStatus(p)
+	case model.ArriveRest:
+		p, err := x.qps[o.QP].DeliverRest(ctx)
+		if err != nil {
+			return obs, harness("DeliverRest: %v", err)
+		}
+		obs.Peer = model.PeerStatus(p)
+	case model.Poll:
+		return x.poll(ctx, o, want)
+	case model.InjectSRQError:
+		if err := x.srq.InjectSRQError(); err != nil {
+			return obs, harness("InjectSRQError: %v", err)
+		}
+	case model.InjectSQE:
+		if err := x.qps[o.QP].InjectSQE(); err != nil {
+			return obs, harness("InjectSQE: %v", err)
+		}
+	default:
+		return obs, harness("unknown operation %T", op)
+	}
+	return obs, nil
+}
+
+// poll collects completions and events until the model's expected numbers
+// arrive or the wait runs out, then looks for extras for the settle time.
+func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observation) (model.Observation, error) {
+	obs := model.Observation{BadWR: -1}
+	collect := func() error {
+		max := 0
+		if o.Max > 0 {
+			max = o.Max - len(obs.Completions)
+			if max <= 0 {
+				return nil
+			}
+		}
+		cs, err := x.srq.PollCQ(max)
+		if err != nil {
+			return harness("PollCQ: %v", err)
+		}
+		for _, c := range cs {
+			obs.Completions = append(obs.Completions, fromDriverCompletion(c))
+			if c.PayloadErr != "" && c.Status == drivers.WCSuccess {
+				return &model.Deviation{Rule: "RECV-COMPLETION", What: fmt.Sprintf("payload of wr_id %d", c.WRID), Want: "the message bytes in the SGEs, in order", Got: c.PayloadErr}
+			}
+		}
+		es, err := x.srq.PollEvents()
+		if err != nil {
+			return harness("PollEvents: %v", err)
+		}
+		for _, e := range es {
+			obs.Events = append(obs.Events, fromDriverEvent(e))
+		}
+		return nil
+	}
+	deadline := time.Now().Add(x.wait)
+	for {
+		if err := collect(); err != nil {
+			return obs, err
+		}
+		if len(obs.Completions) >= len(want.Completions) && len(obs.Events) >= len(want.Events) {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return obs, nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if x.settle > 0 {
+		t := time.NewTimer(x.settle)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		if err := collect(); err != nil {
+			return obs, err
+		}
+	}
+	return obs, nil
+}
+
+// scribble overwrites the caller's WRs after a post, as an application
+// reusing its memory would.
+func scribble(wrs []drivers.RecvWR) {
+	for i := range wrs {
+		wrs[i].ID = ^wrs[i].ID
+		for j := range wrs[i].SGEs {
+			wrs[i].SGEs[j].Length = 0xdeadbeef
+			wrs[i].SGEs[j].Key = -1
+		}
+	}
+}

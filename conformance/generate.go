@@ -1,0 +1,154 @@
+package conformance
+
+import (
+	"pgregory.net/rapid"
+
+	"github.com/srqconform/srqconform/model"
+)
+
+// The random case generator: operation sequences valid for the current
+// state, biased to the edges (a full queue, a bad WR mid-list, SGE lengths
+// of 0, 1 and near 2^31, the limit around the count, every QP state, every
+// opcode, sizes at the fit boundary).
+
+var (
+	genMaxWR  = rapid.SampledFrom([]uint32{1, 2, 3, 4, 5, 7, 8, 15, 16, 31})
+	genSGELen = rapid.SampledFrom([]uint32{0, 1, 8, 40, 64, 104, 1000, 4096, 1<<31 - 1, 1 << 30})
+)
+
+// genCase draws and runs one random case on s.
+func genCase(t *rapid.T, s *session, maxSteps int) {
+	info := s.x.info
+	maxWR := genMaxWR.Draw(t, "max_wr")
+	if maxWR > info.MaxSRQWR {
+		maxWR = info.MaxSRQWR
+	}
+	maxSGE := rapid.Uint32Range(1, min(3, info.MaxSRQSGE)).Draw(t, "max_sge")
+	var limit uint32
+	if rapid.IntRange(0, 4).Draw(t, "create_limit?") == 0 {
+		limit = rapid.Uint32Range(1, maxWR).Draw(t, "create_limit")
+	}
+	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit})
+	nqp := rapid.IntRange(1, 3).Draw(t, "qps")
+	for i := range nqp {
+		typ := model.RC
+		if info.UD && rapid.Bool().Draw(t, "ud") {
+			typ = model.UD
+		}
+		s.do(model.CreateQP{Type: typ})
+		// Most QPs start ready; some stay behind to exercise the states.
+		if rapid.IntRange(0, 3).Draw(t, "ready") > 0 {
+			s.to(i, model.Init, model.RTR, model.RTS)
+		}
+	}
+	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
+	for range steps {
+		genStep(t, s)
+	}
+	s.do(model.Poll{})
+}
+
+func genStep(t *rapid.T, s *session) {
+	v := s.view()
+	info := s.x.info
+	qp := rapid.IntRange(0, len(v.QPTypes)-1).Draw(t, "qp")
+	switch rapid.IntRange(0, 19).Draw(t, "kind") {
+	case 0, 1, 2, 3, 4:
+		n := rapid.IntRange(1, 4).Draw(t, "list")
+		if rapid.IntRange(0, 5).Draw(t, "flood?") == 0 {
+			n = int(v.Capacity) - v.Occupied + rapid.IntRange(0, 2).Draw(t, "over")
+		}
+		ws := make([]model.WR, max(n, 1))
+		for i := range ws {
+			ws[i] = genWR(t, s, v)
+		}
+		s.post(ws...)
+	case 5, 6, 7, 8, 9:
+		genArrival(t, s, v, qp)
+	case 10, 11:
+		s.do(model.Poll{Max: rapid.IntRange(0, 2).Draw(t, "poll_max")})
+	case 12:
+		s.do(model.Query{})
+	case 13:
+		c := uint32(v.Outstanding)
+		s.do(model.Arm{Limit: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity, v.Capacity + 1}).Draw(t, "limit")})
+	case 14, 15:
+		if v.Filling[qp] {
+			s.do(model.ModifyQP{QP: qp, State: model.Err})
+			return
+		}
+		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
+	case 16:
+		c := uint32(v.Occupied)
+		s.do(model.Resize{MaxWR: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity * 2, 1}).Draw(t, "resize")})
+		s.do(model.Query{})
+	case 17:
+		s.do(model.Invalidate{Key: 1})
+	case 18:
+		switch {
+		case info.InjectSQE && v.QPStates[qp] == model.RTS && rapid.Bool().Draw(t, "sqe"):
+			s.do(model.InjectSQE{QP: qp})
+		case info.InjectSRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
+			s.do(model.InjectSRQError{})
+		default:
+			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})
+		}
+	default:
+		s.do(model.Poll{})
+	}
+}
+
+func genWR(t *rapid.T, s *session, v model.View) model.WR {
+	n := rapid.IntRange(0, int(v.MaxSGE)+1).Draw(t, "num_sge")
+	lens := make([]uint32, n)
+	for i := range lens {
+		lens[i] = genSGELen.Draw(t, "sge_len")
+	}
+	w := s.wr(lens...)
+	for i := range w.SGEs {
+		if rapid.IntRange(0, 9).Draw(t, "key1?") == 0 {
+			w.SGEs[i].Key = 1
+		}
+	}
+	if negativeSafe(s) && rapid.IntRange(0, 19).Draw(t, "negative?") == 0 {
+		w.NumSGE, w.SGEs = -1, nil
+	}
+	return w
+}
+
+func genArrival(t *rapid.T, s *session, v model.View, qp int) {
+	info := s.x.info
+	if v.Filling[qp] {
+		s.do(model.ArriveRest{QP: qp})
+		return
+	}
+	typ := v.QPTypes[qp]
+	op := rapid.SampledFrom(model.Opcodes).Draw(t, "opcode")
+	if !op.ValidOn(typ) {
+		op = rapid.SampledFrom([]model.Opcode{model.Send, model.SendImm}).Draw(t, "ud_opcode")
+	}
+	limit := info.MaxMessage
+	grh := uint64(0)
+	if typ == model.UD {
+		limit, grh = info.MaxUDMessage, model.UDHeader
+	}
+	// Lengths around the head WR's fit boundary, and some fixed ones.
+	head := v.HeadBytes
+	cands := []uint64{0, 1, 64, 4096}
+	for _, d := range []int64{-1, 0, 1} {
+		if n := int64(head) - int64(grh) + d; n >= 0 {
+			cands = append(cands, uint64(n))
+		}
+	}
+	n := rapid.SampledFrom(cands).Draw(t, "len")
+	if n > uint64(limit) {
+		n = uint64(limit)
+	}
+	if op == model.CmpSwap || op == model.FetchAdd {
+		n = 8
+	}
+	msg := model.Message{Opcode: op, Len: uint32(n), Imm: rapid.Uint32().Draw(t, "imm")}
+	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStates[qp].Fetches() &&
+		v.Outstanding > 0 && !v.SRQError && rapid.IntRange(0, 7).Draw(t, "partial?") == 0
+	s.do(model.Arrive{QP: qp, Msg: msg, FirstPacketOnly: partial})
+}

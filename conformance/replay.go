@@ -1,0 +1,100 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/srqconform/srqconform/drivers"
+	"github.com/srqconform/srqconform/model"
+)
+
+// ReplayFormat names the replay file format and its version.
+const ReplayFormat = "srqconform-replay/1"
+
+// ReplayFile is a saved trace: enough to re-run it on the same driver and
+// device under the same profile.
+type ReplayFile struct {
+	Format  string         `json:"format"`
+	Driver  string         `json:"driver"`
+	Config  drivers.Config `json:"config"`
+	Profile string         `json:"profile"`
+	Rule    string         `json:"rule,omitempty"`
+	Source  string         `json:"source,omitempty"`
+	Ops     []OpJSON       `json:"ops"`
+}
+
+// NewReplay builds a replay file for ops.
+func NewReplay(driver string, cfg drivers.Config, profile, rule, source string, ops []model.Op) (ReplayFile, error) {
+	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: profile, Rule: rule, Source: source}
+	for _, op := range ops {
+		o, err := EncodeOp(op)
+		if err != nil {
+			return rf, err
+		}
+		rf.Ops = append(rf.Ops, o)
+	}
+	return rf, nil
+}
+
+// maxReplayOps bounds a replay file; shrunk traces are far shorter.
+const maxReplayOps = 100000
+
+// ReadReplay parses and validates a replay file.
+func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
+	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
+	dec.DisallowUnknownFields()
+	var rf ReplayFile
+	if err := dec.Decode(&rf); err != nil {
+		return nil, nil, fmt.Errorf("replay file is not valid JSON of format %s: %w", ReplayFormat, err)
+	}
+	if dec.More() {
+		return nil, nil, errors.New("replay file has data after its JSON object")
+	}
+	if rf.Format != ReplayFormat {
+		return nil, nil, fmt.Errorf("replay file format is %q, want %q", rf.Format, ReplayFormat)
+	}
+	if _, err := model.ProfileByName(rf.Profile); err != nil {
+		return nil, nil, fmt.Errorf("replay file: %w", err)
+	}
+	if len(rf.Ops) == 0 || len(rf.Ops) > maxReplayOps {
+		return nil, nil, fmt.Errorf("replay file has %d operations, want 1 to %d", len(rf.Ops), maxReplayOps)
+	}
+	ops := make([]model.Op, len(rf.Ops))
+	for i, o := range rf.Ops {
+		op, err := DecodeOp(o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("replay file operation %d: %w", i+1, err)
+		}
+		if _, ok := op.(model.CreateSRQ); ok != (i == 0) {
+			return nil, nil, fmt.Errorf("replay file operation %d is %s: create_srq must come first, and only once", i+1, o.Op)
+		}
+		ops[i] = op
+	}
+	return &rf, ops, nil
+}
+
+// Replay re-runs a saved trace on the device drv opens and returns the new
+// trace: a failing one when the deviation reproduces.
+func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model.Profile, ops []model.Op, opts Options) (tr Trace, err error) {
+	opts.Profile = p
+	opts.defaults()
+	dev, err := drv.Open(ctx, cfg)
+	if err != nil {
+		return Trace{}, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, err)
+	}
+	defer func() {
+		if cerr := dev.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
+		}
+	}()
+	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle}
+	tr, _ = run(ctx, p, x, func(s *session) {
+		for _, op := range ops {
+			s.do(op)
+		}
+	})
+	return tr, nil
+}

@@ -1,0 +1,545 @@
+package conformance
+
+import (
+	"github.com/srqconform/srqconform/model"
+)
+
+// Scenario is a deterministic script that exercises one rule.
+type Scenario struct {
+	Rule string
+	Name string
+	// Anchor names the peer test it covers, where one exists.
+	Anchor string
+	Run    func(*session)
+}
+
+// helpers ----------------------------------------------------------------
+
+func (s *session) view() model.View { return s.model.View() }
+
+// wr is a WR with SGEs of the given lengths on key 0, with a fresh wr_id.
+func (s *session) wr(lengths ...uint32) model.WR {
+	s.ids++
+	w := model.WR{ID: s.ids, NumSGE: len(lengths)}
+	for _, l := range lengths {
+		w.SGEs = append(w.SGEs, model.SGE{Length: l})
+	}
+	return w
+}
+
+func (s *session) post(ws ...model.WR) model.Observation { return s.do(model.Post{WRs: ws}) }
+
+// setup creates the SRQ and QPs of the given types and brings them to RTS.
+func (s *session) setup(maxWR, maxSGE uint32, types ...model.QPType) {
+	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE})
+	for i, t := range types {
+		if t == model.UD {
+			s.require(s.x.info.UD, "the device has no UD QPs")
+		}
+		s.do(model.CreateQP{Type: t})
+		s.to(i, model.Init, model.RTR, model.RTS)
+	}
+}
+
+func (s *session) to(qp int, states ...model.QPState) {
+	for _, st := range states {
+		s.do(model.ModifyQP{QP: qp, State: st})
+	}
+}
+
+// fill posts single-SGE WRs until the SRQ holds max_wr.
+func (s *session) fill(length uint32) {
+	for v := s.view(); v.Occupied < int(v.Capacity); v = s.view() {
+		s.post(s.wr(length))
+	}
+}
+
+func (s *session) send(qp int, op model.Opcode, n uint32) model.Observation {
+	return s.do(model.Arrive{QP: qp, Msg: model.Message{Opcode: op, Len: n, Imm: uint32(n) ^ 0x5a5a}})
+}
+
+func (s *session) poll() model.Observation { return s.do(model.Poll{}) }
+
+const rc, ud = model.RC, model.UD
+
+// Scenarios returns the deterministic scenarios, one or more per rule.
+func Scenarios() []Scenario {
+	return append([]Scenario(nil), scenarios...)
+}
+
+var scenarios = []Scenario{
+	{"POST-ORDER", "a bad WR in the middle: the prefix stays posted", "RUT ExceedMaxSge", func(s *session) {
+		s.setup(8, 1, rc)
+		bad := s.wr(8, 8)
+		s.post(s.wr(64), s.wr(64), bad, s.wr(64))
+		s.send(0, model.Send, 1)
+		s.send(0, model.Send, 1)
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"POST-ORDER", "a list longer than the free slots", "RUT ExceedMaxWrInfinitChain", func(s *session) {
+		s.setup(4, 1)
+		v := s.view()
+		ws := make([]model.WR, v.Capacity+3)
+		for i := range ws {
+			ws[i] = s.wr(16)
+		}
+		s.post(ws...)
+		s.do(model.Query{})
+	}},
+	{"POST-BADWR", "bad_wr names the failing WR", "RUT ExceedMaxSge", func(s *session) {
+		s.setup(8, 2)
+		s.post(s.wr(8), s.wr(8, 8), s.wr(8, 8, 8), s.wr(8))
+	}},
+	{"POST-RETURN", "errno convention on a bad WR", "", func(s *session) {
+		s.setup(4, 1)
+		s.post(s.wr(8, 8))
+	}},
+	{"POST-FULL", "exactly max_wr can be outstanding", "RUT MaxWr, ExceedMaxWr", func(s *session) {
+		s.setup(16, 1)
+		s.fill(32)
+		s.post(s.wr(32))
+		s.post(s.wr(32))
+	}},
+	{"POST-FULL", "a slot frees after a receive", "", func(s *session) {
+		s.setup(4, 1, rc)
+		s.fill(32)
+		s.send(0, model.Send, 8)
+		s.poll()
+		s.post(s.wr(32))
+		s.post(s.wr(32))
+	}},
+	{"POST-SGE", "num_sge at and above max_sge", "RUT MaxSge, ExceedMaxSge", func(s *session) {
+		s.setup(8, 2)
+		v := s.view()
+		lens := make([]uint32, v.MaxSGE)
+		for i := range lens {
+			lens[i] = 8
+		}
+		s.post(s.wr(lens...))
+		s.post(s.wr(append(lens, 8)...))
+	}},
+	{"POST-SGE", "num_sge 0 and negative", "", func(s *session) {
+		s.setup(8, 1)
+		s.post(model.WR{ID: 1 << 40})
+		if s.model.View().Created && negativeSafe(s) {
+			s.post(model.WR{ID: 1<<40 + 1, NumSGE: -1})
+		}
+	}},
+	{"POST-CHECK-ORDER", "too many SGEs on a full queue", "", func(s *session) {
+		s.setup(4, 1)
+		s.fill(8)
+		s.post(s.wr(8, 8))
+	}},
+	{"POST-ANY-STATE", "posting with no QP, and with QPs in every state", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 16, MaxSGE: 1})
+		s.post(s.wr(8))
+		s.do(model.CreateQP{Type: rc})
+		s.post(s.wr(8))
+		s.to(0, model.Init)
+		s.post(s.wr(8))
+		s.to(0, model.Err)
+		s.post(s.wr(8))
+		s.do(model.Query{})
+	}},
+	{"POST-NO-KEY-CHECK", "posting through an invalidated key", "", func(s *session) {
+		s.setup(8, 1)
+		s.do(model.Invalidate{Key: 1})
+		s.post(model.WR{ID: 1 << 41, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
+		s.do(model.Query{})
+	}},
+	{"POST-COPY", "the caller's WR is scribbled after post", "", func(s *session) {
+		s.setup(8, 2, rc)
+		s.post(s.wr(16, 48), s.wr(64))
+		s.send(0, model.Send, 60)
+		s.send(0, model.Send, 64)
+		s.poll()
+	}},
+	{"POST-QP-RQ", "ibv_post_recv on an SRQ-attached QP", "RUT PostWrongApi", func(s *session) {
+		s.setup(8, 1, rc)
+		s.do(model.PostRecv{QP: 0, WR: s.wr(8)})
+		s.send(0, model.Send, 8)
+	}},
+	{"CREATE-ATTR", "create writes back max_wr and max_sge", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 5, MaxSGE: 2})
+		s.do(model.Query{})
+		s.fill(8)
+		s.post(s.wr(8))
+	}},
+	{"CREATE-LIMIT", "a srq_limit given at create", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 1, Limit: 3})
+		s.do(model.CreateQP{Type: rc})
+		s.to(0, model.Init, model.RTR, model.RTS)
+		s.post(s.wr(8), s.wr(8), s.wr(8))
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"QUERY-ATTR", "query after create and after traffic", "", func(s *session) {
+		s.setup(6, 2, rc)
+		s.do(model.Query{})
+		s.post(s.wr(8))
+		s.send(0, model.Send, 1)
+		s.do(model.Query{})
+	}},
+	{"QUERY-LIMIT", "query reads the armed limit", "rdma-core test_modify_srq_limit", func(s *session) {
+		s.setup(16, 1)
+		for range 10 {
+			s.post(s.wr(8))
+		}
+		s.do(model.Arm{Limit: 7})
+		s.do(model.Query{})
+	}},
+	{"MODIFY-ONLY-MASKED", "a refused limit changes nothing", "", func(s *session) {
+		s.setup(4, 1)
+		s.do(model.Arm{Limit: 2})
+		s.do(model.Arm{Limit: s.view().Capacity + 1})
+		s.do(model.Query{})
+	}},
+	{"LIMIT-ARM", "arm, consume below, event", "rdma-core test_modify_srq_limit", func(s *session) {
+		s.setup(16, 1, rc)
+		for range 10 {
+			s.post(s.wr(8))
+		}
+		s.do(model.Arm{Limit: 7})
+		for range 4 {
+			s.send(0, model.Send, 1)
+		}
+		s.poll()
+	}},
+	{"LIMIT-DISARM", "limit 0 disarms", "", func(s *session) {
+		s.setup(16, 1, rc)
+		for range 4 {
+			s.post(s.wr(8))
+		}
+		s.do(model.Arm{Limit: 3})
+		s.do(model.Arm{Limit: 0})
+		s.do(model.Query{})
+		s.send(0, model.Send, 1)
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"LIMIT-BOUND", "limit at and above max_wr", "", func(s *session) {
+		s.setup(4, 1)
+		c := s.view().Capacity
+		s.do(model.Arm{Limit: c + 1})
+		s.do(model.Arm{Limit: c})
+		s.do(model.Arm{Limit: c - 1})
+		s.do(model.Query{})
+	}},
+	{"LIMIT-FIRE", "not at the limit, only below it", "RUT SrqLimit", func(s *session) {
+		s.setup(16, 1, rc)
+		for range 12 {
+			s.post(s.wr(8))
+		}
+		s.do(model.Arm{Limit: 6})
+		for range 6 {
+			s.send(0, model.Send, 1)
+		}
+		s.poll()
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"LIMIT-FIRE", "armed above the current count", "", func(s *session) {
+		s.setup(16, 1, rc)
+		s.post(s.wr(8), s.wr(8))
+		s.do(model.Arm{Limit: 5})
+		s.poll()
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"LIMIT-ONCE", "one event per arming, re-armed fires again", "", func(s *session) {
+		s.setup(16, 1, ud)
+		for range 8 {
+			s.post(s.wr(128))
+		}
+		s.do(model.Arm{Limit: 6})
+		for range 4 {
+			s.send(0, model.Send, 1)
+		}
+		s.poll()
+		s.do(model.Arm{Limit: 3})
+		for range 3 {
+			s.send(0, model.Send, 1)
+		}
+		s.poll()
+	}},
+	{"LIMIT-AFTER-FIRE", "srq_limit after the event", "", func(s *session) {
+		s.setup(16, 1, rc)
+		s.post(s.wr(8), s.wr(8), s.wr(8))
+		s.do(model.Arm{Limit: 3})
+		s.send(0, model.Send, 1)
+		s.poll()
+		s.do(model.Query{})
+	}},
+	{"RESIZE-OPTIONAL", "resize where the device advertises it, or not", "rdma-core test_srq resize", func(s *session) {
+		s.setup(4, 1)
+		s.do(model.Resize{MaxWR: 12})
+		s.do(model.Query{})
+	}},
+	{"RESIZE-BOUNDS", "resize to 0 and above the device", "", func(s *session) {
+		s.setup(4, 1)
+		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
+		s.do(model.Resize{MaxWR: 0})
+		s.do(model.Resize{MaxWR: s.x.info.MaxSRQWR + 1})
+		s.do(model.Query{})
+	}},
+	{"RESIZE-BELOW-COUNT", "resize below the outstanding WRs", "RUT ModifyMaxWr", func(s *session) {
+		s.setup(16, 1)
+		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
+		for range 9 {
+			s.post(s.wr(8))
+		}
+		s.do(model.Resize{MaxWR: 4})
+		s.do(model.Query{})
+	}},
+	{"RESIZE-BELOW-LIMIT", "resize below the armed limit", "", func(s *session) {
+		s.setup(16, 1)
+		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
+		s.do(model.Arm{Limit: 6})
+		s.do(model.Resize{MaxWR: 4})
+		s.do(model.Query{})
+	}},
+	{"RESIZE-CAPACITY", "grow with WRs outstanding: they stay, in order, and the new max_wr fits", "RUT ModifyMaxWr", func(s *session) {
+		s.setup(4, 1, rc)
+		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
+		s.post(s.wr(8), s.wr(8))
+		s.do(model.Resize{MaxWR: 20})
+		s.do(model.Query{})
+		s.fill(8)
+		s.post(s.wr(8))
+		s.send(0, model.Send, 1)
+		s.send(0, model.Send, 2)
+		s.poll()
+	}},
+	{"QP-TRANSITIONS", "illegal transitions are refused", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		s.do(model.CreateQP{Type: rc})
+		s.to(0, model.RTR, model.Err, model.Init, model.RTS, model.RTR, model.RTS, model.SQD, model.RTR, model.SQD, model.RTS, model.SQE, model.Reset, model.Init, model.Err, model.Reset)
+	}},
+	{"QP-FETCH-STATES", "RTR, RTS and SQD fetch", "", func(s *session) {
+		s.setup(8, 1)
+		s.do(model.CreateQP{Type: rc})
+		s.post(s.wr(64), s.wr(64), s.wr(64))
+		s.to(0, model.Init, model.RTR)
+		s.send(0, model.Send, 1)
+		s.to(0, model.RTS)
+		s.send(0, model.Send, 2)
+		s.to(0, model.SQD)
+		s.send(0, model.Send, 3)
+		s.poll()
+	}},
+	{"QP-FETCH-STATES", "SQE fetches", "", func(s *session) {
+		s.setup(8, 1, ud)
+		s.require(s.x.info.InjectSQE, "the driver cannot move a QP to SQE")
+		s.post(s.wr(64))
+		s.do(model.InjectSQE{QP: 0})
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"QP-NOFETCH-STATES", "RESET, INIT and ERR fetch nothing", "", func(s *session) {
+		s.setup(8, 1)
+		s.do(model.CreateQP{Type: rc})
+		s.do(model.CreateQP{Type: rc})
+		s.post(s.wr(64), s.wr(64))
+		s.send(0, model.Send, 1)
+		s.to(1, model.Init)
+		s.send(1, model.Send, 1)
+		s.to(1, model.Err)
+		s.send(1, model.Send, 1)
+		s.poll()
+		s.do(model.Query{})
+	}},
+	{"QP-BEFORE-RTR", "messages to a QP in INIT, then RTR", "RUT BuffersMessagesWhenNotReadyToReceive", func(s *session) {
+		s.setup(8, 1)
+		s.do(model.CreateQP{Type: ud})
+		s.require(s.x.info.UD, "the device has no UD QPs")
+		s.post(s.wr(128), s.wr(128))
+		s.to(0, model.Init)
+		s.send(0, model.Send, 8)
+		s.to(0, model.RTR)
+		s.send(0, model.Send, 9)
+		s.poll()
+	}},
+	{"QP-LAST-WQE", "modify to ERR raises LAST_WQE_REACHED", "RUT QpFlush", func(s *session) {
+		s.setup(8, 1, rc, rc)
+		s.post(s.wr(8), s.wr(8))
+		s.to(0, model.Err)
+		s.poll()
+		s.send(1, model.Send, 4)
+		s.poll()
+	}},
+	{"QP-LAST-WQE", "an error completion moves RC to ERR, with the event", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(s.wr(4), s.wr(64))
+		s.send(0, model.Send, 5)
+		s.poll()
+	}},
+	{"QP-FLUSH-INPROGRESS", "ERR while a WR is half filled", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.require(s.x.info.PartialDelivery, "the driver cannot hold a message half-delivered")
+		s.post(s.wr(4096), s.wr(4096))
+		s.do(model.Arrive{QP: 0, Msg: model.Message{Opcode: model.Send, Len: 3000}, FirstPacketOnly: true})
+		s.to(0, model.Err)
+		s.poll()
+	}},
+	{"SRQ-ERR-EVENT", "an SRQ in error raises SRQ_ERR", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.require(s.x.info.InjectSRQError, "the driver cannot put the SRQ in error (rxe and mlx5 cannot from userspace)")
+		s.do(model.InjectSRQError{})
+		s.poll()
+	}},
+	{"SRQ-ERR-NOFETCH", "nothing is fetched from an SRQ in error", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.require(s.x.info.InjectSRQError, "the driver cannot put the SRQ in error (rxe and mlx5 cannot from userspace)")
+		s.post(s.wr(8))
+		s.do(model.InjectSRQError{})
+		s.send(0, model.Send, 1)
+		s.post(s.wr(8))
+		s.poll()
+	}},
+	{"FETCH-FIFO", "completions in posting order across QPs", "RUT multiplexing", func(s *session) {
+		s.setup(16, 1, rc, rc, rc)
+		for range 9 {
+			s.post(s.wr(256))
+		}
+		for i := range 9 {
+			s.send(i%3, model.Send, uint32(i))
+		}
+		s.poll()
+	}},
+	{"FETCH-OPCODES", "every opcode: which consume a WR", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(s.wr(64), s.wr(64), s.wr(64))
+		for _, op := range []model.Opcode{model.Write, model.Read, model.CmpSwap, model.FetchAdd, model.Send, model.SendImm, model.WriteImm} {
+			n := uint32(8)
+			s.send(0, op, n)
+		}
+		s.poll()
+		s.do(model.Query{})
+	}},
+	{"FETCH-ONCE", "every wr_id completes once", "RUT multithreaded", func(s *session) {
+		s.setup(32, 1, rc, ud)
+		for range 20 {
+			s.post(s.wr(256))
+		}
+		for i := range 20 {
+			s.send(i%2, model.Send, 16)
+			if i%5 == 4 {
+				s.poll()
+			}
+		}
+		s.poll()
+	}},
+	{"RECV-COMPLETION", "wr_id, QP and byte_len of a receive", "rdma-core test_srq traffic", func(s *session) {
+		s.setup(8, 2, rc)
+		s.post(s.wr(100, 100))
+		s.send(0, model.Send, 150)
+		s.poll()
+	}},
+	{"RECV-IMM", "send with immediate", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(s.wr(64))
+		s.send(0, model.SendImm, 12)
+		s.poll()
+	}},
+	{"RECV-WRITE-IMM", "RDMA write with immediate into a WR with no SGEs", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(model.WR{ID: 1 << 42})
+		s.send(0, model.WriteImm, 512)
+		s.poll()
+	}},
+	{"RECV-FIT", "messages exactly at the fit boundary", "", func(s *session) {
+		s.setup(8, 2, rc)
+		s.post(s.wr(60, 40), s.wr(100))
+		s.send(0, model.Send, 100)
+		s.send(0, model.Send, 100)
+		s.poll()
+	}},
+	{"RECV-NUMSGE0", "num_sge 0 takes an empty message", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(model.WR{ID: 1 << 43})
+		s.send(0, model.Send, 0)
+		s.poll()
+	}},
+	{"RECV-NUMSGE0", "num_sge 0 refuses one byte", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(model.WR{ID: 1 << 44})
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"SGE-LEN0", "an SGE of length 0", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.post(s.wr(0))
+		s.send(0, model.Send, 64)
+		s.poll()
+	}},
+	{"UD-GRH", "UD needs 40 bytes for the GRH: at the boundary and one over", "", func(s *session) {
+		s.setup(8, 1, ud)
+		s.post(s.wr(104), s.wr(104), s.wr(200))
+		s.send(0, model.Send, 64)
+		s.send(0, model.Send, 65)
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"RECV-TOO-LARGE", "too large on RC", "", func(s *session) {
+		s.setup(8, 1, rc, rc)
+		s.post(s.wr(64), s.wr(64))
+		s.send(0, model.Send, 65)
+		s.poll()
+		s.send(0, model.Send, 1)
+		s.send(1, model.Send, 1)
+		s.poll()
+	}},
+	{"RECV-TOO-LARGE", "too large on UD", "", func(s *session) {
+		s.setup(8, 1, ud)
+		s.post(s.wr(64), s.wr(128))
+		s.send(0, model.Send, 100)
+		s.poll()
+		s.send(0, model.Send, 1)
+		s.poll()
+	}},
+	{"RECV-BAD-KEY", "a WR through a deregistered MR", "", func(s *session) {
+		s.setup(8, 2, rc)
+		s.post(model.WR{ID: 1 << 45, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
+		s.do(model.Invalidate{Key: 1})
+		s.send(0, model.Send, 8)
+		s.poll()
+	}},
+	{"RECV-BAD-KEY", "an invalid key in an SGE the message does not reach", "", func(s *session) {
+		s.setup(8, 2, rc)
+		s.post(model.WR{ID: 1 << 46, NumSGE: 2, SGEs: []model.SGE{{Length: 64}, {Length: 64, Key: 1}}})
+		s.do(model.Invalidate{Key: 1})
+		s.send(0, model.Send, 8)
+		s.poll()
+	}},
+	{"RECV-RNR", "an empty SRQ: RNR on RC, dropped on UD", "RUT SendRnr", func(s *session) {
+		s.setup(8, 1, rc)
+		s.send(0, model.Send, 8)
+		s.poll()
+		s.post(s.wr(8))
+		s.send(0, model.Send, 8)
+		s.poll()
+	}},
+	{"SLOT-FREE", "receive without polling, then post again", "", func(s *session) {
+		s.setup(4, 1, rc)
+		s.fill(16)
+		s.send(0, model.Send, 1)
+		s.send(0, model.Send, 1)
+		s.post(s.wr(16), s.wr(16))
+		s.poll()
+		s.post(s.wr(16), s.wr(16))
+	}},
+	{"QP-CREATE", "RC and UD QPs attached to one SRQ", "", func(s *session) {
+		s.setup(8, 1, rc, ud)
+		s.post(s.wr(128), s.wr(128))
+		s.send(0, model.Send, 8)
+		s.send(1, model.Send, 8)
+		s.poll()
+	}},
+}
+
+// negativeSafe reports whether the profile lets the suite post a negative
+// num_sge: where the provider does not check it, doing so corrupts memory.
+func negativeSafe(s *session) bool {
+	return s.profile.NegativeSGE.Get() == model.Rejected
+}
