@@ -150,7 +150,7 @@ var catalogue = []DeviationInfo{
 	{QueryUnsupported, KindBehaviour, "profile:Query", "siw: query returns EOPNOTSUPP (95)"},
 	{FreeAtPoll, KindBehaviour, "profile:SlotFree", "mlx5: a fetched WQE's slot frees only when its completion is polled"},
 	{LimitAtCreate, KindBehaviour, "profile:LimitAtCreate", "rxe: a non-zero srq_limit at create arms the limit"},
-	{LimitBoundStrict, KindBehaviour, "profile:LimitBound", "mlx5: a limit >= capacity is rejected with EINVAL (not only > capacity)"},
+	{LimitBoundStrict, KindBehaviour, "profile:LimitBound", "a limit >= capacity is rejected with EINVAL, not only > capacity (mlx4/mlx5 compare against their internal size)"},
 	{ArmFiresAtOnce, KindBehaviour, "profile:ArmFires", "arming with a limit above the outstanding count raises the limit event at once and disarms"},
 	{LimitKept, KindBehaviour, "profile:LimitAfterFire", "siw: after the limit event the SRQ is disarmed but query still reads the old limit"},
 	{ZeroLengthZero, KindBehaviour, "profile:ZeroLength", "rxe, siw: an SGE of length 0 holds 0 bytes, not 2^31"},
