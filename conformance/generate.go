@@ -88,7 +88,7 @@ func genStep(t *rapid.T, s *session) {
 		switch {
 		case info.InjectSQE && v.QPStates[qp] == model.RTS && rapid.Bool().Draw(t, "sqe"):
 			s.do(model.InjectSQE{QP: qp})
-		case info.InjectSRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
+		case info.InjectSRQError && !v.SRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
 			s.do(model.InjectSRQError{})
 		default:
 			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})

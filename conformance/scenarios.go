@@ -351,8 +351,8 @@ var scenarios = []Scenario{
 	}},
 	{"QP-BEFORE-RTR", "messages to a QP in INIT, then RTR", "RUT BuffersMessagesWhenNotReadyToReceive", func(s *session) {
 		s.setup(8, 1)
-		s.do(model.CreateQP{Type: ud})
 		s.require(s.x.info.UD, "the device has no UD QPs")
+		s.do(model.CreateQP{Type: ud})
 		s.post(s.wr(128), s.wr(128))
 		s.to(0, model.Init)
 		s.send(0, model.Send, 8)

@@ -140,3 +140,11 @@ func TestExpandDecidesEveryOpenChoice(t *testing.T) {
 		assert.Empty(t, q.OpenFields())
 	}
 }
+
+func TestDeparturesAreOnlyBehavioursOutsideTheDocumentedSet(t *testing.T) {
+	assert.Empty(t, Documented().Departures())
+	assert.ElementsMatch(t, []string{"LimitAtCreate", "ZeroLength", "KeyErrorStatus", "FlushInProgress"}, RXE().Departures())
+	assert.ElementsMatch(t, []string{"LimitAtCreate", "ZeroLength", "KeyErrorStatus", "LastWQE"}, RXE61().Departures())
+	assert.Contains(t, MLX5().Departures(), "BeforeRTR")
+	assert.NotContains(t, MLX5().Departures(), "CheckOrder", "a documented option is a narrowing")
+}

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 )
 
@@ -212,6 +213,33 @@ func (p Profile) With(name string, other Profile) (Profile, error) {
 	}
 	dst.Set(reflect.ValueOf(other).FieldByName(name))
 	return p, nil
+}
+
+// Departures lists the fields where p allows only behaviours the documented
+// profile does not: the declared deviations a device must show. A field
+// that narrows a documented choice (one of several documented values, a
+// status within a documented set, a capacity report that is at least the
+// request), or that stays open to the documented value, is not a departure.
+func (p Profile) Departures() []string {
+	d := Documented()
+	var out []string
+	pv, dv := reflect.ValueOf(p), reflect.ValueOf(d)
+	for _, name := range FieldNames() {
+		switch a := pv.FieldByName(name).Interface().(type) {
+		case StatusSet:
+			if a&dv.FieldByName(name).Interface().(StatusSet) == 0 {
+				out = append(out, name)
+			}
+		case Choice[CapacityReport]:
+			// Every report rule gives at least the request.
+		default:
+			allowed := d.values(name)
+			if !slices.ContainsFunc(p.values(name), func(v string) bool { return slices.Contains(allowed, v) }) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // Deviations lists the fields where p differs from the documented semantics.

@@ -69,8 +69,10 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	case Poll:
 		return m.poll(o, got)
 	case InjectSRQError:
-		m.srqErr = true
-		m.fire(EventSRQErr, -1)
+		if !m.srqErr { // the event marks entering the error state
+			m.srqErr = true
+			m.fire(EventSRQErr, -1)
+		}
 		return m.plainResult("SRQ-ERR-EVENT", 0, got)
 	case InjectSQE:
 		if err := m.checkQP(o.QP); err != nil {
@@ -187,11 +189,14 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 		if full && !m.capExact {
 			// The real capacity is unknown: the device may take more.
 			// The observation decides; canonically the queue is full.
-			if got != nil && got.BadWR != i {
-				full = false
+			switch {
+			case got == nil || (got.BadWR == i && (!bad || errnoIs(got.Errno, ENOMEM))):
+				m.capExact = true // an ENOMEM here pins the capacity
+			case got.BadWR == i:
+				full = false // refused as a bad WR: says nothing of the capacity
+			default:
+				full = false // taken: there was room
 				m.capacity = uint32(m.occupied() + 1)
-			} else if !bad || m.checkOrder() == FullFirst {
-				m.capExact = true
 			}
 		}
 		errno := 0
@@ -241,6 +246,8 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 	}
 	return obs, nil
 }
+
+func errnoIs(got, want int) bool { return got == want || got == -want }
 
 func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
 	if err := m.checkQP(o.QP); err != nil {
