@@ -80,8 +80,11 @@ type RuleResult struct {
 
 // Failure is a counterexample: a minimal trace that replays.
 type Failure struct {
-	Rule   string     `json:"rule"`
-	Source string     `json:"source"` // "scenario: NAME" or "random case (seed N)"
+	Rule   string `json:"rule"`
+	Source string `json:"source"` // "scenario: NAME" or "random case (seed N)"
+	// AlsoIn lists the other runs that failed on the same rule; the report
+	// keeps the shortest counterexample per rule.
+	AlsoIn []string   `json:"also_in,omitempty"`
 	Trace  Trace      `json:"trace"`
 	Replay ReplayFile `json:"replay"`
 }
@@ -209,6 +212,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		}
 	}
 
+	rep.Failures = shortestPerRule(rep.Failures)
 	rep.Rules = ruleTable(rep.Failures, ran, skipped, blocked)
 	rep.Findings = declaredNotShown(opts.Profile, capsOf(x.info), passing)
 	if len(resolved) > 0 {
@@ -222,6 +226,30 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// shortestPerRule keeps one counterexample per rule, the shortest, in the
+// order the rules first failed.
+func shortestPerRule(fs []Failure) []Failure {
+	var out []Failure
+	at := map[string]int{}
+	for _, f := range fs {
+		i, ok := at[f.Rule]
+		if !ok {
+			at[f.Rule] = len(out)
+			out = append(out, f)
+			continue
+		}
+		keep, other := out[i], f
+		if len(f.Trace.Steps) < len(keep.Trace.Steps) {
+			keep, other = f, keep
+			keep.AlsoIn = other.AlsoIn
+			other.AlsoIn = nil
+		}
+		keep.AlsoIn = append(keep.AlsoIn, other.Source)
+		out[i] = keep
+	}
+	return out
 }
 
 func progress(o Options, done, total int, what string) {

@@ -70,8 +70,9 @@ func Scenarios() []Scenario {
 var scenarios = []Scenario{
 	{"POST-ORDER", "a bad WR in the middle: the prefix stays posted", "RUT ExceedMaxSge", func(s *session) {
 		s.setup(8, 1, rc)
+		a, b := s.wr(64), s.wr(64)
 		bad := s.wr(8, 8)
-		s.post(s.wr(64), s.wr(64), bad, s.wr(64))
+		s.post(a, b, bad, s.wr(64))
 		s.send(0, model.Send, 1)
 		s.send(0, model.Send, 1)
 		s.send(0, model.Send, 1)

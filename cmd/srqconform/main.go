@@ -1,0 +1,64 @@
+// Command srqconform checks a device's Shared Receive Queue against the
+// reference model of SRQ semantics and reports every deviation with a short
+// trace that replays.
+//
+//	srqconform run [flags]        run the suite (default: the built-in emulator)
+//	srqconform rules [-format F]  print the rule catalogue
+//	srqconform profiles [NAME]    list the profiles, or show one
+//	srqconform replay [flags] FILE  re-run a saved counterexample
+//
+// Exit status: 0 conformant, 1 deviations found, 2 usage or environment error.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitDeviates = 1
+	exitUsage    = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: srqconform <command> [flags]
+
+commands:
+  run        run the conformance suite against a device (default: the emulator)
+  rules      print the rule catalogue
+  profiles   list the driver profiles, or show one: srqconform profiles rxe
+  replay     re-run a saved counterexample: srqconform replay FILE
+  vm         boot a Debian kernel with rdma_rxe under QEMU and run the suite inside
+
+Run 'srqconform <command> -h' for a command's flags.
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "rules":
+		return cmdRules(args[1:], stdout, stderr)
+	case "profiles":
+		return cmdProfiles(args[1:], stdout, stderr)
+	case "replay":
+		return cmdReplay(args[1:], stdout, stderr)
+	case "vm":
+		return cmdVM(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "srqconform: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}

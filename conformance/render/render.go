@@ -1,0 +1,280 @@
+// Package render writes conformance reports for people (text, Markdown),
+// machines (JSON) and CI (JUnit XML).
+package render
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/srqconform/srqconform/conformance"
+)
+
+// Formats lists the output formats by name.
+var Formats = []string{"text", "markdown", "json", "junit"}
+
+// Write renders rep in the named format.
+func Write(w io.Writer, format string, rep *conformance.Report) error {
+	switch format {
+	case "text":
+		return Text(w, rep)
+	case "markdown", "md":
+		return Markdown(w, rep)
+	case "json":
+		return JSON(w, rep)
+	case "junit":
+		return JUnit(w, rep)
+	}
+	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+func verdict(rep *conformance.Report) string {
+	if rep.Conformant() {
+		return "CONFORMANT"
+	}
+	return "DEVIATES"
+}
+
+func header(rep *conformance.Report) []string {
+	d := rep.Device
+	lines := []string{
+		fmt.Sprintf("device %s (provider %s, driver %s)", d.Name, d.Provider, rep.Driver),
+	}
+	if d.Kernel != "" || d.RDMACore != "" {
+		lines = append(lines, fmt.Sprintf("kernel %s, rdma-core %s", orDash(d.Kernel), orDash(d.RDMACore)))
+	}
+	lines = append(lines,
+		fmt.Sprintf("profile %s; seed %d; %d random cases of up to %d steps; %d steps run in %v",
+			rep.Profile, rep.Seed, rep.Cases, rep.Steps, rep.StepsRun, rep.Elapsed.Round(1e6)),
+		fmt.Sprintf("verdict: %s (%d failing rules, %d counterexamples, %d profile findings)",
+			verdict(rep), countStatus(rep, conformance.Fail), len(rep.Failures), len(rep.Findings)))
+	return lines
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func countStatus(rep *conformance.Report, s conformance.Status) int {
+	n := 0
+	for _, r := range rep.Rules {
+		if r.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// Text writes a plain-text report.
+func Text(w io.Writer, rep *conformance.Report) error {
+	var b strings.Builder
+	b.WriteString("srqconform report\n")
+	for _, l := range header(rep) {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString("\nRULES\n")
+	for _, r := range rep.Rules {
+		fmt.Fprintf(&b, "  %-8s %-20s %s", r.Status, r.Rule.ID, r.Rule.Statement)
+		if r.Reason != "" {
+			fmt.Fprintf(&b, " [%s]", r.Reason)
+		}
+		if len(r.Failures) > 0 {
+			fmt.Fprintf(&b, " (counterexample %s)", refs(r.Failures))
+		}
+		b.WriteString("\n")
+	}
+	writeFindings(&b, rep, "  ")
+	for i, f := range rep.Failures {
+		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %d steps\n", i+1, f.Rule, f.Source, len(f.Trace.Steps))
+		if len(f.AlsoIn) > 0 {
+			fmt.Fprintf(&b, "  (the same rule also failed in %d other runs: %s)\n", len(f.AlsoIn), strings.Join(f.AlsoIn, "; "))
+		}
+		if r, ok := ruleOf(rep, f.Rule); ok {
+			fmt.Fprintf(&b, "  %s\n  source: %s\n", r.Rule.Statement, r.Rule.Source)
+		}
+		b.WriteString(f.Trace.Text())
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func refs(ix []int) string {
+	parts := make([]string, len(ix))
+	for i, x := range ix {
+		parts[i] = fmt.Sprintf("#%d", x+1)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ruleOf(rep *conformance.Report, id string) (conformance.RuleResult, bool) {
+	for _, r := range rep.Rules {
+		if r.Rule.ID == id {
+			return r, true
+		}
+	}
+	return conformance.RuleResult{}, false
+}
+
+func writeFindings(b *strings.Builder, rep *conformance.Report, indent string) {
+	if len(rep.Findings) > 0 {
+		b.WriteString("\nPROFILE FINDINGS\n")
+		for _, f := range rep.Findings {
+			kind := "not shown"
+			if f.Untestable {
+				kind = "untestable"
+			}
+			fmt.Fprintf(b, "%s%s (%s): %s\n", indent, f.Field, kind, f.Detail)
+		}
+	}
+	if len(rep.Resolved) > 0 {
+		b.WriteString("\nOPEN CHOICES, AS THE DEVICE RESOLVED THEM\n")
+		names := make([]string, 0, len(rep.Resolved))
+		for k := range rep.Resolved {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(b, "%s%s: %s\n", indent, k, strings.Join(rep.Resolved[k], " | "))
+		}
+	}
+}
+
+// Markdown writes a Markdown report: a table per rule, then counterexamples.
+func Markdown(w io.Writer, rep *conformance.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# srqconform report: %s on %s\n\n", verdict(rep), rep.Device.Name)
+	for _, l := range header(rep) {
+		b.WriteString("- " + l + "\n")
+	}
+	b.WriteString("\n## Rules\n\n| Rule | Status | Statement | Notes |\n|---|---|---|---|\n")
+	for _, r := range rep.Rules {
+		note := r.Reason
+		if len(r.Failures) > 0 {
+			note = "counterexample " + refs(r.Failures)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Rule.ID, r.Status, cell(r.Rule.Statement), cell(note))
+	}
+	var fb strings.Builder
+	writeFindings(&fb, rep, "- ")
+	b.WriteString(strings.NewReplacer("\nPROFILE FINDINGS\n", "\n## Profile findings\n\n",
+		"\nOPEN CHOICES, AS THE DEVICE RESOLVED THEM\n", "\n## Open choices, as the device resolved them\n\n").Replace(fb.String()))
+	if len(rep.Failures) > 0 {
+		b.WriteString("\n## Counterexamples\n")
+	}
+	for i, f := range rep.Failures {
+		fmt.Fprintf(&b, "\n### #%d: %s (%s, %d steps)\n\n", i+1, f.Rule, f.Source, len(f.Trace.Steps))
+		if len(f.AlsoIn) > 0 {
+			fmt.Fprintf(&b, "Also failed in: %s.\n\n", strings.Join(f.AlsoIn, "; "))
+		}
+		if r, ok := ruleOf(rep, f.Rule); ok {
+			fmt.Fprintf(&b, "%s Source: %s.\n\n", r.Rule.Statement, r.Rule.Source)
+		}
+		b.WriteString("| # | Operation | Model allows | Driver did | Rule |\n|---|---|---|---|---|\n")
+		for _, s := range f.Trace.Steps {
+			allowed := ""
+			if s.Rule != "" {
+				allowed = s.Allowed
+			}
+			fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s |\n", s.N, s.OpText, cell(allowed), cell(s.Got), s.Rule)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// JSON writes the report as indented JSON.
+func JSON(w io.Writer, rep *conformance.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		*conformance.Report
+		Conformant bool `json:"conformant"`
+	}{rep, rep.Conformant()})
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     float64     `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// JUnit writes one test case per rule and per profile finding.
+func JUnit(w io.Writer, rep *conformance.Report) error {
+	s := junitSuite{Name: fmt.Sprintf("srqconform.%s.%s", rep.Device.Name, rep.Profile), Time: rep.Elapsed.Seconds()}
+	for _, r := range rep.Rules {
+		c := junitCase{Name: r.Rule.ID, Classname: "srqconform.rules"}
+		switch r.Status {
+		case conformance.Fail:
+			var text strings.Builder
+			for _, i := range r.Failures {
+				f := rep.Failures[i]
+				fmt.Fprintf(&text, "%s\n%s\n", f.Source, f.Trace.Text())
+			}
+			c.Failure = &junitFailure{Message: r.Rule.Statement, Text: text.String()}
+			s.Failures++
+		case conformance.NotApplicable, conformance.Blocked:
+			c.Skipped = &junitSkipped{Message: r.Reason}
+			s.Skipped++
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	for _, f := range rep.Findings {
+		c := junitCase{Name: "profile." + f.Field, Classname: "srqconform.profile"}
+		if f.Untestable {
+			c.Skipped = &junitSkipped{Message: f.Detail}
+			s.Skipped++
+		} else {
+			c.Failure = &junitFailure{Message: f.Detail}
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	s.Tests = len(s.Cases)
+	out := junitSuites{Name: "srqconform", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Suites: []junitSuite{s}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
