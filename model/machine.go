@@ -64,10 +64,11 @@ type machine struct {
 	cq       []cqe
 	events   []Event
 
-	noFetchRule string // why the last arrival that took no WR took none
-	resized     string // the rule of a resize since the last query, or ""
-	armedEver   bool   // the limit was armed by modify or at create
-	createLimit bool   // create was given a non-zero srq_limit
+	noFetchRule string   // why the last arrival that took no WR took none
+	prefixIDs   []uint64 // WRs posted as the prefix of a list that failed
+	resized     string   // the rule of a resize since the last query, or ""
+	armedEver   bool     // the limit was armed by modify or at create
+	createLimit bool     // create was given a non-zero srq_limit
 
 	// counters for the invariants
 	posted, fetched  int
@@ -91,6 +92,7 @@ func (m *machine) clone() *machine {
 	n.cq = clip(m.cq)
 	n.events = clip(m.events)
 	n.completedHistory = clip(m.completedHistory)
+	n.prefixIDs = clip(m.prefixIDs)
 	n.keys = append([]bool(nil), m.keys...)
 	n.qps = make([]qp, len(m.qps))
 	for i, q := range m.qps {
@@ -98,6 +100,16 @@ func (m *machine) clone() *machine {
 		n.qps[i] = q
 	}
 	return &n
+}
+
+// isPrefix reports whether a WR was posted ahead of a failing WR in a list.
+func (m *machine) isPrefix(id uint64) bool {
+	for _, x := range m.prefixIDs {
+		if x == id {
+			return true
+		}
+	}
+	return false
 }
 
 func clip[T any](s []T) []T { return s[:len(s):len(s)] }

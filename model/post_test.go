@@ -21,23 +21,23 @@ func TestPostRules(t *testing.T) {
 		outAft int         // outstanding WRs after the op
 	}{
 		{"prefix stays posted", doc, nil, post(wr(1, 8), wr(2, 8), WR{ID: 3, NumSGE: 3, SGEs: make([]SGE, 3)}, wr(4, 8)),
-			Observation{Errno: EINVAL, BadWR: 2}, Observation{Errno: EINVAL, BadWR: 3}, "POST-ORDER", 2},
+			Observation{Errno: EINVAL, BadWR: 2}, Observation{Errno: EINVAL, BadWR: 3}, "POST-BADWR", 2},
 		{"bad_wr not earlier", doc, nil, post(wr(1, 8), wr(2, 8), WR{ID: 3, NumSGE: 3, SGEs: make([]SGE, 3)}),
 			Observation{Errno: EINVAL, BadWR: 2}, Observation{Errno: EINVAL, BadWR: 1}, "POST-BADWR", 2},
 		{"all posted when all valid", doc, nil, post(wr(1, 8), wr(2, 8)),
-			ok(0), Observation{Errno: EINVAL, BadWR: 1}, "POST-ORDER", 2},
+			ok(0), Observation{Errno: EINVAL, BadWR: 1}, "POST-SGE", 2},
 		{"full at exactly max_wr", doc, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8))}, post(wr(4, 8), wr(5, 8)),
 			Observation{Errno: ENOMEM, BadWR: 1}, ok(0), "POST-FULL", 4},
 		{"not full below max_wr", doc, []Op{post(wr(1, 8), wr(2, 8))}, post(wr(3, 8), wr(4, 8)),
-			ok(0), Observation{Errno: ENOMEM, BadWR: 1}, "POST-ORDER", 4},
+			ok(0), Observation{Errno: ENOMEM, BadWR: 1}, "POST-FULL", 4},
 		{"num_sge above max_sge", doc, nil, post(WR{ID: 1, NumSGE: 3, SGEs: make([]SGE, 3)}),
 			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-SGE", 0},
 		{"num_sge at max_sge", doc, nil, post(wr(1, 8, 8)),
-			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-ORDER", 1},
+			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-SGE", 1},
 		{"negative num_sge", doc, nil, post(WR{ID: 1, NumSGE: -1}),
 			Observation{Errno: EINVAL, BadWR: 0}, ok(0), "POST-SGE", 0},
 		{"num_sge 0 is valid", doc, nil, post(WR{ID: 1}),
-			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-ORDER", 1},
+			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-SGE", 1},
 		{"siw rejects num_sge 0, negative errno", SIW(), nil, post(wr(1, 8), WR{ID: 2}),
 			Observation{Errno: -EINVAL, BadWR: 1}, Observation{Errno: EINVAL, BadWR: 1}, "POST-RETURN", 1},
 		{"rxe: full checked first", RXE(), []Op{seven}, post(WR{ID: 9, NumSGE: 3, SGEs: make([]SGE, 3)}),
@@ -71,6 +71,14 @@ func TestPostRules(t *testing.T) {
 	}
 }
 
+// TestAllOrNothingIsBlamedOnPostOrder: a device that drops the prefix of a
+// failing list shows it only when the prefix should be consumed.
+func TestAllOrNothingIsBlamedOnPostOrder(t *testing.T) {
+	m := fixture(t, Documented())
+	require.NoError(t, m.Step(post(wr(1, 64), WR{ID: 2, NumSGE: 3, SGEs: make([]SGE, 3)}), Observation{Errno: EINVAL, BadWR: 1}))
+	assert.Equal(t, "POST-ORDER", ruleOf(m.Step(send(0, 8), Observation{Peer: PeerRNR})))
+}
+
 func TestPostAllowedWithoutQPsAndInAnyState(t *testing.T) {
 	m := New(Documented(), testCaps)
 	mustRun(t, m, CreateSRQ{MaxWR: 2, MaxSGE: 1})
@@ -88,7 +96,7 @@ func TestPostDoesNotCheckKeys(t *testing.T) {
 	w := WR{ID: 7, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}
 	assert.Equal(t, 0, mustRun(t, m, post(w)).Errno, "POST-NO-KEY-CHECK")
 	assert.Equal(t, 1, m.Outstanding())
-	assert.Equal(t, "POST-ORDER", ruleOf(fixture(t, Documented()).Step(post(w), Observation{Errno: EINVAL, BadWR: 0})))
+	assert.Equal(t, "POST-SGE", ruleOf(fixture(t, Documented()).Step(post(w), Observation{Errno: EINVAL, BadWR: 0})))
 }
 
 func TestPostCopiesTheWR(t *testing.T) {

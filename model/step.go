@@ -177,6 +177,7 @@ func (m *machine) sgeInvalid(w WR) (bool, error) {
 
 func (m *machine) post(o Post, got *Observation) (Observation, error) {
 	obs := Observation{BadWR: -1}
+	earlierPrefix := m.prefixOutstanding()
 	for i, w := range o.WRs {
 		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
 			return obs, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
@@ -214,17 +215,19 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 			errno, rule = ENOMEM, "POST-FULL"
 		}
 		if errno != 0 {
+			for _, prev := range o.WRs[:i] {
+				m.prefixIDs = append(m.prefixIDs, prev.ID)
+			}
 			obs.Errno, obs.BadWR = m.postErr(errno), i
 			if got != nil {
 				if got.BadWR != i {
 					if got.BadWR < 0 {
+						if errno == ENOMEM && earlierPrefix {
+							rule = "POST-ORDER" // room the model filled with a prefix
+						}
 						return obs, dev(rule, "result", fmt.Sprintf("%s with bad_wr=%d (wr%d)", ErrnoName(obs.Errno), i, w.ID), "0 (all posted)")
 					}
-					r := "POST-ORDER"
-					if got.BadWR < i {
-						r = "POST-BADWR"
-					}
-					return obs, dev(r, "bad_wr", i, got.BadWR)
+					return obs, dev("POST-BADWR", "bad_wr", i, got.BadWR)
 				}
 				if got.Errno != obs.Errno {
 					if got.Errno == -obs.Errno || (m.postErrno() == ErrnoMinusOne) != (got.Errno == -1) {
@@ -242,9 +245,27 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 		m.posted++
 	}
 	if got != nil && (got.Errno != 0 || got.BadWR >= 0) {
-		return obs, dev("POST-ORDER", "result", fmt.Sprintf("0 (all %d posted)", len(o.WRs)), got.Describe(o))
+		rule := "POST-ORDER"
+		switch {
+		case errnoIs(got.Errno, ENOMEM):
+			rule = "POST-FULL"
+		case errnoIs(got.Errno, EINVAL):
+			rule = "POST-SGE"
+		}
+		return obs, dev(rule, "result", fmt.Sprintf("0 (all %d posted)", len(o.WRs)), got.Describe(o))
 	}
 	return obs, nil
+}
+
+// prefixOutstanding reports whether a WR posted as a failed list's prefix is
+// still in the SRQ.
+func (m *machine) prefixOutstanding() bool {
+	for _, e := range m.queue {
+		if m.isPrefix(e.wr.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 func errnoIs(got, want int) bool { return got == want || got == -want }
@@ -467,7 +488,11 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		q.filling = &inflight{wr: w, msg: o.Msg}
 		return peerResult("QP-FLUSH-INPROGRESS", Peers(PeerOK, PeerRNR, PeerError), got)
 	}
-	return peerResult("RECV-COMPLETION", m.deliverNew(o.QP, o.Msg), got)
+	rule := "RECV-COMPLETION"
+	if m.isPrefix(m.queue[0].wr.ID) {
+		rule = "POST-ORDER" // a device that dropped the prefix has nothing here
+	}
+	return peerResult(rule, m.deliverNew(o.QP, o.Msg), got)
 }
 
 func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {
@@ -657,8 +682,11 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		rule := "RECV-COMPLETION"
 		if g.WRID != want.c.WRID {
 			rule = "FETCH-FIFO"
-			if m.completedBefore(g.WRID) {
+			switch {
+			case m.completedBefore(g.WRID):
 				rule = "FETCH-ONCE"
+			case m.isPrefix(want.c.WRID) && !m.cqHas(g.WRID, n):
+				rule = "POST-ORDER"
 			}
 			return dev(rule, what+" wr_id", want.c, g)
 		}
@@ -689,8 +717,11 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 	case len(got) < n:
 		missing := m.cq[len(got)]
 		rule := missing.rule
-		if s := m.qps[missing.c.QP].survived; s != "" && missing.c.Status == WCSuccess {
-			rule = s
+		switch {
+		case m.isPrefix(missing.c.WRID):
+			rule = "POST-ORDER"
+		case m.qps[missing.c.QP].survived != "" && missing.c.Status == WCSuccess:
+			rule = m.qps[missing.c.QP].survived
 		}
 		return dev(rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
 	case len(got) > n:
@@ -707,6 +738,16 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		return dev(rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
 	}
 	return nil
+}
+
+// cqHas reports whether one of the first n expected completions is for id.
+func (m *machine) cqHas(id uint64, n int) bool {
+	for _, e := range m.cq[:n] {
+		if e.c.WRID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *machine) cqCompletions(n int) []Completion {

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func srq(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunOnTheEmulatorIsConformant(t *testing.T) {
+	code, out, _ := srq(t, "run", "-cases", "20", "-seed", "3")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "verdict: CONFORMANT")
+	assert.Contains(t, out, "pass     FETCH-FIFO")
+}
+
+func TestRunFindsADeviationAndItReplays(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := srq(t, "run", "-deviations", "badwr-off-by-one", "-cases", "10", "-seed", "3", "-replay-dir", dir)
+	require.Equal(t, exitDeviates, code, errs)
+	assert.Contains(t, out, "fail     POST-BADWR")
+	files, err := filepath.Glob(filepath.Join(dir, "*-POST-BADWR.json"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	code, out, _ = srq(t, "replay", files[0])
+	assert.Equal(t, exitDeviates, code)
+	assert.Contains(t, out, "deviation reproduced: rule POST-BADWR")
+	// The same trace on an emulator without the mutant passes.
+	code, out, _ = srq(t, "replay", "-deviations", "", files[0])
+	assert.Equal(t, exitOK, code, out)
+	assert.Contains(t, out, "no deviation")
+}
+
+func TestReportFormats(t *testing.T) {
+	for _, f := range []string{"json", "junit", "markdown"} {
+		code, out, errs := srq(t, "run", "-deviations", "lifo", "-cases", "5", "-seed", "1", "-format", f)
+		require.Equal(t, exitDeviates, code, errs)
+		switch f {
+		case "json":
+			var v struct {
+				Conformant bool
+				Failures   []struct{ Rule string }
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &v))
+			assert.False(t, v.Conformant)
+			assert.Equal(t, "FETCH-FIFO", v.Failures[0].Rule)
+		case "junit":
+			var v struct {
+				Failures int `xml:"failures,attr"`
+			}
+			require.NoError(t, xml.Unmarshal([]byte(out), &v))
+			assert.Positive(t, v.Failures)
+		case "markdown":
+			assert.Contains(t, out, "| FETCH-FIFO | fail |")
+		}
+	}
+}
+
+func TestUsageAndEnvironmentErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt.json")
+	require.NoError(t, os.WriteFile(corrupt, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll"}`), 0o644))
+	wrongOrder := filepath.Join(dir, "order.json")
+	require.NoError(t, os.WriteFile(wrongOrder, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll"}]}`), 0o644))
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{}, "usage: srqconform"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"run", "-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"run", "-driver", "nosuch"}, `unknown driver "nosuch"`},
+		{[]string{"run", "-driver", "cgo"}, "built without it"},
+		{[]string{"run", "-profile", "nosuch"}, `unknown profile "nosuch"`},
+		{[]string{"run", "-format", "pdf"}, `unknown format "pdf"`},
+		{[]string{"run", "-deviations", "nosuch"}, "nosuch"},
+		{[]string{"run", "-rules", "NO-SUCH"}, `unknown rule "NO-SUCH"`},
+		{[]string{"replay"}, "replay takes one replay file"},
+		{[]string{"replay", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"replay", corrupt}, "not valid JSON"},
+		{[]string{"replay", wrongOrder}, "create_srq must come first"},
+		{[]string{"profiles", "nosuch"}, `unknown profile "nosuch"`},
+		{[]string{"rules", "-format", "pdf"}, `unknown format "pdf"`},
+	} {
+		code, _, errs := srq(t, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, errs, tc.msg, "%v", tc.args)
+	}
+}
+
+func TestRulesAndProfilesCommands(t *testing.T) {
+	code, out, _ := srq(t, "rules", "-format", "markdown")
+	require.Equal(t, exitOK, code)
+	onDisk, err := os.ReadFile("../../reports/rules.md")
+	require.NoError(t, err)
+	assert.Equal(t, string(onDisk), out, "reports/rules.md is the output of srqconform rules -format markdown")
+	code, out, _ = srq(t, "profiles")
+	require.Equal(t, exitOK, code)
+	for _, p := range []string{"documented", "rxe", "rxe-6.1", "mlx5", "siw"} {
+		assert.True(t, strings.Contains(out, p+" "), p)
+	}
+	code, out, _ = srq(t, "profiles", "rxe")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "ZeroLength")
+	assert.Contains(t, out, "0 bytes")
+}
