@@ -399,12 +399,10 @@ var scenarios = []Scenario{
 		s.poll()
 	}},
 	{"FETCH-FIFO", "completions in posting order across QPs", "RUT multiplexing", func(s *session) {
-		s.setup(16, 1, rc, rc, rc)
-		for range 9 {
-			s.post(s.wr(256))
-		}
-		for i := range 9 {
-			s.send(i%3, model.Send, uint32(i))
+		s.setup(16, 1, rc, ud)
+		s.post(s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256))
+		for i := range 5 {
+			s.send(i%2, model.Send, uint32(i))
 		}
 		s.poll()
 	}},
@@ -420,16 +418,13 @@ var scenarios = []Scenario{
 	}},
 	{"FETCH-ONCE", "every wr_id completes once", "RUT multithreaded", func(s *session) {
 		s.setup(32, 1, rc, ud)
-		for range 20 {
-			s.post(s.wr(256))
-		}
-		for i := range 20 {
+		s.post(s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256))
+		for i := range 8 {
 			s.send(i%2, model.Send, 16)
-			if i%5 == 4 {
+			if i%4 == 3 {
 				s.poll()
 			}
 		}
-		s.poll()
 	}},
 	{"RECV-COMPLETION", "wr_id, QP and byte_len of a receive", "rdma-core test_srq traffic", func(s *session) {
 		s.setup(8, 2, rc)

@@ -41,8 +41,9 @@ type inflight struct {
 type cqe struct {
 	c       Completion
 	allowed StatusSet
-	rule    string // the rule at stake if the device's completion differs
-	holds   bool   // it still holds an SRQ slot (SlotFree == FreeAtPoll)
+	rule    string  // the rule at stake if the device's completion differs
+	state   QPState // the QP's state when the WR was filled
+	holds   bool    // it still holds an SRQ slot (SlotFree == FreeAtPoll)
 }
 
 // machine is the SRQ state under one decided profile.
@@ -279,7 +280,7 @@ func (m *machine) fireLimit() {
 // completion is polled.
 func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
 	holds := m.slotFree() == FreeAtPoll
-	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds})
+	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, state: m.qps[c.QP].state})
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }
 

@@ -45,7 +45,7 @@ func TestPostRules(t *testing.T) {
 		{"mlx5: num_sge checked first", MLX5(), []Op{seven}, post(WR{ID: 9, NumSGE: 3, SGEs: make([]SGE, 3)}),
 			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-CHECK-ORDER", 7},
 		{"rxe: max_wr 4 holds 7", RXE(), []Op{post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8), wr(5, 8), wr(6, 8))}, post(wr(7, 8), wr(8, 8)),
-			Observation{Errno: ENOMEM, BadWR: 1}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-BADWR", 7},
+			Observation{Errno: ENOMEM, BadWR: 1}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-FULL", 7},
 		{"errno must be positive", RXE(), nil, post(WR{ID: 1, NumSGE: 3, SGEs: make([]SGE, 3)}),
 			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: -EINVAL, BadWR: 0}, "POST-RETURN", 0},
 		{"post to the QP's own RQ is refused", doc, nil, PostRecv{QP: 0, WR: wr(1, 8)},

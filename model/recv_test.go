@@ -55,7 +55,7 @@ func TestReceiveRules(t *testing.T) {
 		{"FIFO", doc, []Op{post(wr(1, 64), wr(2, 64)), send(0, 1), send(0, 2)},
 			[]Completion{ok1(1, 0, 1), ok1(2, 0, 2)}, nil, []Completion{ok1(2, 0, 1), ok1(1, 0, 2)}, "FETCH-FIFO"},
 		{"a WR completes once", doc, []Op{post(wr(1, 64), wr(2, 64)), send(0, 1), send(0, 2)},
-			[]Completion{ok1(1, 0, 1), ok1(2, 0, 2)}, nil, []Completion{ok1(1, 0, 1), ok1(1, 0, 2)}, "FETCH-FIFO"},
+			[]Completion{ok1(1, 0, 1), ok1(2, 0, 2)}, nil, []Completion{ok1(1, 0, 1), ok1(1, 0, 2)}, "FETCH-ONCE"},
 		{"send with immediate", doc, []Op{post(wr(1, 64)), Arrive{QP: 0, Msg: imm}},
 			[]Completion{{WRID: 1, Status: WCSuccess, Opcode: WCRecv, ByteLen: 4, HasImm: true, Imm: 0xbeef}}, nil,
 			[]Completion{ok1(1, 0, 4)}, "RECV-IMM"},

@@ -221,6 +221,15 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 			obs.Errno, obs.BadWR = m.postErr(errno), i
 			if got != nil {
 				if got.BadWR != i {
+					if got.BadWR >= 0 && got.BadWR < i {
+						// An earlier WR refused: a misreported index when the
+						// errno is the expected EINVAL, else a wrong refusal.
+						r := m.refusalRule(o.WRs[got.BadWR], got.Errno)
+						if got.Errno == obs.Errno && !errnoIs(got.Errno, ENOMEM) && r == "POST-SGE" {
+							r = "POST-BADWR"
+						}
+						return obs, dev(r, "bad_wr", fmt.Sprintf("%d (wr%d)", i, w.ID), got.BadWR)
+					}
 					if got.BadWR < 0 {
 						if errno == ENOMEM && earlierPrefix {
 							rule = "POST-ORDER" // room the model filled with a prefix
@@ -246,15 +255,33 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 	}
 	if got != nil && (got.Errno != 0 || got.BadWR >= 0) {
 		rule := "POST-ORDER"
-		switch {
-		case errnoIs(got.Errno, ENOMEM):
-			rule = "POST-FULL"
-		case errnoIs(got.Errno, EINVAL):
-			rule = "POST-SGE"
+		if got.BadWR >= 0 && got.BadWR < len(o.WRs) {
+			rule = m.refusalRule(o.WRs[got.BadWR], got.Errno)
 		}
 		return obs, dev(rule, "result", fmt.Sprintf("0 (all %d posted)", len(o.WRs)), got.Describe(o))
 	}
 	return obs, nil
+}
+
+// refusalRule names the rule a device broke by refusing a WR the model
+// accepts, from what the WR and the SRQ's surroundings suggest.
+func (m *machine) refusalRule(w WR, errno int) string {
+	for _, s := range w.SGEs {
+		if !m.validKey(s.Key) {
+			return "POST-NO-KEY-CHECK"
+		}
+	}
+	if errnoIs(errno, ENOMEM) {
+		return "POST-FULL"
+	}
+	ready := len(m.qps) > 0
+	for _, q := range m.qps {
+		ready = ready && q.state == RTS
+	}
+	if !ready {
+		return "POST-ANY-STATE"
+	}
+	return "POST-SGE"
 }
 
 // prefixOutstanding reports whether a WR posted as a failed list's prefix is
@@ -329,8 +356,11 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	}
 	if a.SRQLimit != m.limit {
 		r := maskRule
-		if !m.armed && m.firesThisArming > 0 {
+		switch {
+		case !m.armed && m.firesThisArming > 0:
 			r = "LIMIT-AFTER-FIRE"
+		case !m.armed && m.armedEver && m.limit == 0:
+			r = "LIMIT-DISARM"
 		}
 		return obs, dev(r, "srq_limit", m.limit, a.SRQLimit)
 	}
@@ -377,13 +407,16 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		}
 		newCap = uint32(m.occupied())
 	}
-	rule := "RESIZE-CAPACITY"
+	rule := "RESIZE-OPTIONAL" // advertised, valid, and refused
 	if int(o.MaxWR) < m.occupied() {
 		rule = "RESIZE-BELOW-COUNT"
 	}
 	obs, err := m.plainResult(rule, 0, got)
 	if err != nil {
 		return obs, err
+	}
+	if rule == "RESIZE-OPTIONAL" {
+		rule = "RESIZE-CAPACITY" // what a later query checks
 	}
 	// No driver writes the new size back: it is exact where the profile
 	// rounds deterministically, and otherwise a lower bound that the next
@@ -489,8 +522,11 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		return peerResult("QP-FLUSH-INPROGRESS", Peers(PeerOK, PeerRNR, PeerError), got)
 	}
 	rule := "RECV-COMPLETION"
-	if m.isPrefix(m.queue[0].wr.ID) {
+	switch {
+	case m.isPrefix(m.queue[0].wr.ID):
 		rule = "POST-ORDER" // a device that dropped the prefix has nothing here
+	case q.state != RTS:
+		rule = "QP-FETCH-STATES"
 	}
 	return peerResult(rule, m.deliverNew(o.QP, o.Msg), got)
 }
@@ -683,8 +719,12 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		if g.WRID != want.c.WRID {
 			rule = "FETCH-FIFO"
 			switch {
-			case m.completedBefore(g.WRID):
+			case g.WRID == ^want.c.WRID:
+				rule = "POST-COPY" // the harness scribbles ^wr_id after posting
+			case m.completedBefore(g.WRID) || slices.ContainsFunc(got[:i], func(c Completion) bool { return c.WRID == g.WRID }):
 				rule = "FETCH-ONCE"
+			case want.state != RTS && !m.cqHas(g.WRID, n):
+				rule = "QP-FETCH-STATES"
 			case m.isPrefix(want.c.WRID) && !m.cqHas(g.WRID, n):
 				rule = "POST-ORDER"
 			}
@@ -720,6 +760,8 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		switch {
 		case m.isPrefix(missing.c.WRID):
 			rule = "POST-ORDER"
+		case missing.state != RTS && missing.c.Status == WCSuccess:
+			rule = "QP-FETCH-STATES"
 		case m.qps[missing.c.QP].survived != "" && missing.c.Status == WCSuccess:
 			rule = m.qps[missing.c.QP].survived
 		}
