@@ -143,7 +143,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		}
 	}()
 	start := time.Now()
-	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle}
+	x := newExecutor(dev, opts)
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
 		Cases: max(opts.Cases, 0), Steps: opts.Steps}
 	replayFor := func(ops []model.Op, rule, source string) ReplayFile {
@@ -366,9 +366,15 @@ func randomCases(ctx context.Context, x *executor, opts Options, done, total int
 		cases    int
 	)
 	tb := &progTB{}
+	var firstFail time.Time
 	rapid.Check(tb, func(t *rapid.T) {
 		if ctx.Err() != nil {
 			t.Skip("cancelled")
+		}
+		// rapid checks its shrink deadline only between passes; past ours,
+		// every candidate passes and the best failing trace so far stands.
+		if failed && time.Since(firstFail) > opts.ShrinkTime {
+			return
 		}
 		tr, _ := run(ctx, opts.Profile, x, func(s *session) { genCase(t, s, opts.Steps) })
 		steps += len(tr.Steps)
@@ -377,6 +383,9 @@ func randomCases(ctx context.Context, x *executor, opts Options, done, total int
 			progress(opts, done+cases, total, "random case")
 		}
 		if tr.Failed() {
+			if !failed {
+				firstFail = time.Now()
+			}
 			last, failed = tr, true
 			if tr.Deviation == nil {
 				harnessE = tr.Err

@@ -23,6 +23,14 @@ type executor struct {
 	pattern      byte
 }
 
+func newExecutor(dev drivers.Device, opts Options) *executor {
+	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle}
+	if x.info.Synchronous {
+		x.wait, x.settle = 0, 0
+	}
+	return x
+}
+
 // errHarness marks a failure of the device or harness rather than a
 // deviation: resources that could not be created, a timeout in Deliver.
 var errHarness = errors.New("harness")

@@ -90,7 +90,7 @@ func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model
 			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
 		}
 	}()
-	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle}
+	x := newExecutor(dev, opts)
 	tr, _ = run(ctx, p, x, func(s *session) {
 		for _, op := range ops {
 			s.do(op)

@@ -64,6 +64,9 @@ type Info struct {
 	UD bool
 	// Optional capabilities: operations that otherwise return ErrUnsupported.
 	InjectSRQError, InjectSQE, PartialDelivery bool
+	// Synchronous says every completion and event exists by the time the
+	// call that caused it returns (an emulator): polls then never wait.
+	Synchronous bool
 }
 
 // Device is an open device.

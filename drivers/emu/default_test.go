@@ -17,7 +17,7 @@ func TestInfo(t *testing.T) {
 	want := drivers.Info{
 		Name: "emu0", Provider: "emu", MaxSRQWR: 16384, MaxSRQSGE: 6, SRQResize: true,
 		MaxMessage: 1 << 20, MaxUDMessage: 4096, UD: true,
-		InjectSRQError: true, InjectSQE: true, PartialDelivery: true,
+		InjectSRQError: true, InjectSQE: true, PartialDelivery: true, Synchronous: true,
 	}
 	if got != want {
 		t.Errorf("Info() = %+v, want %+v", got, want)

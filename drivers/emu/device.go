@@ -124,6 +124,7 @@ func (d *device) Info() drivers.Info {
 		InjectSRQError:  true,
 		InjectSQE:       true,
 		PartialDelivery: true,
+		Synchronous:     true,
 	}
 }
 
