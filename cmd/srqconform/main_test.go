@@ -117,3 +117,20 @@ func TestRulesAndProfilesCommands(t *testing.T) {
 	assert.Contains(t, out, "ZeroLength")
 	assert.Contains(t, out, "0 bytes")
 }
+
+func TestVMErrorsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"vm", "-kernel", "potato"}, `unknown kernel suite "potato"`},
+		{[]string{"vm", "-image", "/nonexistent/vmlinuz", "-modules", "/nonexistent"}, "kernel path"},
+		{[]string{"vm", "-image", "/x"}, "-image and -modules go together"},
+		{[]string{"vm", "-profile", "nosuch"}, `unknown profile "nosuch"`},
+		{[]string{"vm", "-format", "pdf"}, `unknown format "pdf"`},
+	} {
+		code, _, errs := srq(t, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, errs, tc.msg, "%v", tc.args)
+	}
+}

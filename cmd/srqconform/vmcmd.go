@@ -1,12 +1,188 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/srqconform/srqconform/cmd/srqconform/vm"
+	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/model"
 )
 
-// cmdVM is the VM runner's entry; the runner itself is package vm.
+// defaultProfileFor is the profile a suite's kernel is held to.
+func defaultProfileFor(suite string) string {
+	if suite == "bookworm" {
+		return "rxe-6.1"
+	}
+	return "rxe"
+}
+
+// cmdVM boots a Debian kernel with rdma_rxe under QEMU, runs the suite
+// against rxe0 inside with the cgo driver, and reports on the host.
 func cmdVM(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "srqconform: vm: running the suite inside a QEMU guest needs the cgo driver, which this version does not have yet (see README, 'Real devices')")
-	return exitUsage
+	fs := newFlagSet("vm", stderr, "vm [-kernel SUITE | -image VMLINUZ -modules DIR] [flags]")
+	kernel := fs.String("kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(vm.Suites(), ", "))
+	image := fs.String("image", "", "boot this kernel image instead (with -modules)")
+	modules := fs.String("modules", "", "modules directory for -image (the one holding modules.dep or the kernel release's tree)")
+	profile := fs.String("profile", "", "profile (default: rxe-6.1 for bookworm, rxe otherwise)")
+	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
+	cases := fs.Int("cases", 50, "number of random cases")
+	steps := fs.Int("steps", 40, "most steps per random case")
+	format := fs.String("format", "text", "report format: text, markdown, json, junit")
+	out := fs.String("o", "", "write the report to this file (default: standard output)")
+	binary := fs.String("binary", "", "srqconform binary built with the cgo driver (default: build one with go build -tags rdma)")
+	timeout := fs.Duration("timeout", 15*time.Minute, "bound on the whole guest run")
+	cache := fs.String("cache", "", "kernel download cache (default: ~/.cache/srqconform)")
+	verbose := fs.Bool("v", false, "show progress and the guest console")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, "vm takes no arguments, got %q", fs.Args())
+	}
+	if !validFormat(*format) {
+		return fail(stderr, "unknown format %q", *format)
+	}
+	k := vm.SuiteKernel(*kernel)
+	suite := *kernel
+	if *image != "" || *modules != "" {
+		if *image == "" || *modules == "" {
+			return fail(stderr, "-image and -modules go together")
+		}
+		for _, p := range []string{*image, *modules} {
+			if _, err := os.Stat(p); err != nil {
+				return fail(stderr, "kernel path: %v", err)
+			}
+		}
+		k, suite = vm.CustomKernel(*image, *modules), "custom"
+	} else if !contains(vm.Suites(), *kernel) {
+		return fail(stderr, "unknown kernel suite %q: want one of %s, or -image and -modules", *kernel, strings.Join(vm.Suites(), ", "))
+	}
+	pname := *profile
+	if pname == "" {
+		pname = defaultProfileFor(suite)
+	}
+	if _, err := model.ProfileByName(pname); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano()) >> 1
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, *timeout)
+	defer cancelT()
+
+	prog := *binary
+	if prog == "" {
+		dir, err := os.MkdirTemp("", "srqconform-vm-")
+		if err != nil {
+			return fail(stderr, "temporary directory: %v", err)
+		}
+		defer os.RemoveAll(dir)
+		prog = filepath.Join(dir, "srqconform")
+		if err := buildWithCgo(ctx, prog, stderr); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
+	opts := vm.Options{
+		Kernel:   k,
+		Program:  prog,
+		Args:     []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", pname, "-seed", strconv.FormatUint(*seed, 10), "-cases", strconv.Itoa(*cases), "-steps", strconv.Itoa(*steps)},
+		Timeout:  *timeout,
+		CacheDir: *cache,
+	}
+	if *verbose {
+		opts.Log, opts.Console = stderr, stderr
+	}
+	res, err := vm.Run(ctx, opts)
+	if err != nil {
+		return fail(stderr, "vm: %v", err)
+	}
+	rep, err := decodeReport(res.Output)
+	if err != nil {
+		return fail(stderr, "the guest run (exit %d) gave no report: %v\nguest stderr:\n%s", res.ExitCode, err, res.Stderr)
+	}
+	if rep.Device.Kernel == "" {
+		rep.Device.Kernel = res.KernelRelease
+	}
+	if res.RDMACoreVersion != "" {
+		rep.Device.RDMACore = res.RDMACoreVersion
+	}
+	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, boot %v, whole run %v\n", res.KernelRelease, res.RDMACoreVersion, res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond))
+	if err := writeReport(*out, *format, rep, stdout); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if !rep.Conformant() {
+		return exitDeviates
+	}
+	return exitOK
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// buildWithCgo builds srqconform with the cgo driver from the module this
+// command runs in.
+func buildWithCgo(ctx context.Context, out string, stderr io.Writer) error {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "rdma", "-o", out, "./cmd/srqconform")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build -tags rdma ./cmd/srqconform (needs gcc and libibverbs-dev): %v\n%s", err, errb.String())
+	}
+	return nil
+}
+
+func moduleRoot(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}")
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m (run srqconform vm from the srqconform source tree, or pass -binary): %v", err)
+	}
+	dir := strings.TrimSpace(string(b))
+	if _, err := os.Stat(filepath.Join(dir, "cmd", "srqconform")); err != nil {
+		return "", fmt.Errorf("module at %s has no cmd/srqconform: run from the srqconform source tree or pass -binary", dir)
+	}
+	return dir, nil
+}
+
+// decodeReport reads the JSON report the guest printed.
+func decodeReport(b []byte) (*conformance.Report, error) {
+	var v struct {
+		*conformance.Report
+		Conformant bool `json:"conformant"`
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, errors.New("empty output")
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("decode JSON report: %w", err)
+	}
+	if v.Report == nil {
+		return nil, errors.New("decode JSON report: no report object")
+	}
+	return v.Report, nil
 }
