@@ -29,6 +29,8 @@ type qp struct {
 	// survived is the rule of the last error completion the QP survived:
 	// a device that killed the QP there loses the completions after it.
 	survived string
+	// errRule is the rule of the error completion that put the QP in ERR.
+	errRule string
 }
 
 type inflight struct {

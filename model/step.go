@@ -55,6 +55,9 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	case Resize:
 		return m.resizeSRQ(o, got)
 	case ModifyQP:
+		if o.QP >= 0 && o.QP < len(m.qps) {
+			m.qps[o.QP].errRule = ""
+		}
 		return m.modifyQP(o, got)
 	case Invalidate:
 		if o.Key < 0 || o.Key >= len(m.keys) {
@@ -239,8 +242,11 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 					return obs, dev("POST-BADWR", "bad_wr", i, got.BadWR)
 				}
 				if got.Errno != obs.Errno {
-					if got.Errno == -obs.Errno || (m.postErrno() == ErrnoMinusOne) != (got.Errno == -1) {
+					switch {
+					case got.Errno == -obs.Errno || (m.postErrno() == ErrnoMinusOne) != (got.Errno == -1):
 						rule = "POST-RETURN"
+					case errnoIs(got.Errno, ENOMEM) && !full:
+						rule = m.refusalRule(w, got.Errno) // the device thought it full
 					}
 					return obs, dev(rule, "return value", ErrnoName(obs.Errno), ErrnoName(got.Errno))
 				}
@@ -272,6 +278,9 @@ func (m *machine) refusalRule(w WR, errno int) string {
 		}
 	}
 	if errnoIs(errno, ENOMEM) {
+		if m.fetched > 0 && m.posted >= int(m.capacity) {
+			return "SLOT-FREE" // full only if fetched slots never came back
+		}
 		return "POST-FULL"
 	}
 	ready := len(m.qps) > 0
@@ -521,14 +530,18 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		q.filling = &inflight{wr: w, msg: o.Msg}
 		return peerResult("QP-FLUSH-INPROGRESS", Peers(PeerOK, PeerRNR, PeerError), got)
 	}
+	prefix, state, before := m.isPrefix(m.queue[0].wr.ID), q.state, len(m.cq)
+	allowed := m.deliverNew(o.QP, o.Msg)
 	rule := "RECV-COMPLETION"
 	switch {
-	case m.isPrefix(m.queue[0].wr.ID):
+	case prefix && got != nil && got.Peer == PeerRNR:
 		rule = "POST-ORDER" // a device that dropped the prefix has nothing here
-	case q.state != RTS:
+	case state != RTS:
 		rule = "QP-FETCH-STATES"
+	case len(m.cq) > before:
+		rule = m.cq[len(m.cq)-1].rule // the rule of what the model just completed
 	}
-	return peerResult(rule, m.deliverNew(o.QP, o.Msg), got)
+	return peerResult(rule, allowed, got)
 }
 
 func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {
@@ -623,6 +636,7 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	m.complete(c, allowed, rule)
 	if fate == ToErr {
 		m.enterErr(n)
+		q.errRule = rule
 	} else {
 		q.survived = rule
 	}
@@ -850,6 +864,9 @@ func (m *machine) checkEvents(want, got []Event) error {
 			rule = "SRQ-ERR-EVENT"
 		case e.Type == EventQPLastWQEReached:
 			rule = "QP-LAST-WQE"
+			if c > 0 && e.QP >= 0 && e.QP < len(m.qps) && m.qps[e.QP].errRule != "" {
+				rule = m.qps[e.QP].errRule // the error completion should have killed the QP
+			}
 		case c > 0 || m.armed:
 			// A missing event, or one raised too early while armed.
 		case m.firesThisArming > 0:
