@@ -1,0 +1,248 @@
+//go:build linux && cgo && rdma
+
+package cgo
+
+/*
+#include <errno.h>
+#include <stdlib.h>
+#include "srqc.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// driver is the drivers.Driver New returns.
+type driver struct{}
+
+// New returns the libibverbs driver "cgo".
+func New() drivers.Driver { return driver{} }
+
+// Name returns "cgo".
+func (driver) Name() string { return "cgo" }
+
+// device is one open ibv_context. Its mutex guards every SRQ, QP and
+// region it made: the async event channel is per context.
+type device struct {
+	mu       sync.Mutex
+	ctx      *C.struct_ibv_context
+	port     int
+	gidIndex int
+	gid      [16]byte
+	mtu      uint32 // enum ibv_mtu of the port's active MTU
+	info     drivers.Info
+	srqs     []*srq
+	closed   bool
+}
+
+var _ drivers.Device = (*device)(nil)
+
+// Open opens the device cfg names (the first one for ""), checks the port
+// is active and reads the GID at cfg.GIDIndex.
+func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cgo: Open: %w", err)
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = 1
+	}
+	if port < 1 || port > 255 {
+		return nil, fmt.Errorf("cgo: Open: port %d, want 1..255", cfg.Port)
+	}
+	var n C.int
+	list, err := C.ibv_get_device_list(&n)
+	if list == nil {
+		return nil, fmt.Errorf("cgo: ibv_get_device_list returned NULL (errno %v); is the ib_uverbs module loaded?", err)
+	}
+	defer C.ibv_free_device_list(list)
+	devs := unsafe.Slice(list, int(n))
+	var names []string
+	var dev *C.struct_ibv_device
+	for _, d := range devs {
+		name := C.GoString(C.ibv_get_device_name(d))
+		names = append(names, name)
+		if dev == nil && (cfg.Device == "" || cfg.Device == name) {
+			dev = d
+		}
+	}
+	if dev == nil {
+		if len(names) == 0 {
+			return nil, errors.New("cgo: Open: ibv_get_device_list found no RDMA device (want one, e.g. rdma link add rxe0 type rxe netdev eth0)")
+		}
+		return nil, fmt.Errorf("cgo: Open: no device %q; ibv_get_device_list found %s", cfg.Device, strings.Join(names, ", "))
+	}
+	name := C.GoString(C.ibv_get_device_name(dev))
+	c, err := C.ibv_open_device(dev)
+	if c == nil {
+		return nil, nullErr(fmt.Sprintf("ibv_open_device(%s)", name), err)
+	}
+	d := &device{ctx: c, port: port, gidIndex: cfg.GIDIndex}
+	if err := d.setup(name, dev); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// setup queries the device and port and fills in Info.
+func (d *device) setup(name string, dev *C.struct_ibv_device) error {
+	var da C.struct_ibv_device_attr
+	if r := C.ibv_query_device(d.ctx, &da); r != 0 {
+		return verbErr(fmt.Sprintf("ibv_query_device(%s)", name), int(r))
+	}
+	var pa C.struct_ibv_port_attr
+	if r := C.srqc_query_port(d.ctx, C.uint8_t(d.port), &pa); r != 0 {
+		return verbErr(fmt.Sprintf("ibv_query_port(%s, port %d)", name, d.port), int(r))
+	}
+	if pa.state != C.IBV_PORT_ACTIVE {
+		return fmt.Errorf("cgo: ibv_query_port(%s, port %d): state %d, want IBV_PORT_ACTIVE (%d)", name, d.port, int(pa.state), int(C.IBV_PORT_ACTIVE))
+	}
+	d.mtu = uint32(pa.active_mtu)
+	if d.gidIndex < 0 || d.gidIndex >= int(pa.gid_tbl_len) {
+		return fmt.Errorf("cgo: Open(%s): GID index %d, want 0..%d", name, d.gidIndex, int(pa.gid_tbl_len)-1)
+	}
+	if r := C.srqc_query_gid(d.ctx, C.uint8_t(d.port), C.int(d.gidIndex), (*C.uint8_t)(unsafe.Pointer(&d.gid[0]))); r != 0 {
+		return verbErr(fmt.Sprintf("ibv_query_gid(%s, port %d, index %d)", name, d.port, d.gidIndex), int(r))
+	}
+	if d.gid == [16]byte{} {
+		return fmt.Errorf("cgo: ibv_query_gid(%s, port %d, index %d) is all zero, want a valid GID (rxe's IPv4-mapped RoCEv2 GID is usually index 1)", name, d.port, d.gidIndex)
+	}
+	if r, err := C.srqc_set_nonblock(d.ctx.async_fd); r != 0 {
+		return fmt.Errorf("cgo: fcntl(async_fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
+	}
+	d.info = drivers.Info{
+		Name:         name,
+		Provider:     provider(name, dev),
+		Kernel:       kernelRelease(),
+		RDMACore:     rdmaCore(),
+		MaxSRQWR:     uint32(da.max_srq_wr),
+		MaxSRQSGE:    uint32(da.max_srq_sge),
+		SRQResize:    da.device_cap_flags&C.IBV_DEVICE_SRQ_RESIZE != 0,
+		MaxMessage:   maxMessage,
+		MaxUDMessage: mtuBytes(d.mtu),
+		UD:           true,
+	}
+	return nil
+}
+
+// mtuBytes converts enum ibv_mtu to bytes.
+func mtuBytes(m uint32) uint32 {
+	if m < 1 || m > 5 {
+		return 256
+	}
+	return 128 << m
+}
+
+// provider names the provider from the device name ("rxe0" -> "rxe",
+// "mlx5_0" -> "mlx5"), or the node type when the name has no prefix.
+func provider(name string, dev *C.struct_ibv_device) string {
+	p := strings.TrimRight(name, "0123456789")
+	p = strings.TrimSuffix(p, "_")
+	if p != "" {
+		return p
+	}
+	return C.GoString(C.ibv_node_type_str(dev.node_type))
+}
+
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// rdmaCore is $SRQCONFORM_RDMA_CORE, or the real file libibverbs was
+// loaded from (libibverbs.so.1.14.44.0 is rdma-core 44).
+func rdmaCore() string {
+	if v := os.Getenv("SRQCONFORM_RDMA_CORE"); v != "" {
+		return v
+	}
+	p := C.srqc_libibverbs_path()
+	if p == nil {
+		return "unknown"
+	}
+	path := C.GoString(p)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return filepath.Base(path)
+}
+
+// Info describes the device.
+func (d *device) Info() drivers.Info { return d.info }
+
+// Close destroys every SRQ the device made, newest first, then closes
+// the device. It is idempotent.
+func (d *device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var errs []error
+	for i := len(d.srqs) - 1; i >= 0; i-- {
+		errs = append(errs, d.srqs[i].destroy())
+	}
+	d.srqs = nil
+	d.drainEvents()
+	if d.ctx != nil {
+		if r := C.ibv_close_device(d.ctx); r != 0 {
+			errs = append(errs, verbErr(fmt.Sprintf("ibv_close_device(%s)", d.info.Name), int(r)))
+		}
+		d.ctx = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Async events srqconform watches (enum ibv_event_type).
+const (
+	evSRQLimit = drivers.EventType(0)
+	evSRQErr   = drivers.EventType(1)
+	evLastWQE  = drivers.EventType(2)
+)
+
+// drainEvents reads every pending async event, acknowledges it and files
+// the ones srqconform watches with their SRQ. The caller holds d.mu.
+func (d *device) drainEvents() error {
+	for {
+		var ev C.struct_srqc_event
+		r := C.srqc_get_async(d.ctx, &ev)
+		if r == C.EAGAIN {
+			return nil
+		}
+		if r != 0 {
+			return verbErr("ibv_get_async_event", int(r))
+		}
+		switch ev._type {
+		case C.IBV_EVENT_SRQ_LIMIT_REACHED, C.IBV_EVENT_SRQ_ERR:
+			t := evSRQLimit
+			if ev._type == C.IBV_EVENT_SRQ_ERR {
+				t = evSRQErr
+			}
+			for _, s := range d.srqs {
+				if s.srq == ev.srq {
+					s.events = append(s.events, drivers.Event{Type: t, QP: -1})
+				}
+			}
+		case C.IBV_EVENT_QP_LAST_WQE_REACHED:
+			for _, s := range d.srqs {
+				if i, ok := s.byQPN[uint32(ev.qpn)]; ok {
+					s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: i})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,32 @@
+// Package cgo is the srqconform driver for real RDMA devices: it drives
+// libibverbs through cgo and implements drivers.Driver under the name "cgo".
+//
+// Every file that uses cgo is built only with
+//
+//	//go:build linux && cgo && rdma
+//
+// so the rest of the module builds and tests without a C compiler or
+// libibverbs. Without the tag this package holds only the pure-Go helpers
+// (the per-region ring allocator and the payload check) and New does not
+// exist. Build the driver with
+//
+//	CGO_ENABLED=1 go build -tags rdma ./cmd/srqconform
+//
+// Design. One Device is one ibv_context. CreateSRQ makes a PD, one
+// receive CQ (with a completion channel) shared by every receiver QP, the
+// SRQ, one memory region per key over C memory, a target region for RDMA
+// Write, Read and atomics, and a buffer region for the peers. Every
+// receiver QP has a peer QP of the same type on the same device that sends
+// to it over the device's loopback with RoCE (GID) addressing; RC peers are
+// (re)connected when the receiver enters RTR and after any failed send.
+//
+// Work requests, scatter lists and buffers live in C memory: no Go pointer
+// is ever stored in C memory (checked with GOEXPERIMENT=cgocheck2). The C
+// side is a set of thin helpers for what touches unions (ibv_send_wr,
+// ibv_wc, ibv_async_event, ibv_gid) or static inline verbs; the logic is
+// in Go.
+//
+// Tests: the tagged tests need a device and skip without one; vm_test.go
+// (untagged, SRQCONFORM_VM_TEST=1) runs them inside QEMU guests with rxe0
+// for each Debian kernel suite.
+package cgo

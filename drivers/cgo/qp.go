@@ -1,0 +1,457 @@
+//go:build linux && cgo && rdma
+
+package cgo
+
+/*
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "srqc.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// Connection parameters.
+const (
+	qkey        = 0x11111111
+	rqPSN       = 0 // the receiver's first expected PSN
+	ackTimeout  = 14
+	retryCount  = 1
+	rnrRetry    = 0
+	minRNRTimer = 1
+	sendTimeout = 5 * time.Second // longest wait for a peer's send completion
+	// udSettle bounds how long Deliver waits, after a UD send completed,
+	// for the receiver to write a completion. rxe completes a UD send when
+	// the packet is handed to the loopback path; the responder runs later
+	// in its own task. TestUDProcessingDelay measures the gap from the send
+	// completion to the receive completion: on rxe in QEMU TCG guests it
+	// was 0.05-0.9 ms (p100 over 200 sends, kernels 6.1, 6.12 and 7.2; see
+	// the package's test log). A receive completion (seen on the completion
+	// channel) ends the wait early, so only dropped messages pay it in full.
+	udSettle = 20 * time.Millisecond
+)
+
+// qp is a receiver QP attached to the SRQ and its peer. Fields are
+// guarded by s.dev.mu.
+type qp struct {
+	s   *srq
+	idx int
+	typ drivers.QPType
+
+	qp, peer   *C.struct_ibv_qp
+	scq, pcq   *C.struct_ibv_cq // the receiver's and the peer's send CQs
+	ah         *C.struct_ibv_ah // UD: the peer's address handle to the receiver
+	qpn, pqpn  uint32
+	peerReady  bool // the peer is in RTS and (RC) connected to the receiver
+	peerFailed bool // the peer's last send failed: reconnect before the next
+}
+
+var _ drivers.QP = (*qp)(nil)
+
+// CreateQP creates a receiver QP attached to the SRQ (in RESET) and its
+// peer on the same device.
+func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cgo: CreateQP: %w", err)
+	}
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("cgo: CreateQP on a closed SRQ")
+	}
+	if t != drivers.RC && t != drivers.UD {
+		return nil, fmt.Errorf("cgo: CreateQP(type %d): want RC (0) or UD (1)", t)
+	}
+	q := &qp{s: s, idx: len(s.qps), typ: t}
+	if err := q.create(); err != nil {
+		return nil, errors.Join(err, q.destroy())
+	}
+	s.qps = append(s.qps, q)
+	s.byQPN[q.qpn] = q.idx
+	return q, nil
+}
+
+func (q *qp) create() error {
+	s := q.s
+	ctx := s.dev.ctx
+	qt := C.enum_ibv_qp_type(C.IBV_QPT_RC)
+	if q.typ == drivers.UD {
+		qt = C.IBV_QPT_UD
+	}
+	var err error
+	if q.scq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.scq == nil {
+		return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
+	}
+	var ia C.struct_ibv_qp_init_attr
+	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
+	ia.qp_type = qt
+	ia.cap.max_send_wr, ia.cap.max_send_sge = 1, 1
+	if q.qp, err = C.ibv_create_qp(s.pd, &ia); q.qp == nil {
+		return nullErr(fmt.Sprintf("ibv_create_qp(receiver %d, %s, with SRQ)", q.idx, typeName(q.typ)), err)
+	}
+	q.qpn = uint32(q.qp.qp_num)
+	if q.pcq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.pcq == nil {
+		return nullErr(fmt.Sprintf("ibv_create_cq(CQ of peer %d)", q.idx), err)
+	}
+	var pa C.struct_ibv_qp_init_attr
+	pa.send_cq, pa.recv_cq = q.pcq, q.pcq
+	pa.qp_type = qt
+	pa.cap.max_send_wr, pa.cap.max_send_sge = 4, 1
+	pa.cap.max_recv_wr, pa.cap.max_recv_sge = 1, 1
+	if q.peer, err = C.ibv_create_qp(s.pd, &pa); q.peer == nil {
+		return nullErr(fmt.Sprintf("ibv_create_qp(peer %d, %s)", q.idx, typeName(q.typ)), err)
+	}
+	q.pqpn = uint32(q.peer.qp_num)
+	if q.typ == drivers.UD {
+		var ah C.struct_ibv_ah_attr
+		q.av(&ah)
+		if q.ah, err = C.ibv_create_ah(s.pd, &ah); q.ah == nil {
+			return nullErr(fmt.Sprintf("ibv_create_ah(peer %d to the port's GID index %d)", q.idx, s.dev.gidIndex), err)
+		}
+		return q.connectPeer(0)
+	}
+	return nil
+}
+
+// destroy releases the peer and the receiver, newest first; the caller
+// holds dev.mu.
+func (q *qp) destroy() error {
+	var errs []error
+	if q.ah != nil {
+		if r := C.ibv_destroy_ah(q.ah); r != 0 {
+			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_ah(peer %d)", q.idx), int(r)))
+		}
+		q.ah = nil
+	}
+	for _, o := range []struct {
+		qp   **C.struct_ibv_qp
+		cq   **C.struct_ibv_cq
+		what string
+	}{{&q.peer, &q.pcq, "peer"}, {&q.qp, &q.scq, "receiver"}} {
+		if *o.qp != nil {
+			if r := C.ibv_destroy_qp(*o.qp); r != 0 {
+				errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_qp(%s %d)", o.what, q.idx), int(r)))
+			}
+			*o.qp = nil
+		}
+		if *o.cq != nil {
+			if r := C.ibv_destroy_cq(*o.cq); r != 0 {
+				errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(%s %d)", o.what, q.idx), int(r)))
+			}
+			*o.cq = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func typeName(t drivers.QPType) string {
+	if t == drivers.UD {
+		return "UD"
+	}
+	return "RC"
+}
+
+// av fills a RoCE address vector to the port's own GID: peer and
+// receiver reach each other through the device's loopback.
+func (q *qp) av(ah *C.struct_ibv_ah_attr) {
+	d := q.s.dev
+	C.srqc_set_av(ah, (*C.uint8_t)(unsafe.Pointer(&d.gid[0])), C.int(d.gidIndex), C.int(d.port))
+}
+
+// Attribute masks (enum ibv_qp_attr_mask).
+const (
+	mState       = C.IBV_QP_STATE
+	mAccess      = C.IBV_QP_ACCESS_FLAGS
+	mPkey        = C.IBV_QP_PKEY_INDEX
+	mPort        = C.IBV_QP_PORT
+	mQkey        = C.IBV_QP_QKEY
+	mAV          = C.IBV_QP_AV
+	mMTU         = C.IBV_QP_PATH_MTU
+	mTimeout     = C.IBV_QP_TIMEOUT
+	mRetry       = C.IBV_QP_RETRY_CNT
+	mRNRRetry    = C.IBV_QP_RNR_RETRY
+	mRQPSN       = C.IBV_QP_RQ_PSN
+	mMaxRdAtomic = C.IBV_QP_MAX_QP_RD_ATOMIC
+	mMinRNR      = C.IBV_QP_MIN_RNR_TIMER
+	mSQPSN       = C.IBV_QP_SQ_PSN
+	mMaxDestRd   = C.IBV_QP_MAX_DEST_RD_ATOMIC
+	mDestQPN     = C.IBV_QP_DEST_QPN
+)
+
+// attrs returns the attributes and mask for moving a QP of type t from
+// cur to to, remote being the QP it connects to (RC) and psn its send
+// PSN. Standard transitions get what they need; an illegal one gets the
+// mask of the standard transition into the same state, and the kernel
+// decides.
+func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (C.struct_ibv_qp_attr, C.int) {
+	var a C.struct_ibv_qp_attr
+	a.qp_state = C.enum_ibv_qp_state(to)
+	mask := C.int(mState)
+	rc := q.typ == drivers.RC
+	switch to {
+	case drivers.Init:
+		a.pkey_index, a.port_num = 0, C.uint8_t(q.s.dev.port)
+		mask |= mPkey | mPort
+		if rc {
+			a.qp_access_flags = C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC
+			mask |= mAccess
+		} else {
+			a.qkey = qkey
+			mask |= mQkey
+		}
+	case drivers.RTR:
+		if rc {
+			a.path_mtu = C.enum_ibv_mtu(q.s.dev.mtu)
+			a.dest_qp_num = C.uint32_t(remote)
+			a.rq_psn = rqPSN
+			a.max_dest_rd_atomic = 1
+			a.min_rnr_timer = minRNRTimer
+			q.av(&a.ah_attr)
+			mask |= mAV | mMTU | mDestQPN | mRQPSN | mMaxDestRd | mMinRNR
+		}
+	case drivers.RTS:
+		if cur == drivers.SQD || cur == drivers.SQE || cur == drivers.RTS {
+			break
+		}
+		a.sq_psn = C.uint32_t(psn)
+		mask |= mSQPSN
+		if rc {
+			a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = ackTimeout, retryCount, rnrRetry, 1
+			mask |= mTimeout | mRetry | mRNRRetry | mMaxRdAtomic
+		}
+	}
+	return a, mask
+}
+
+// state is the receiver's state as ibv_query_qp reads it.
+func (q *qp) state(which *C.struct_ibv_qp) (drivers.QPState, uint32, error) {
+	var a C.struct_ibv_qp_attr
+	var ia C.struct_ibv_qp_init_attr
+	if r := C.ibv_query_qp(which, &a, C.IBV_QP_STATE|C.IBV_QP_RQ_PSN, &ia); r != 0 {
+		return 0, 0, verbErr(fmt.Sprintf("ibv_query_qp(QP %d, STATE|RQ_PSN)", q.idx), int(r))
+	}
+	return drivers.QPState(a.qp_state), uint32(a.rq_psn), nil
+}
+
+// Modify is ibv_modify_qp on the receiver. When an RC receiver enters
+// RTR its peer is (re)connected to it.
+func (q *qp) Modify(to drivers.QPState) int {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return int(C.EINVAL)
+	}
+	cur, _, err := q.state(q.qp)
+	if err != nil {
+		cur = drivers.Reset // the masks for an unknown state: those from RESET
+	}
+	a, mask := q.attrs(cur, to, q.pqpn, 0)
+	r := int(C.ibv_modify_qp(q.qp, &a, mask))
+	if r == 0 && to == drivers.RTR && q.typ == drivers.RC {
+		q.peerReady = false // connect before the next Deliver, at rqPSN
+		q.peerFailed = false
+	}
+	return r
+}
+
+// connectPeer moves the peer RESET -> INIT -> RTR -> RTS with send PSN
+// psn (RC: connected to the receiver).
+func (q *qp) connectPeer(psn uint32) error {
+	q.peerReady = false
+	from := drivers.Reset
+	for _, to := range []drivers.QPState{drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS} {
+		a, mask := q.attrs(from, to, q.qpn, psn)
+		if to == drivers.Init && q.typ == drivers.RC {
+			a.qp_access_flags = 0
+		}
+		if r := int(C.ibv_modify_qp(q.peer, &a, mask)); r != 0 {
+			return verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, %s->%s, mask %#x)", q.idx, from, to, int(mask)), r)
+		}
+		from = to
+	}
+	// Flushed completions of the old connection, if any.
+	for {
+		var wc C.struct_ibv_wc
+		if C.ibv_poll_cq(q.pcq, 1, &wc) <= 0 {
+			break
+		}
+	}
+	q.peerReady, q.peerFailed = true, false
+	return nil
+}
+
+// PostRecv is ibv_post_recv on the receiver's own receive queue.
+func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return int(C.EINVAL), 0
+	}
+	l, err := s.build([]drivers.RecvWR{wr})
+	if err != nil {
+		panic(err)
+	}
+	defer l.free()
+	var bad C.int
+	r := C.srqc_post_recv(q.qp, l.first(), 1, &bad)
+	return int(r), int(bad)
+}
+
+// Peer statuses.
+const (
+	peerOK  = drivers.PeerStatus(0)
+	peerRNR = drivers.PeerStatus(1)
+	peerErr = drivers.PeerStatus(2)
+)
+
+// Send opcodes (enum ibv_wr_opcode) by drivers.Opcode.
+var wrOpcodes = map[drivers.Opcode]C.int{
+	drivers.Send:     C.IBV_WR_SEND,
+	drivers.SendImm:  C.IBV_WR_SEND_WITH_IMM,
+	drivers.WriteImm: C.IBV_WR_RDMA_WRITE_WITH_IMM,
+	drivers.Write:    C.IBV_WR_RDMA_WRITE,
+	drivers.Read:     C.IBV_WR_RDMA_READ,
+	drivers.CmpSwap:  C.IBV_WR_ATOMIC_CMP_AND_SWP,
+	drivers.FetchAdd: C.IBV_WR_ATOMIC_FETCH_AND_ADD,
+}
+
+// Deliver has the peer send msg with one signaled WR and waits for its
+// completion; on UD it then waits until the receiver wrote a completion or
+// udSettle passed.
+func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return peerErr, fmt.Errorf("cgo: Deliver: %w", err)
+	}
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return peerErr, fmt.Errorf("cgo: Deliver on QP %d of a closed SRQ", q.idx)
+	}
+	op, ok := wrOpcodes[msg.Opcode]
+	if !ok {
+		return peerErr, fmt.Errorf("cgo: Deliver(opcode %d): unknown opcode, want 0..%d", msg.Opcode, drivers.FetchAdd)
+	}
+	ud := q.typ == drivers.UD
+	if ud && msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm {
+		return peerErr, fmt.Errorf("cgo: Deliver(opcode %d) on UD QP %d: UD carries only Send and SendImm", msg.Opcode, q.idx)
+	}
+	limit := uint32(maxMessage)
+	if ud {
+		limit = s.dev.info.MaxUDMessage
+	}
+	if msg.Len > limit {
+		return peerErr, fmt.Errorf("cgo: Deliver(len %d) on %s QP %d: above the largest message %d", msg.Len, typeName(q.typ), q.idx, limit)
+	}
+	atomic := msg.Opcode == drivers.CmpSwap || msg.Opcode == drivers.FetchAdd
+	if atomic && msg.Len != 8 {
+		return peerErr, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
+	}
+	if !q.peerReady || q.peerFailed {
+		psn := uint32(rqPSN)
+		if q.typ == drivers.RC {
+			if _, p, err := q.state(q.qp); err == nil {
+				psn = p
+			}
+		}
+		if err := q.connectPeer(psn); err != nil {
+			return peerErr, err
+		}
+	}
+	buf := cbytes(s.peer.buf, 0, uint64(max(msg.Len, 8)))
+	for i := range buf {
+		buf[i] = msg.Pattern + byte(i)
+	}
+	sd := C.struct_srqc_send{
+		opcode: op,
+		addr:   C.uint64_t(s.peer.addr(0)),
+		length: C.uint32_t(msg.Len),
+		lkey:   C.uint32_t(s.peer.lkey),
+		imm:    C.uint32_t(msg.Imm),
+		raddr:  C.uint64_t(s.target.addr(0)),
+		rkey:   C.uint32_t(s.target.rkey),
+		swap:   1,
+	}
+	if ud {
+		sd.ah, sd.remote_qpn, sd.remote_qkey = q.ah, C.uint32_t(q.qpn), qkey
+		// Arm the receive CQ afresh: an event now means a new completion.
+		for C.srqc_get_cq_event(s.ch, 0) > 0 {
+		}
+		if r := C.srqc_req_notify_cq(s.cq); r != 0 {
+			return peerErr, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
+		}
+	}
+	s.sends++
+	if r := C.srqc_post_send(q.peer, C.uint64_t(s.sends), &sd); r != 0 {
+		q.peerFailed = true
+		return peerErr, verbErr(fmt.Sprintf("ibv_post_send(peer %d, opcode %d, len %d)", q.idx, int(op), msg.Len), int(r))
+	}
+	st, err := q.waitSend(ctx)
+	if err != nil {
+		q.peerFailed = true
+		return peerErr, err
+	}
+	if st != 0 {
+		q.peerFailed = true
+	}
+	if ud {
+		if r := C.srqc_get_cq_event(s.ch, C.int(udSettle/time.Millisecond)); r < 0 {
+			return peerErr, fmt.Errorf("cgo: ibv_get_cq_event(receive CQ) returned %d, want 0 or an event", int(r))
+		}
+	}
+	switch st {
+	case C.IBV_WC_SUCCESS:
+		return peerOK, nil
+	case C.IBV_WC_RNR_RETRY_EXC_ERR:
+		return peerRNR, nil
+	}
+	return peerErr, nil
+}
+
+// waitSend polls the peer's send CQ for one completion until sendTimeout.
+func (q *qp) waitSend(ctx context.Context) (C.enum_ibv_wc_status, error) {
+	deadline := time.Now().Add(sendTimeout)
+	var wc C.struct_ibv_wc
+	for spins := 0; ; spins++ {
+		r := C.ibv_poll_cq(q.pcq, 1, &wc)
+		if r < 0 {
+			return 0, fmt.Errorf("cgo: ibv_poll_cq(CQ of peer %d) returned %d, want >= 0", q.idx, int(r))
+		}
+		if r == 1 {
+			return wc.status, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("cgo: Deliver on QP %d: waiting for the peer's send completion: %w", q.idx, err)
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("cgo: Deliver on QP %d: no send completion from the peer within %v (ibv_poll_cq returned 0 throughout), want one", q.idx, sendTimeout)
+		}
+		if spins > 100 {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+}
+
+// DeliverFirstPacket cannot be done through verbs.
+func (q *qp) DeliverFirstPacket(context.Context, drivers.Message) error {
+	return drivers.ErrUnsupported
+}
+
+// DeliverRest cannot be done through verbs.
+func (q *qp) DeliverRest(context.Context) (drivers.PeerStatus, error) {
+	return peerErr, drivers.ErrUnsupported
+}
+
+// InjectSQE cannot be done through verbs.
+func (q *qp) InjectSQE() error { return drivers.ErrUnsupported }

@@ -1,0 +1,507 @@
+//go:build linux && cgo && rdma
+
+package cgo
+
+/*
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "srqc.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// Sizes of what CreateSRQ makes.
+const (
+	cqDepth     = 4096     // the shared receive CQ
+	regionSize  = 16 << 20 // each key's memory region
+	targetSize  = 64 << 10 // the RDMA Write/Read/atomic target
+	peerBufSize = 64 << 10 // the peers' send and read buffer
+	pollBatch   = 64       // completions per ibv_poll_cq
+	// staleKey is the lkey posted for a key index that names no region.
+	staleKey = 0xffffffff
+	// poison fills a WR's SGE ranges when it is posted, so that bytes that
+	// did not land are visible.
+	poison = 0x5a
+	// scribbleByte overwrites the WR list and SGE arrays after a post.
+	scribbleByte = 0xa5
+)
+
+// region is a memory region over C memory.
+type region struct {
+	buf   unsafe.Pointer
+	size  uint64
+	mr    *C.struct_ibv_mr
+	lkey  uint32 // kept after deregistration: posts use the stale key
+	rkey  uint32
+	alloc ring
+	what  string
+}
+
+// register allocates size bytes and registers them with access.
+func register(pd *C.struct_ibv_pd, size uint64, access C.int, what string) (*region, error) {
+	buf, err := cmemalign(uintptr(size))
+	if err != nil {
+		return nil, err
+	}
+	mr, err := C.ibv_reg_mr(pd, buf, C.size_t(size), access)
+	if mr == nil {
+		cfree(buf)
+		return nil, nullErr(fmt.Sprintf("ibv_reg_mr(%s, %d bytes, access %#x)", what, size, int(access)), err)
+	}
+	return &region{buf: buf, size: size, mr: mr, lkey: uint32(mr.lkey), rkey: uint32(mr.rkey), alloc: ring{size: size}, what: what}, nil
+}
+
+// addr is the device address of offset off.
+func (r *region) addr(off uint64) uint64 { return uint64(uintptr(r.buf)) + off }
+
+// dereg deregisters the region and keeps its memory.
+func (r *region) dereg() error {
+	if r == nil || r.mr == nil {
+		return nil
+	}
+	ret := C.ibv_dereg_mr(r.mr)
+	r.mr = nil
+	if ret != 0 {
+		return verbErr(fmt.Sprintf("ibv_dereg_mr(%s)", r.what), int(ret))
+	}
+	return nil
+}
+
+// release deregisters the region if needed and frees its memory.
+func (r *region) release() error {
+	if r == nil {
+		return nil
+	}
+	err := r.dereg()
+	cfree(r.buf)
+	r.buf = nil
+	return err
+}
+
+// srq is one SRQ with its PD, receive CQ, regions and QPs. Its fields are
+// guarded by dev.mu.
+type srq struct {
+	dev    *device
+	pd     *C.struct_ibv_pd
+	ch     *C.struct_ibv_comp_channel
+	cq     *C.struct_ibv_cq
+	srq    *C.struct_ibv_srq
+	keys   []*region
+	target *region
+	peer   *region
+	wcs    *C.struct_ibv_wc
+	out    *C.struct_srqc_wc
+
+	qps   []*qp
+	byQPN map[uint32]int // receiver qp_num -> QP index
+	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
+	// and not yet completed, oldest first.
+	posted map[uint64][][]place
+	events []drivers.Event
+	closed bool
+	sends  uint64 // peer send wr_ids
+}
+
+var _ drivers.SRQ = (*srq)(nil)
+
+// CreateSRQ creates the PD, the shared receive CQ, the SRQ and the keys
+// regions, the target and peer regions.
+func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(%+v) on a closed device", attr)
+	}
+	if keys < 0 {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(keys=%d): want >= 0 regions", keys)
+	}
+	s := &srq{dev: d, byQPN: map[uint32]int{}, posted: map[uint64][][]place{}}
+	got, err := s.create(attr, keys)
+	if err != nil {
+		return nil, drivers.SRQAttr{}, errors.Join(err, s.destroy())
+	}
+	d.srqs = append(d.srqs, s)
+	return s, got, nil
+}
+
+func (s *srq) create(attr drivers.SRQAttr, keys int) (drivers.SRQAttr, error) {
+	d := s.dev
+	var err error
+	if s.pd, err = C.ibv_alloc_pd(d.ctx); s.pd == nil {
+		return drivers.SRQAttr{}, nullErr("ibv_alloc_pd", err)
+	}
+	if s.ch, err = C.ibv_create_comp_channel(d.ctx); s.ch == nil {
+		return drivers.SRQAttr{}, nullErr("ibv_create_comp_channel", err)
+	}
+	if r, err := C.srqc_set_nonblock(s.ch.fd); r != 0 {
+		return drivers.SRQAttr{}, fmt.Errorf("cgo: fcntl(comp channel fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
+	}
+	if s.cq, err = C.ibv_create_cq(d.ctx, cqDepth, nil, s.ch, 0); s.cq == nil {
+		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("ibv_create_cq(%d entries)", cqDepth), err)
+	}
+	var ia C.struct_ibv_srq_init_attr
+	ia.attr.max_wr = C.uint32_t(attr.MaxWR)
+	ia.attr.max_sge = C.uint32_t(attr.MaxSGE)
+	ia.attr.srq_limit = C.uint32_t(attr.SRQLimit)
+	if s.srq, err = C.ibv_create_srq(s.pd, &ia); s.srq == nil {
+		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("ibv_create_srq(max_wr %d, max_sge %d, srq_limit %d)", attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
+	}
+	got := drivers.SRQAttr{MaxWR: uint32(ia.attr.max_wr), MaxSGE: uint32(ia.attr.max_sge), SRQLimit: uint32(ia.attr.srq_limit)}
+	access := C.int(C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC)
+	for k := range keys {
+		r, err := register(s.pd, regionSize, access, fmt.Sprintf("key %d", k))
+		if err != nil {
+			return drivers.SRQAttr{}, err
+		}
+		s.keys = append(s.keys, r)
+	}
+	if s.target, err = register(s.pd, targetSize, access, "RDMA target"); err != nil {
+		return drivers.SRQAttr{}, err
+	}
+	if s.peer, err = register(s.pd, peerBufSize, C.IBV_ACCESS_LOCAL_WRITE, "peer buffer"); err != nil {
+		return drivers.SRQAttr{}, err
+	}
+	s.wcs = (*C.struct_ibv_wc)(cmalloc(pollBatch * C.sizeof_struct_ibv_wc))
+	s.out = (*C.struct_srqc_wc)(cmalloc(pollBatch * C.sizeof_struct_srqc_wc))
+	return got, nil
+}
+
+// Close destroys the QPs and peers, the SRQ, the CQ, the regions and the
+// PD. It is idempotent.
+func (s *srq) Close() error {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	return s.destroy()
+}
+
+// destroy releases everything in reverse order of creation, going on
+// after a failure; the caller holds dev.mu.
+func (s *srq) destroy() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.dev.ctx != nil {
+		errs = append(errs, s.dev.drainEvents())
+	}
+	for i := len(s.qps) - 1; i >= 0; i-- {
+		errs = append(errs, s.qps[i].destroy())
+	}
+	s.qps = nil
+	if s.srq != nil {
+		if r := C.ibv_destroy_srq(s.srq); r != 0 {
+			errs = append(errs, verbErr("ibv_destroy_srq", int(r)))
+		}
+		s.srq = nil
+	}
+	if s.cq != nil {
+		if r := C.ibv_destroy_cq(s.cq); r != 0 {
+			errs = append(errs, verbErr("ibv_destroy_cq(receive CQ)", int(r)))
+		}
+		s.cq = nil
+	}
+	if s.ch != nil {
+		if r := C.ibv_destroy_comp_channel(s.ch); r != 0 {
+			errs = append(errs, verbErr("ibv_destroy_comp_channel", int(r)))
+		}
+		s.ch = nil
+	}
+	errs = append(errs, s.peer.release(), s.target.release())
+	for i := len(s.keys) - 1; i >= 0; i-- {
+		errs = append(errs, s.keys[i].release())
+	}
+	s.keys, s.peer, s.target = nil, nil, nil
+	if s.pd != nil {
+		if r := C.ibv_dealloc_pd(s.pd); r != 0 {
+			errs = append(errs, verbErr("ibv_dealloc_pd", int(r)))
+		}
+		s.pd = nil
+	}
+	cfree(unsafe.Pointer(s.wcs))
+	cfree(unsafe.Pointer(s.out))
+	s.wcs, s.out = nil, nil
+	s.posted, s.events = nil, nil
+	return errors.Join(errs...)
+}
+
+// wrList is a receive WR list and its SGE arrays in C memory.
+type wrList struct {
+	mem    unsafe.Pointer
+	size   uintptr
+	wrs    []C.struct_ibv_recv_wr
+	places [][]place // per WR, the SGEs the device may read
+}
+
+// build lays out wrs in C memory: each SGE gets its own range of its
+// key's region (poisoned), the stale lkey for an invalidated key, and
+// staleKey at address 0 for a key that names no region.
+func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
+	n := len(wrs)
+	nsge := 0
+	for _, w := range wrs {
+		nsge += max(1, len(w.SGEs), w.NumSGE)
+	}
+	wrSize := uintptr(C.sizeof_struct_ibv_recv_wr)
+	sgeSize := uintptr(C.sizeof_struct_ibv_sge)
+	l := &wrList{size: uintptr(n)*wrSize + uintptr(nsge)*sgeSize}
+	l.mem = cmalloc(max(l.size, 1))
+	if n == 0 {
+		return l, nil
+	}
+	l.wrs = unsafe.Slice((*C.struct_ibv_recv_wr)(l.mem), n)
+	sgeBase := unsafe.Add(l.mem, uintptr(n)*wrSize)
+	next := 0
+	for i, w := range wrs {
+		count := max(1, len(w.SGEs), w.NumSGE)
+		sges := unsafe.Slice((*C.struct_ibv_sge)(unsafe.Add(sgeBase, uintptr(next)*sgeSize)), count)
+		next += count
+		wr := &l.wrs[i]
+		wr.wr_id = C.uint64_t(w.ID)
+		wr.sg_list = &sges[0]
+		wr.num_sge = C.int(w.NumSGE)
+		if i+1 < n {
+			wr.next = &l.wrs[i+1]
+		}
+		// Per key, the WR's SGEs get consecutive ranges of one block.
+		used := max(0, min(w.NumSGE, len(w.SGEs)))
+		need := map[int]uint64{}
+		for _, g := range w.SGEs[:used] {
+			need[g.Key] += stride(g.Length)
+		}
+		base := map[int]uint64{}
+		for k, b := range need {
+			if k < 0 || k >= len(s.keys) {
+				continue
+			}
+			off, ok := s.keys[k].alloc.alloc(b)
+			if !ok {
+				cfree(l.mem)
+				return nil, fmt.Errorf("cgo: Post: WR %d needs %d bytes of key %d, more than its %d-byte region", i, b, k, s.keys[k].size)
+			}
+			base[k] = off
+		}
+		var ps []place
+		for j, g := range w.SGEs {
+			sges[j].length = C.uint32_t(g.Length)
+			known := g.Key >= 0 && g.Key < len(s.keys)
+			sges[j].lkey = staleKey
+			if known {
+				sges[j].lkey = C.uint32_t(s.keys[g.Key].lkey)
+			}
+			if j >= used {
+				continue
+			}
+			if !known {
+				ps = append(ps, place{key: -1, length: g.Length, stride: stride(g.Length)})
+				continue
+			}
+			r := s.keys[g.Key]
+			off := base[g.Key]
+			base[g.Key] += stride(g.Length)
+			sges[j].addr = C.uint64_t(r.addr(off))
+			C.memset(unsafe.Add(r.buf, off), poison, C.size_t(stride(g.Length)))
+			ps = append(ps, place{key: g.Key, off: off, length: g.Length, stride: stride(g.Length)})
+		}
+		l.places = append(l.places, ps)
+	}
+	return l, nil
+}
+
+// free scribbles the list and its SGE arrays, then frees them: the
+// provider must have copied them.
+func (l *wrList) free() {
+	C.memset(l.mem, scribbleByte, C.size_t(max(l.size, 1)))
+	cfree(l.mem)
+}
+
+// first is the head of the list, nil when empty.
+func (l *wrList) first() *C.struct_ibv_recv_wr {
+	if len(l.wrs) == 0 {
+		return nil
+	}
+	return &l.wrs[0]
+}
+
+// Post is ibv_post_srq_recv. The WRs before bad_wr (all of them on
+// success) are remembered by wr_id for the payload check.
+func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return int(C.EINVAL), min(0, len(wrs)-1)
+	}
+	l, err := s.build(wrs)
+	if err != nil {
+		panic(err) // a driver bug: regions are sized for any WR
+	}
+	defer l.free()
+	var bad C.int
+	r := C.srqc_post_srq_recv(s.srq, l.first(), C.int(len(wrs)), &bad)
+	committed := len(wrs)
+	if bad >= 0 {
+		committed = min(int(bad), len(wrs))
+	}
+	if r != 0 && bad < 0 {
+		committed = 0 // failed without saying where: assume nothing went in
+	}
+	for i := range committed {
+		s.posted[wrs[i].ID] = append(s.posted[wrs[i].ID], l.places[i])
+	}
+	return int(r), int(bad)
+}
+
+// Query is ibv_query_srq.
+func (s *srq) Query() (drivers.SRQAttr, int) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return drivers.SRQAttr{}, int(C.EINVAL)
+	}
+	var a C.struct_ibv_srq_attr
+	r := C.ibv_query_srq(s.srq, &a)
+	return drivers.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}, int(r)
+}
+
+// ModifyLimit is ibv_modify_srq(IBV_SRQ_LIMIT).
+func (s *srq) ModifyLimit(limit uint32) int {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return int(C.EINVAL)
+	}
+	var a C.struct_ibv_srq_attr
+	a.srq_limit = C.uint32_t(limit)
+	return int(C.ibv_modify_srq(s.srq, &a, C.IBV_SRQ_LIMIT))
+}
+
+// Resize is ibv_modify_srq(IBV_SRQ_MAX_WR).
+func (s *srq) Resize(maxWR uint32) int {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return int(C.EINVAL)
+	}
+	var a C.struct_ibv_srq_attr
+	a.max_wr = C.uint32_t(maxWR)
+	return int(C.ibv_modify_srq(s.srq, &a, C.IBV_SRQ_MAX_WR))
+}
+
+// InvalidateKey deregisters region key; its memory stays until Close.
+func (s *srq) InvalidateKey(key int) error {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed SRQ", key)
+	}
+	if key < 0 || key >= len(s.keys) {
+		return fmt.Errorf("cgo: InvalidateKey(%d): want 0..%d", key, len(s.keys)-1)
+	}
+	return s.keys[key].dereg()
+}
+
+// Receive completion opcodes (enum ibv_wc_opcode) and flags.
+const (
+	wcRecv        = 128 // IBV_WC_RECV
+	wcRecvRDMAImm = 129 // IBV_WC_RECV_RDMA_WITH_IMM
+)
+
+// PollCQ is ibv_poll_cq on the shared receive CQ. A successful receive of
+// a Send has its bytes checked where its WR's SGEs point.
+func (s *srq) PollCQ(maxN int) ([]drivers.Completion, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("cgo: PollCQ on a closed SRQ")
+	}
+	var out []drivers.Completion
+	for maxN <= 0 || len(out) < maxN {
+		batch := pollBatch
+		if maxN > 0 {
+			batch = min(batch, maxN-len(out))
+		}
+		r := int(C.srqc_poll_cq(s.cq, C.int(batch), s.wcs, s.out))
+		if r < 0 {
+			return out, fmt.Errorf("cgo: ibv_poll_cq(receive CQ) returned %d, want >= 0", r)
+		}
+		for _, w := range unsafe.Slice(s.out, r) {
+			out = append(out, s.completion(w))
+		}
+		if r < batch {
+			break
+		}
+	}
+	return out, nil
+}
+
+// completion converts one work completion.
+func (s *srq) completion(w C.struct_srqc_wc) drivers.Completion {
+	c := drivers.Completion{
+		WRID:    uint64(w.wr_id),
+		Status:  drivers.WCStatus(w.status),
+		ByteLen: uint32(w.byte_len),
+		QP:      -1,
+	}
+	if w.opcode == wcRecvRDMAImm {
+		c.Opcode = 1
+	}
+	if w.wc_flags&C.IBV_WC_WITH_IMM != 0 {
+		c.HasImm, c.Imm = true, uint32(w.imm)
+	}
+	if i, ok := s.byQPN[uint32(w.qp_num)]; ok {
+		c.QP = i
+	}
+	var places []place
+	if q := s.posted[c.WRID]; len(q) > 0 {
+		places = q[0]
+		if len(q) == 1 {
+			delete(s.posted, c.WRID)
+		} else {
+			s.posted[c.WRID] = q[1:]
+		}
+	} else {
+		// Not a WR this SRQ was given (or given through PostRecv): there is
+		// no layout to check against.
+		return c
+	}
+	if c.Status != drivers.WCSuccess || w.opcode != wcRecv {
+		return c
+	}
+	grh := uint32(0)
+	if c.QP >= 0 && s.qps[c.QP].typ == drivers.UD {
+		grh = grhBytes
+	}
+	c.PayloadErr = checkPayload(places, c.ByteLen, grh, func(key int, off, n uint64) []byte {
+		return cbytes(s.keys[key].buf, off, n)
+	})
+	return c
+}
+
+// PollEvents returns the async events pending for this SRQ and its QPs,
+// each already acknowledged.
+func (s *srq) PollEvents() ([]drivers.Event, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("cgo: PollEvents on a closed SRQ")
+	}
+	err := s.dev.drainEvents()
+	ev := s.events
+	s.events = nil
+	return ev, err
+}
+
+// InjectSRQError is not possible through verbs.
+func (s *srq) InjectSRQError() error { return drivers.ErrUnsupported }

@@ -1,0 +1,195 @@
+//go:build linux && cgo && rdma
+
+#define _GNU_SOURCE
+#include <infiniband/verbs.h>
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srqc.h"
+
+// Thin helpers for what Go cannot reach directly: static inline verbs,
+// macros, and structs with unions. No logic lives here.
+
+int srqc_set_nonblock(int fd) {
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return errno;
+	return 0;
+}
+
+int srqc_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a) {
+	return ibv_query_port(ctx, port, a);
+}
+
+int srqc_query_gid(struct ibv_context *ctx, uint8_t port, int idx, uint8_t *out) {
+	union ibv_gid g;
+	int r = ibv_query_gid(ctx, port, idx, &g);
+	if (r == 0)
+		memcpy(out, g.raw, 16);
+	return r;
+}
+
+// srqc_set_av fills a global (RoCE) address vector to gid.
+void srqc_set_av(struct ibv_ah_attr *ah, const uint8_t *gid, int sgid_index, int port) {
+	memset(ah, 0, sizeof *ah);
+	ah->is_global = 1;
+	memcpy(ah->grh.dgid.raw, gid, 16);
+	ah->grh.sgid_index = sgid_index;
+	ah->grh.hop_limit = 64;
+	ah->port_num = port;
+}
+
+// srqc_libibverbs_path names the file libibverbs was loaded from.
+const char *srqc_libibverbs_path(void) {
+	Dl_info info;
+	if (dladdr((void *)ibv_open_device, &info) == 0)
+		return NULL;
+	return info.dli_fname;
+}
+
+// srqc_get_async reads one async event (the fd is non-blocking), copies
+// what srqconform needs and acknowledges it at once. It returns 0, or the
+// errno of ibv_get_async_event (EAGAIN when none is pending).
+int srqc_get_async(struct ibv_context *ctx, struct srqc_event *out) {
+	struct ibv_async_event ev;
+	if (ibv_get_async_event(ctx, &ev))
+		return errno ? errno : EIO;
+	memset(out, 0, sizeof *out);
+	out->type = ev.event_type;
+	switch (ev.event_type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		out->has_qp = 1;
+		out->qpn = ev.element.qp->qp_num;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		out->srq = ev.element.srq;
+		break;
+	default:
+		break;
+	}
+	ibv_ack_async_event(&ev);
+	return 0;
+}
+
+// srqc_post_srq_recv posts the list wr (n entries, consecutive in memory)
+// and turns bad_wr into an index: -1 when not set, n when it points
+// outside the list.
+int srqc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int n, int *bad_index) {
+	struct ibv_recv_wr *bad = NULL;
+	int r = ibv_post_srq_recv(srq, n > 0 ? wr : NULL, &bad);
+	*bad_index = -1;
+	if (bad) {
+		*bad_index = n;
+		for (int i = 0; i < n; i++)
+			if (&wr[i] == bad)
+				*bad_index = i;
+	}
+	return r;
+}
+
+int srqc_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, int n, int *bad_index) {
+	struct ibv_recv_wr *bad = NULL;
+	int r = ibv_post_recv(qp, n > 0 ? wr : NULL, &bad);
+	*bad_index = -1;
+	if (bad) {
+		*bad_index = n;
+		for (int i = 0; i < n; i++)
+			if (&wr[i] == bad)
+				*bad_index = i;
+	}
+	return r;
+}
+
+// srqc_post_send posts one signaled send WR built on the C stack.
+int srqc_post_send(struct ibv_qp *qp, uint64_t wr_id, const struct srqc_send *s) {
+	struct ibv_sge sge = { .addr = s->addr, .length = s->length, .lkey = s->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = wr_id;
+	wr.opcode = s->opcode;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = s->length > 0 ? 1 : 0;
+	switch (s->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+		wr.imm_data = htonl(s->imm);
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		wr.imm_data = htonl(s->imm);
+		// fall through
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_READ:
+		wr.wr.rdma.remote_addr = s->raddr;
+		wr.wr.rdma.rkey = s->rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wr.wr.atomic.remote_addr = s->raddr;
+		wr.wr.atomic.rkey = s->rkey;
+		wr.wr.atomic.compare_add = s->compare_add;
+		wr.wr.atomic.swap = s->swap;
+		break;
+	}
+	if (s->ah) {
+		wr.wr.ud.ah = s->ah;
+		wr.wr.ud.remote_qpn = s->remote_qpn;
+		wr.wr.ud.remote_qkey = s->remote_qkey;
+	}
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+// srqc_poll_cq polls up to n completions into wcs and copies their fields
+// (imm_data from its union, in host order) to out.
+int srqc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wcs, struct srqc_wc *out) {
+	int r = ibv_poll_cq(cq, n, wcs);
+	for (int i = 0; i < r; i++) {
+		out[i].wr_id = wcs[i].wr_id;
+		out[i].status = wcs[i].status;
+		out[i].opcode = wcs[i].opcode;
+		out[i].byte_len = wcs[i].byte_len;
+		out[i].wc_flags = wcs[i].wc_flags;
+		out[i].qp_num = wcs[i].qp_num;
+		out[i].imm = ntohl(wcs[i].imm_data);
+	}
+	return r;
+}
+
+int srqc_req_notify_cq(struct ibv_cq *cq) {
+	return ibv_req_notify_cq(cq, 0);
+}
+
+// srqc_get_cq_event waits up to timeout_ms (0: do not wait) for a
+// completion event on ch (its fd is non-blocking) and acknowledges it. It
+// returns 1 for an event, 0 for none, or -errno.
+int srqc_get_cq_event(struct ibv_comp_channel *ch, int timeout_ms) {
+	struct ibv_cq *cq;
+	void *cq_ctx;
+	if (timeout_ms > 0) {
+		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+		int r = poll(&p, 1, timeout_ms);
+		if (r < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (r == 0)
+			return 0;
+	}
+	if (ibv_get_cq_event(ch, &cq, &cq_ctx)) {
+		if (errno == EAGAIN)
+			return 0;
+		return errno ? -errno : -EIO;
+	}
+	ibv_ack_cq_events(cq, 1);
+	return 1;
+}
