@@ -392,18 +392,9 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 			return peerErr, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
 		}
 	}
-	s.sends++
-	if r := C.srqc_post_send(q.peer, C.uint64_t(s.sends), &sd); r != 0 {
-		q.peerFailed = true
-		return peerErr, verbErr(fmt.Sprintf("ibv_post_send(peer %d, opcode %d, len %d)", q.idx, int(op), msg.Len), int(r))
-	}
-	st, err := q.waitSend(ctx)
+	st, err := q.send(ctx, &sd)
 	if err != nil {
-		q.peerFailed = true
 		return peerErr, err
-	}
-	if st != 0 {
-		q.peerFailed = true
 	}
 	if ud {
 		if r := C.srqc_get_cq_event(s.ch, C.int(udSettle/time.Millisecond)); r < 0 {
@@ -417,6 +408,31 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		return peerRNR, nil
 	}
 	return peerErr, nil
+}
+
+// send posts sd on the peer and waits for its completion; a failure
+// marks the peer for reconnection. The caller holds dev.mu.
+func (q *qp) send(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_wc_status, error) {
+	q.s.sends++
+	if r := C.srqc_post_send(q.peer, C.uint64_t(q.s.sends), sd); r != 0 {
+		q.peerFailed = true
+		return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, opcode %d, len %d)", q.idx, int(sd.opcode), int(sd.length)), int(r))
+	}
+	st, err := q.waitSend(ctx)
+	if err != nil || st != C.IBV_WC_SUCCESS {
+		q.peerFailed = true
+	}
+	return st, err
+}
+
+// sendOnly sends a Send of msg.Len bytes on a UD peer without waiting for
+// the receiver (for measuring how long the receiver takes).
+func (q *qp) sendOnly(ctx context.Context, msg drivers.Message) (int, error) {
+	s := q.s
+	sd := C.struct_srqc_send{opcode: C.IBV_WR_SEND, addr: C.uint64_t(s.peer.addr(0)), length: C.uint32_t(msg.Len),
+		lkey: C.uint32_t(s.peer.lkey), ah: q.ah, remote_qpn: C.uint32_t(q.qpn), remote_qkey: qkey}
+	st, err := q.send(ctx, &sd)
+	return int(st), err
 }
 
 // waitSend polls the peer's send CQ for one completion until sendTimeout.

@@ -1,0 +1,93 @@
+package cgo_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/srqconform/srqconform/cmd/srqconform/vm"
+)
+
+// TestVM builds this package's tests with -tags rdma (and again with
+// GOEXPERIMENT=cgocheck2) and runs them inside a QEMU guest with rxe0 for
+// each Debian suite. It runs only with SRQCONFORM_VM_TEST=1 and needs
+// what the vm package needs (qemu-system-x86, busybox-static, iproute2,
+// libibverbs-dev, ibverbs-providers, a C compiler).
+//
+//	SRQCONFORM_VM_TEST=1 go test -v -run TestVM ./drivers/cgo
+//
+// SRQCONFORM_VM_SUITES (comma-separated) narrows the suites,
+// SRQCONFORM_VM_RUN is the guest's -test.run (default: all),
+// SRQCONFORM_VM_BENCH its -test.bench (default: none),
+// SRQCONFORM_VM_ARGS extra guest test flags (space-separated, e.g.
+// "-cases=100 -seed=7"), SRQCONFORM_VM_CGOCHECK=0 skips the cgocheck2
+// build.
+func TestVM(t *testing.T) {
+	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
+		t.Skip("set SRQCONFORM_VM_TEST=1 to run the cgo driver's tests in QEMU guests with rxe0")
+	}
+	suites := vm.Suites()
+	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
+		suites = strings.Split(s, ",")
+	}
+	args := []string{"-test.v", "-test.run", envOr("SRQCONFORM_VM_RUN", ".")}
+	if b := os.Getenv("SRQCONFORM_VM_BENCH"); b != "" {
+		args = append(args, "-test.bench", b, "-test.benchtime", envOr("SRQCONFORM_VM_BENCHTIME", "1s"))
+	}
+	args = append(args, strings.Fields(os.Getenv("SRQCONFORM_VM_ARGS"))...)
+	// The guest holds libibverbs under its soname only; tell the driver
+	// which rdma-core file the host resolved.
+	var env []string
+	if real, err := filepath.EvalSymlinks("/usr/lib/x86_64-linux-gnu/libibverbs.so.1"); err == nil {
+		env = append(env, "SRQCONFORM_RDMA_CORE="+filepath.Base(real))
+	}
+	variants := []string{"plain", "cgocheck2"}
+	if os.Getenv("SRQCONFORM_VM_CGOCHECK") == "0" {
+		variants = variants[:1]
+	}
+	t.Setenv("CGO_ENABLED", "1")
+	for _, variant := range variants {
+		for _, suite := range suites {
+			t.Run(variant+"/"+suite, func(t *testing.T) {
+				if variant == "cgocheck2" {
+					t.Setenv("GOEXPERIMENT", "cgocheck2")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+				defer cancel()
+				var log strings.Builder
+				start := time.Now()
+				res, err := vm.RunGoTest(ctx, vm.Options{
+					Kernel:   vm.SuiteKernel(suite),
+					Env:      env,
+					Timeout:  35 * time.Minute,
+					CacheDir: os.Getenv("SRQCONFORM_VM_CACHE"),
+					Log:      &log,
+				}, ".", args, "-tags=rdma")
+				if err != nil {
+					if res != nil {
+						t.Logf("serial log:\n%s", res.SerialLog)
+					}
+					t.Fatalf("vm.RunGoTest(%s, %s): %v\nlog:\n%s", suite, variant, err, log.String())
+				}
+				t.Logf("%s (%s), rdma-core %s, %s: go test exit %d, boot+run %v, whole run %v (%v with the build)\n%s",
+					suite, res.KernelRelease, res.RDMACoreVersion, variant, res.ExitCode, res.BootTime, res.WallTime, time.Since(start), res.Output)
+				if len(res.Stderr) > 0 {
+					t.Logf("stderr:\n%s", res.Stderr)
+				}
+				if res.ExitCode != 0 {
+					t.Errorf("go test in the %s guest (%s, %s) exited %d, want 0", suite, res.KernelRelease, variant, res.ExitCode)
+				}
+			})
+		}
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
