@@ -23,8 +23,8 @@ import (
 // SRQCONFORM_VM_RUN is the guest's -test.run (default: all),
 // SRQCONFORM_VM_BENCH its -test.bench (default: none),
 // SRQCONFORM_VM_ARGS extra guest test flags (space-separated, e.g.
-// "-cases=100 -seed=7"), SRQCONFORM_VM_CGOCHECK=0 skips the cgocheck2
-// build.
+// "-cases=100 -seed=7"), SRQCONFORM_VM_VARIANTS the builds (default
+// "plain,cgocheck2").
 func TestVM(t *testing.T) {
 	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
 		t.Skip("set SRQCONFORM_VM_TEST=1 to run the cgo driver's tests in QEMU guests with rxe0")
@@ -44,10 +44,7 @@ func TestVM(t *testing.T) {
 	if real, err := filepath.EvalSymlinks("/usr/lib/x86_64-linux-gnu/libibverbs.so.1"); err == nil {
 		env = append(env, "SRQCONFORM_RDMA_CORE="+filepath.Base(real))
 	}
-	variants := []string{"plain", "cgocheck2"}
-	if os.Getenv("SRQCONFORM_VM_CGOCHECK") == "0" {
-		variants = variants[:1]
-	}
+	variants := strings.Split(envOr("SRQCONFORM_VM_VARIANTS", "plain,cgocheck2"), ",")
 	t.Setenv("CGO_ENABLED", "1")
 	for _, variant := range variants {
 		for _, suite := range suites {
