@@ -216,6 +216,25 @@ func TestRNRThenReconnect(t *testing.T) {
 	t.Logf("events: %+v", ev)
 }
 
+// TestSQDDrain moves RTS -> SQD -> RTS repeatedly: Modify(SQD) waits for
+// the drain, so SQD -> RTS is accepted at once.
+func TestSQDDrain(t *testing.T) {
+	d := open(t)
+	_, qps := setup(t, d, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}, drivers.RC, 1)
+	q := qps[0].(*qp)
+	var waits []time.Duration
+	for i := range 20 {
+		if r := q.Modify(drivers.SQD); r != 0 {
+			t.Fatalf("round %d: Modify(SQD) = %s", i, errnoName(r))
+		}
+		waits = append(waits, q.lastDrain)
+		if r := q.Modify(drivers.RTS); r != 0 {
+			t.Fatalf("round %d: Modify(SQD->RTS) = %s after a %v drain wait", i, errnoName(r), q.lastDrain)
+		}
+	}
+	t.Logf("Modify(SQD) drain waits: %v", waits)
+}
+
 func TestUD(t *testing.T) {
 	d := open(t)
 	s, qps := setup(t, d, drivers.SRQAttr{MaxWR: 8, MaxSGE: 2}, drivers.UD, 1)

@@ -52,8 +52,9 @@ type qp struct {
 	scq, pcq   *C.struct_ibv_cq // the receiver's and the peer's send CQs
 	ah         *C.struct_ibv_ah // UD: the peer's address handle to the receiver
 	qpn, pqpn  uint32
-	peerReady  bool // the peer is in RTS and (RC) connected to the receiver
-	peerFailed bool // the peer's last send failed: reconnect before the next
+	peerReady  bool          // the peer is in RTS and (RC) connected to the receiver
+	peerFailed bool          // the peer's last send failed: reconnect before the next
+	lastDrain  time.Duration // how long the last Modify(SQD) waited (tests)
 }
 
 var _ drivers.QP = (*qp)(nil)
@@ -258,11 +259,41 @@ func (q *qp) Modify(to drivers.QPState) int {
 	}
 	a, mask := q.attrs(cur, to, q.pqpn, 0)
 	r := int(C.ibv_modify_qp(q.qp, &a, mask))
+	if r == 0 && to == drivers.SQD {
+		q.lastDrain, _ = q.waitDrained()
+	}
 	if r == 0 && to == drivers.RTR && q.typ == drivers.RC {
 		q.peerReady = false // connect before the next Deliver, at rqPSN
 		q.peerFailed = false
 	}
 	return r
+}
+
+// drainWait bounds how long Modify(SQD) waits for the send queue to
+// drain. The receiver never sends, so its SQ drains as soon as the
+// kernel's send task runs; until then rxe refuses SQD -> RTS with EINVAL
+// (rxe_qp_chk_attr: leaving SQD while sq_draining). Waiting makes the
+// modify synchronous, as drivers.Driver asks.
+const drainWait = time.Second
+
+// waitDrained polls ibv_query_qp until sq_draining reads 0 or drainWait
+// passed, and returns how long it took.
+func (q *qp) waitDrained() (time.Duration, error) {
+	start := time.Now()
+	for {
+		var a C.struct_ibv_qp_attr
+		var ia C.struct_ibv_qp_init_attr
+		if r := C.ibv_query_qp(q.qp, &a, C.IBV_QP_STATE, &ia); r != 0 {
+			return time.Since(start), verbErr(fmt.Sprintf("ibv_query_qp(QP %d, STATE)", q.idx), int(r))
+		}
+		if a.sq_draining == 0 || a.qp_state != C.IBV_QPS_SQD {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > drainWait {
+			return time.Since(start), fmt.Errorf("cgo: QP %d still draining its send queue after %v", q.idx, drainWait)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // connectPeer moves the peer RESET -> INIT -> RTR -> RTS with send PSN
