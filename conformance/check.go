@@ -214,7 +214,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 
 	rep.Failures = shortestPerRule(rep.Failures)
 	rep.Rules = ruleTable(rep.Failures, ran, skipped, blocked)
-	rep.Findings = declaredNotShown(opts.Profile, capsOf(x.info), passing)
+	rep.Findings = declaredNotShown(opts.Profile, x.info, passing)
 	if len(resolved) > 0 {
 		rep.Resolved = map[string][]string{}
 		for f, set := range resolved {
@@ -301,7 +301,8 @@ func ruleTable(fails []Failure, ran map[string]int, skipped, blocked map[string]
 // documented semantics: the device shows the departure when some passing
 // trace is refused by the profile with that one field set back to the
 // documented value.
-func declaredNotShown(p model.Profile, caps model.Caps, passing []Trace) []Finding {
+func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace) []Finding {
+	caps := capsOf(info)
 	var out []Finding
 	doc := model.Documented()
 	for _, field := range p.Departures() {
@@ -316,16 +317,8 @@ func declaredNotShown(p model.Profile, caps model.Caps, passing []Trace) []Findi
 				break
 			}
 		}
-		if q := p.Query.Get(); !shown && field == "LimitAfterFire" && (q == model.QueryENOSYS || q == model.QueryEOPNOTSUPP) {
-			out = append(out, Finding{Field: field, Untestable: true, Detail: fmt.Sprintf("profile %s declares what srq_limit reads after the event, but also that ibv_query_srq is unsupported, so it cannot be read", p.Name)})
-			continue
-		}
-		if !shown && field == "Resize" && !caps.Resize {
-			out = append(out, Finding{Field: field, Untestable: true, Detail: fmt.Sprintf("profile %s declares resize unsupported; the device does not advertise IBV_DEVICE_SRQ_RESIZE either, so the two cannot be told apart", p.Name)})
-			continue
-		}
-		if !shown && field == "NegativeSGE" && p.NegativeSGE.Get() == model.Accepted {
-			out = append(out, Finding{Field: field, Untestable: true, Detail: fmt.Sprintf("profile %s declares that a negative num_sge is not checked; the suite does not post one, since the provider would copy a huge length", p.Name)})
+		if why := untestable(field, p, info); !shown && why != "" {
+			out = append(out, Finding{Field: field, Untestable: true, Detail: fmt.Sprintf("profile %s declares %s = %s, but %s", p.Name, field, p.Field(field), why)})
 			continue
 		}
 		if !shown {
@@ -334,6 +327,25 @@ func declaredNotShown(p model.Profile, caps model.Caps, passing []Trace) []Findi
 		}
 	}
 	return out
+}
+
+// untestable says why a declared departure cannot be shown on this device,
+// or "" when it can.
+func untestable(field string, p model.Profile, info drivers.Info) string {
+	q := p.Query.Get()
+	switch {
+	case field == "NegativeSGE" && p.NegativeSGE.Get() == model.Accepted:
+		return "the suite never posts a negative num_sge where the provider does not check it: it would copy a huge length"
+	case field == "LimitAfterFire" && (q == model.QueryENOSYS || q == model.QueryEOPNOTSUPP):
+		return "ibv_query_srq is unsupported, so srq_limit cannot be read"
+	case field == "Resize" && !info.SRQResize:
+		return "the device does not advertise IBV_DEVICE_SRQ_RESIZE either, so the two cannot be told apart"
+	case field == "FlushInProgress" && !info.PartialDelivery:
+		return "the driver cannot hold a message half-delivered, so no WR is ever in progress"
+	case field == "LastWQERepeat":
+		return "a repeated event is allowed, never required: how many packets reach a QP in ERR depends on the peer's retries"
+	}
+	return ""
 }
 
 // replayOnModel steps a model with a trace's recorded observations.

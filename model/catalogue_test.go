@@ -121,7 +121,7 @@ func TestNamedProfilesDeclareTheirDeviations(t *testing.T) {
 		}
 		return out
 	}
-	assert.ElementsMatch(t, []string{"OversizeUDStatus", "OversizeUDQP", "LastWQE", "FlushInProgress"}, diff(RXE(), RXE61()))
+	assert.ElementsMatch(t, []string{"CapacityReport", "Capacity", "OversizeUDStatus", "OversizeUDQP", "LastWQE", "LastWQERepeat", "FlushInProgress"}, diff(RXE(), RXE61()))
 	_, err := ProfileByName("nope")
 	assert.ErrorContains(t, err, "unknown profile")
 }
@@ -143,8 +143,8 @@ func TestExpandDecidesEveryOpenChoice(t *testing.T) {
 
 func TestDeparturesAreOnlyBehavioursOutsideTheDocumentedSet(t *testing.T) {
 	assert.Empty(t, Documented().Departures())
-	assert.ElementsMatch(t, []string{"LimitAtCreate", "ZeroLength", "KeyErrorStatus", "FlushInProgress"}, RXE().Departures())
-	assert.ElementsMatch(t, []string{"LimitAtCreate", "ZeroLength", "KeyErrorStatus", "LastWQE"}, RXE61().Departures())
+	assert.ElementsMatch(t, []string{"LimitAtCreate", "ZeroLength", "KeyErrorStatus", "FlushInProgress", "PostRecvBadWR", "LastWQERepeat"}, RXE().Departures())
+	assert.ElementsMatch(t, []string{"Capacity", "LimitAtCreate", "ZeroLength", "KeyErrorStatus", "LastWQE", "PostRecvBadWR"}, RXE61().Departures())
 	assert.Contains(t, MLX5().Departures(), "BeforeRTR")
 	assert.NotContains(t, MLX5().Departures(), "CheckOrder", "a documented option is a narrowing")
 }

@@ -29,6 +29,9 @@ type qp struct {
 	// survived is the rule of the last error completion the QP survived:
 	// a device that killed the QP there loses the completions after it.
 	survived string
+	// repeatOK says the QP met packets in ERR since the last poll, so a
+	// PerPacket device may have raised LAST_WQE_REACHED for them.
+	repeatOK bool
 	// errRule is the rule of the error completion that put the QP in ERR.
 	errRule string
 }
@@ -211,6 +214,12 @@ func (m *machine) resizeBelowLimit() Acceptance {
 func (m *machine) lastWQE() Raised {
 	return pick(m, "LastWQE", func(p *Profile) *Choice[Raised] { return &p.LastWQE })
 }
+func (m *machine) postRecvBadWR() BadWRReport {
+	return pick(m, "PostRecvBadWR", func(p *Profile) *Choice[BadWRReport] { return &p.PostRecvBadWR })
+}
+func (m *machine) lastWQERepeat() Repeat {
+	return pick(m, "LastWQERepeat", func(p *Profile) *Choice[Repeat] { return &p.LastWQERepeat })
+}
 func (m *machine) flushInProgress() Raised {
 	return pick(m, "FlushInProgress", func(p *Profile) *Choice[Raised] { return &p.FlushInProgress })
 }
@@ -222,6 +231,15 @@ func (m *machine) reportedCapacity(req uint32) uint32 {
 		return pow2Above(req) - 1
 	}
 	return req
+}
+
+// realCapacity is how many WRs a create or resize to req holds, where the
+// profile says so regardless of the report; otherwise the report's value.
+func (m *machine) realCapacity(req uint32) uint32 {
+	if m.capacityRule() == CapacityPow2 {
+		return pow2Above(req) - 1
+	}
+	return m.reportedCapacity(req)
 }
 
 // pow2Above is the smallest power of two greater than n.

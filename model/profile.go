@@ -46,6 +46,10 @@ type (
 	ResizeSupport string
 	// Raised says whether an event is raised.
 	Raised string
+	// BadWRReport is what bad_wr says when ibv_post_recv is refused.
+	BadWRReport string
+	// Repeat is how often an event may come for one cause.
+	Repeat string
 )
 
 // Values of the profile's fields.
@@ -69,6 +73,7 @@ const (
 
 	CapacityExact   CapacityRule = "exactly the reported max_wr"
 	CapacityAtLeast CapacityRule = "at least the reported max_wr"
+	CapacityPow2    CapacityRule = "roundup_pow2(max_wr+1)-1, whatever is reported"
 
 	QuerySame       QueryRule = "reports the created max_wr"
 	QueryAtLeast    QueryRule = "reports at least the created max_wr"
@@ -104,6 +109,12 @@ const (
 
 	Raise   Raised = "raised"
 	NoRaise Raised = "not raised"
+
+	BadWRFirst BadWRReport = "bad_wr names the WR"
+	BadWRNull  BadWRReport = "bad_wr not set"
+
+	OncePerEntry Repeat = "once per entry into ERR"
+	PerPacket    Repeat = "again for every packet reaching the QP in ERR"
 )
 
 // Note records where a profile field's value comes from.
@@ -151,7 +162,10 @@ type Profile struct {
 	Resize           Choice[ResizeSupport]
 	ResizeBelowLimit Choice[Acceptance] // resize to fewer WRs than the armed limit
 
+	PostRecvBadWR Choice[BadWRReport] // ibv_post_recv on an SRQ-attached QP
+
 	LastWQE         Choice[Raised] // IBV_EVENT_QP_LAST_WQE_REACHED on entering ERR
+	LastWQERepeat   Choice[Repeat]
 	FlushInProgress Choice[Raised] // a WR being filled completes with WR_FLUSH_ERR on ERR
 
 	// Notes maps a field name to its source. Every field has one.

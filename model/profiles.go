@@ -60,7 +60,10 @@ func Documented() Profile {
 		Resize:           One(ResizeAsAdvertised),
 		ResizeBelowLimit: Either(Accepted, Rejected),
 
+		PostRecvBadWR: One(BadWRFirst),
+
 		LastWQE:         One(Raise),
+		LastWQERepeat:   One(OncePerEntry),
 		FlushInProgress: One(Raise),
 
 		Notes: map[string]Note{
@@ -89,7 +92,9 @@ func Documented() Profile {
 			"KeyErrorUDQP":     doc("no document says whether a UD QP survives a protection error"),
 			"Resize":           doc(srcManModifySRQ + ", NOTES: resize only where IBV_DEVICE_SRQ_RESIZE is set"),
 			"ResizeBelowLimit": doc("no document relates resize to the armed limit"),
+			"PostRecvBadWR":    doc(srcManPostRecv + ", DESCRIPTION: processing stops at the first failure, returned through bad_wr"),
 			"LastWQE":          doc(srcIBTA),
+			"LastWQERepeat":    doc(srcIBTA + ": generated on entering Error"),
 			"FlushInProgress":  doc(srcIBTA + ": the last WQE's completion comes before the event"),
 		},
 	}
@@ -144,7 +149,11 @@ func RXE() Profile {
 	set("Resize", unread("kernel rxe_verbs.c: IB_DEVICE_SRQ_RESIZE is advertised and rxe_modify_srq resizes"))
 	p.ResizeBelowLimit = One(Rejected)
 	set("ResizeBelowLimit", unread("kernel rxe_srq.c rxe_srq_chk_attr: a requested max_wr below the current limit is EINVAL"))
+	p.PostRecvBadWR = One(BadWRNull)
+	set("PostRecvBadWR", seen("rdma-core providers/rxe/rxe.c rxe_post_recv: a QP with an SRQ has no receive queue; bad_wr is set to NULL before EINVAL (seen on 6.12 and 7.2)"))
 	set("LastWQE", unread("kernel commit c3e1bf626eb3 (v6.5): rxe raises IB_EVENT_QP_LAST_WQE_REACHED in ERR"))
+	p.LastWQERepeat = One(PerPacket)
+	set("LastWQERepeat", seen("kernel rxe_resp.c rxe_receiver: in ERR every packet runs flush_recv_queue with notify and raises the event again (seen on 6.12 and 7.2)"))
 	p.FlushInProgress = One(NoRaise)
 	set("FlushInProgress", unread("kernel commit 49dc9c1f0c7e (v6.4): an in-progress SRQ WQE gets no completion in ERR"))
 	return p
@@ -167,6 +176,14 @@ func RXE61() Profile {
 	p.Notes["OversizeUDQP"] = unread("kernel rxe_resp.c before f67ac0061c76: the UD QP moves to ERR")
 	p.LastWQE = One(NoRaise)
 	p.Notes["LastWQE"] = unread("kernel before c3e1bf626eb3 (v6.5): no LAST_WQE_REACHED event")
+	p.LastWQERepeat = One(OncePerEntry)
+	p.Notes["LastWQERepeat"] = unread("no LAST_WQE_REACHED event before v6.5")
+	p.CapacityReport = One(ReportUnchanged)
+	p.Notes["CapacityReport"] = seen("kernel before commit 06e1f13ffd8b (2023): create does not write the rounded max_wr back (seen on 6.1)")
+	p.Capacity = One(CapacityPow2)
+	p.Notes["Capacity"] = unread("kernel rxe_queue.c rxe_queue_init: the queue still holds roundup_pow2(max_wr+1)-1; query reports it")
+	p.PostRecvBadWR = One(BadWRNull)
+	p.Notes["PostRecvBadWR"] = unread("rdma-core providers/rxe/rxe.c rxe_post_recv: the provider, not the kernel, decides; same rdma-core as on newer kernels")
 	p.FlushInProgress = One(Raise)
 	p.Notes["FlushInProgress"] = unread("kernel v6.1-v6.3 rxe_resp.c: the in-progress SRQ WQE completes with IB_WC_WR_FLUSH_ERR")
 	return p
@@ -215,7 +232,9 @@ func MLX5() Profile {
 	p.Resize = One(ResizeUnsupported)
 	set("Resize", unread(srcNotes+", Resize: mlx5 returns EINVAL"))
 	set("ResizeBelowLimit", unread("resize unsupported"))
+	set("PostRecvBadWR", unread("nothing read"))
 	set("LastWQE", unread(srcIBTA))
+	set("LastWQERepeat", unread(srcIBTA))
 	set("FlushInProgress", unread(srcIBTA))
 	return p
 }
@@ -265,7 +284,9 @@ func SIW() Profile {
 	p.Resize = One(ResizeUnsupported)
 	set("Resize", unread(srcNotes+", Resize: siw returns EOPNOTSUPP"))
 	set("ResizeBelowLimit", unread("resize unsupported"))
+	set("PostRecvBadWR", unread("nothing read"))
 	set("LastWQE", unread(srcIBTA))
+	set("LastWQERepeat", unread(srcIBTA))
 	set("FlushInProgress", unread(srcIBTA))
 	return p
 }

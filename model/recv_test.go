@@ -252,3 +252,34 @@ func TestFillingWRHoldsItsSlot(t *testing.T) {
 	assert.Equal(t, 0, mustRun(t, m, post(wr(8, 64))).Errno)
 	require.NoError(t, m.CheckInvariants())
 }
+
+// TestRXEDeparturesSeenOnTheDevice covers what real rxe showed: bad_wr left
+// NULL by ibv_post_recv, LAST_WQE_REACHED repeated for packets in ERR, and
+// on 6.1 a create that reports the request but holds 2^k-1.
+func TestRXEDeparturesSeenOnTheDevice(t *testing.T) {
+	m := fixture(t, RXE())
+	assert.NoError(t, m.Step(PostRecv{QP: 0, WR: wr(1, 8)}, Observation{Errno: EINVAL, BadWR: -1}))
+	assert.Equal(t, "POST-QP-RQ", ruleOf(fixture(t, Documented()).Step(PostRecv{QP: 0, WR: wr(1, 8)}, Observation{Errno: EINVAL, BadWR: -1})))
+
+	repeat := func(p Profile) error {
+		m := fixture(t, p)
+		mustRun(t, m, ModifyQP{QP: 0, State: Err})
+		mustRun(t, m, send(0, 1))
+		lw := Event{EventQPLastWQEReached, 0}
+		return m.Step(Poll{}, Observation{Events: []Event{lw, lw, lw}})
+	}
+	assert.NoError(t, repeat(RXE()), "rxe repeats the event for packets met in ERR")
+	assert.Equal(t, "QP-LAST-WQE", ruleOf(repeat(Documented())))
+	m = fixture(t, RXE())
+	mustRun(t, m, ModifyQP{QP: 0, State: Err})
+	assert.Equal(t, "QP-LAST-WQE", ruleOf(m.Step(Poll{}, Observation{})), "once is still required")
+
+	m = New(RXE61(), testCaps)
+	require.NoError(t, m.Step(CreateSRQ{MaxWR: 8, MaxSGE: 1}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}}))
+	assert.Equal(t, uint32(15), mustRun(t, m, Query{}).Attr.MaxWR)
+	for i := range 15 {
+		require.Equal(t, 0, mustRun(t, m, post(wr(uint64(i), 8))).Errno)
+	}
+	assert.Equal(t, ENOMEM, mustRun(t, m, post(wr(99, 8))).Errno)
+	assert.Equal(t, "CREATE-ATTR", ruleOf(New(RXE61(), testCaps).Step(CreateSRQ{MaxWR: 8, MaxSGE: 1}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 15, MaxSGE: 1}})))
+}

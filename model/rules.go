@@ -57,7 +57,7 @@ var catalogue = []Rule{
 	{"POST-COPY", "The SRQ keeps its own copy of a posted WR; the caller may change or reuse its WR and SGE array as soon as the call returns.",
 		srcMojoPost + ", FAQ 'Can I (re)use the Receive Request'", KindDocumented, nil},
 	{"POST-QP-RQ", "ibv_post_recv on a QP attached to an SRQ is refused, with bad_wr on the first WR.",
-		srcManPostRecv + ", DESCRIPTION; " + srcMojoPost + ", DESCRIPTION; RUT srq_test PostWrongApi", KindConsensus, nil},
+		srcManPostRecv + ", DESCRIPTION; " + srcMojoPost + ", DESCRIPTION; RUT srq_test PostWrongApi", KindImplementation, []string{"PostRecvBadWR"}},
 
 	// Create, query, modify.
 	{"CREATE-ATTR", "Create writes back max_wr and max_sge at least as large as requested, rounded as the profile says.",
@@ -107,7 +107,7 @@ var catalogue = []Rule{
 	{"QP-BEFORE-RTR", "Messages arriving before RTR are dropped, or buffered and processed at RTR, as the profile says.",
 		srcNotes + ", QP state and fetching (mlx4/mlx5 buffer)", KindImplementation, []string{"BeforeRTR"}},
 	{"QP-LAST-WQE", "An SRQ-attached QP entering ERR raises IBV_EVENT_QP_LAST_WQE_REACHED once.",
-		srcIBTA, KindImplementation, []string{"LastWQE"}},
+		srcIBTA, KindImplementation, []string{"LastWQE", "LastWQERepeat"}},
 	{"QP-FLUSH-INPROGRESS", "A WR a QP was filling when it entered ERR completes with WR_FLUSH_ERR, or vanishes, as the profile says.",
 		srcIBTA + "; " + srcNotes + ", QP state and fetching", KindImplementation, []string{"FlushInProgress"}},
 

@@ -153,7 +153,10 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		obs.Attr.SRQLimit = 0
 	}
 	m.capacity, m.maxSGE = obs.Attr.MaxWR, obs.Attr.MaxSGE
-	m.capExact = m.capacityRule() == CapacityExact
+	m.capExact = m.capacityRule() != CapacityAtLeast
+	if m.capacityRule() == CapacityPow2 {
+		m.capacity = m.realCapacity(o.MaxWR)
+	}
 	m.createLimit = o.Limit > 0
 	if o.Limit > 0 && m.limitAtCreate() == Accepted {
 		m.armed, m.limit, m.armedEver = true, o.Limit, true
@@ -311,9 +314,13 @@ func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
 		return Observation{}, err
 	}
 	obs, err := failResult("POST-QP-RQ", m.postErr(EINVAL), got)
-	obs.BadWR = 0
-	if err == nil && got != nil && got.BadWR != 0 {
-		return obs, dev("POST-QP-RQ", "bad_wr", 0, got.BadWR)
+	want := 0
+	if m.postRecvBadWR() == BadWRNull {
+		want = -1
+	}
+	obs.BadWR = want
+	if err == nil && got != nil && got.BadWR != want {
+		return obs, dev("POST-QP-RQ", "bad_wr", want, got.BadWR)
 	}
 	return obs, err
 }
@@ -335,7 +342,7 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.capacity, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
 	if got == nil {
 		if !m.capExact && rule == QuerySame {
-			m.capExact = m.capacityRule() == CapacityExact
+			m.capExact = m.capacityRule() != CapacityAtLeast
 		}
 		m.resized = ""
 		return obs, nil
@@ -355,7 +362,7 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		}
 		if rule == QuerySame {
 			// The query pins a capacity that was only a lower bound.
-			m.capacity, m.capExact = a.MaxWR, m.capacityRule() == CapacityExact
+			m.capacity, m.capExact = a.MaxWR, m.capacityRule() != CapacityAtLeast
 		}
 	case a.MaxWR != m.capacity:
 		return obs, dev(capRule, "max_wr", m.capacity, a.MaxWR)
@@ -406,8 +413,8 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	case m.armed && o.MaxWR < m.limit && m.resizeBelowLimit() == Rejected:
 		return m.plainResult("RESIZE-BELOW-LIMIT", EINVAL, got)
 	}
-	newCap := m.reportedCapacity(o.MaxWR)
-	exact := m.capacityReport() != ReportAtLeast
+	newCap := m.realCapacity(o.MaxWR)
+	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
 	if int(newCap) < m.occupied() {
 		// The new capacity must hold the outstanding WRs. Where the report
 		// is "at least the request", a device may round up far enough.
@@ -431,7 +438,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	// rounds deterministically, and otherwise a lower bound that the next
 	// query or ENOMEM pins.
 	m.capacity = newCap
-	m.capExact = exact && m.capacityRule() == CapacityExact
+	m.capExact = exact && m.capacityRule() != CapacityAtLeast
 	m.resized = rule
 	return obs, nil
 }
@@ -450,6 +457,9 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 	}
 	switch {
 	case o.State == Err:
+		if from == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			q.repeatOK = true
+		}
 		m.enterErr(o.QP)
 	case o.State == Reset:
 		q.state, q.pending = Reset, nil
@@ -504,6 +514,9 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 			}
 			q.pending = append(q.pending, o.Msg)
 			return m.noFetch("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
+		}
+		if q.state == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			q.repeatOK = true
 		}
 		if rc {
 			return m.noFetch("QP-NOFETCH-STATES", Peers(PeerError), got)
@@ -722,6 +735,9 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 	}
 	m.cq = m.cq[n:]
 	m.events = nil
+	for i := range m.qps {
+		m.qps[i].repeatOK = false
+	}
 	return obs, nil
 }
 
@@ -857,6 +873,9 @@ func (m *machine) checkEvents(want, got []Event) error {
 		c := count[e]
 		if c == 0 {
 			continue
+		}
+		if c < 0 && e.Type == EventQPLastWQEReached && e.QP >= 0 && e.QP < len(m.qps) && m.qps[e.QP].repeatOK {
+			continue // a PerPacket device repeats it for packets met in ERR
 		}
 		rule := "LIMIT-FIRE"
 		switch {

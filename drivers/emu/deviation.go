@@ -49,6 +49,9 @@ const (
 	NoLastWQE                Deviation = "no-last-wqe"
 	NoFlush                  Deviation = "no-flush"
 	NoUD                     Deviation = "no-ud"
+	PostRecvBadWRNull        Deviation = "post-recv-badwr-null"
+	LastWQEPerPacket         Deviation = "last-wqe-per-packet"
+	CapacityPow2Unreported   Deviation = "capacity-pow2-unreported"
 )
 
 // Mutants: deliberate rule violations.
@@ -164,6 +167,9 @@ var catalogue = []DeviationInfo{
 	{ResizeUnsupported, KindBehaviour, "profile:Resize", "mlx5, siw: resize returns EINVAL and Info().SRQResize is false"},
 	{ResizeBelowLimitRejected, KindBehaviour, "profile:ResizeBelowLimit", "rxe: resize to a max_wr below the armed limit returns EINVAL"},
 	{NoLastWQE, KindBehaviour, "profile:LastWQE", "rxe-6.1: entering ERR raises no QP_LAST_WQE_REACHED event"},
+	{PostRecvBadWRNull, KindBehaviour, "profile:PostRecvBadWR", "rxe: ibv_post_recv on an SRQ-attached QP returns EINVAL with bad_wr not set"},
+	{LastWQEPerPacket, KindBehaviour, "profile:LastWQERepeat", "rxe >= 6.5: every packet reaching a QP in ERR raises QP_LAST_WQE_REACHED again (two per RC send: the peer retries once), as does modify ERR->ERR"},
+	{CapacityPow2Unreported, KindBehaviour, "profile:Capacity", "rxe-6.1: create reports the requested max_wr but holds roundup_pow2(max_wr+1)-1; query reports the held number"},
 	{NoFlush, KindBehaviour, "profile:Flush", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion"},
 	{NoUD, KindBehaviour, "profile:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)"},
 
@@ -238,15 +244,15 @@ func Catalogue() []DeviationInfo {
 // accepted wherever a deviation is.
 func Sets() map[string][]Deviation {
 	rxeCommon := []Deviation{
-		CapacityPow2, LimitAtCreate, ZeroLengthZero, OversizeRCStatus.With(2),
+		PostRecvBadWRNull, LimitAtCreate, ZeroLengthZero, OversizeRCStatus.With(2),
 		KeyCheckTouched, KeyErrorStatus.With(2), KeyErrorUDKills, ResizeBelowLimitRejected,
 	}
 	clone := func(extra ...Deviation) []Deviation {
 		return append(append([]Deviation(nil), rxeCommon...), extra...)
 	}
 	return map[string][]Deviation{
-		"rxe":     clone(OversizeUDStatus.With(9), NoFlush),
-		"rxe-6.1": clone(OversizeUDStatus.With(2), OversizeUDKills, NoLastWQE),
+		"rxe":     append(clone(OversizeUDStatus.With(9), NoFlush, LastWQEPerPacket), CapacityPow2),
+		"rxe-6.1": append(clone(OversizeUDStatus.With(2), OversizeUDKills, NoLastWQE), CapacityPow2Unreported),
 		"mlx5": {
 			CheckSGEFirst, CapacityPow2, QueryTwice, FreeAtPoll, BufferBeforeRTR,
 			OversizeRCStatus.With(1), OversizeUDStatus.With(1), ResizeUnsupported,
@@ -262,6 +268,8 @@ func Sets() map[string][]Deviation {
 var conflicts = [][2]Deviation{
 	{ErrnoNegative, ErrnoMinusOne},
 	{CapacityPow2, CapacityHidden},
+	{CapacityPow2, CapacityPow2Unreported},
+	{CapacityHidden, CapacityPow2Unreported},
 }
 
 // config is a resolved set of deviations.

@@ -59,6 +59,9 @@ var probes = []struct {
 	{emu.NegativeSGEAccepted, postSGEs(-1), "22 0", "0 -1"},
 	{emu.KeepCallerWR, keepCaller, "[1]", "[99]"},
 	{emu.PostRecvAccepted, postRecv, "22 0", "0 -1"},
+	{emu.PostRecvBadWRNull, postRecv, "22 0", "22 -1"},
+	{emu.LastWQEPerPacket, sendInErr, "[lastwqe(0)]", "[lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0)]"},
+	{emu.CapacityPow2Unreported, createAndFill(5), "attr 5 posted 5", "attr 5 posted 7"},
 	{emu.PostChecksKey, postInvalidKey, "0 -1", "22 0"},
 	{emu.PostRefusedInErr, postWithQPInErr, "0 -1", "22 0"},
 	{emu.CreateReportsLess, createAndFill(4), "attr 4 posted 4", "attr 3 posted 4"},
@@ -273,6 +276,17 @@ func toErr(t *testing.T, devs ...emu.Deviation) string {
 	before := r.pollStr()
 	q.Modify(drivers.Err)
 	return fmt.Sprintf("%s %s %s", before, r.pollStr(), r.evStr())[3:]
+}
+
+// sendInErr sends to an RC QP in ERR, then modifies it to ERR again.
+func sendInErr(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	q := r.qp(drivers.RC, drivers.RTS)
+	q.Modify(drivers.Err)
+	r.send(q, drivers.Send, 8)
+	r.send(q, drivers.Send, 8)
+	q.Modify(drivers.Err)
+	return r.evStr()
 }
 
 func createUD(t *testing.T, devs ...emu.Deviation) string {

@@ -80,6 +80,8 @@ func (q *qp) Modify(state drivers.QPState) int {
 	case drivers.Err:
 		if q.state != drivers.Err {
 			q.enterErr()
+		} else if s.cfg.has(LastWQEPerPacket) && !s.cfg.has(NoLastWQE) {
+			s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
 		}
 	default:
 		q.state = state
@@ -127,6 +129,9 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	defer s.dev.mu.Unlock()
 	if !s.closed && s.cfg.has(PostRecvAccepted) {
 		return 0, -1
+	}
+	if s.cfg.has(PostRecvBadWRNull) {
+		return s.errno(eINVAL), -1
 	}
 	return s.errno(eINVAL), 0
 }
@@ -201,6 +206,15 @@ func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
 		if c.has(BufferBeforeRTR) && (q.state == drivers.Reset || q.state == drivers.Init) {
 			q.buffered = append(q.buffered, msg)
 			return peerOK
+		}
+		if q.state == drivers.Err && c.has(LastWQEPerPacket) && !c.has(NoLastWQE) {
+			packets := 1
+			if q.typ == drivers.RC {
+				packets = 2 // the peer sends once and retries once
+			}
+			for range packets {
+				s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
+			}
 		}
 		return q.dropped()
 	}

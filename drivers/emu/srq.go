@@ -76,6 +76,8 @@ func (s *srq) sizes(n uint32) (capacity, hold uint32) {
 		return c, c
 	case s.cfg.has(CapacityHidden):
 		return n, roundupPow2(n)
+	case s.cfg.has(CapacityPow2Unreported):
+		return n, roundupPow2(n+1) - 1
 	}
 	return n, n
 }
@@ -294,6 +296,9 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 		return drivers.SRQAttr{}, eOPNOTSUPP
 	}
 	a := drivers.SRQAttr{MaxWR: s.capacity, MaxSGE: s.maxSGE, SRQLimit: s.shown}
+	if s.cfg.has(CapacityPow2Unreported) {
+		a.MaxWR = s.hold // the kernel reports its queue's size
+	}
 	if s.cfg.has(QueryTwice) {
 		a.MaxWR = 2*s.capacity + 1
 	}
@@ -320,7 +325,11 @@ func (s *srq) ModifyLimit(limit uint32) int {
 		return 0
 	}
 	if !s.cfg.has(LimitBoundMissing) {
-		if limit > s.capacity || (s.cfg.has(LimitBoundStrict) && limit >= s.capacity) {
+		bound := s.capacity
+		if s.cfg.has(CapacityPow2Unreported) {
+			bound = s.hold
+		}
+		if limit > bound || (s.cfg.has(LimitBoundStrict) && limit >= bound) {
 			return eINVAL
 		}
 	}
