@@ -103,6 +103,9 @@ func genWR(t *rapid.T, s *session, v model.View) model.WR {
 	lens := make([]uint32, n)
 	for i := range lens {
 		lens[i] = genSGELen.Draw(t, "sge_len")
+		if m := s.x.info.MaxSGELength; m > 0 && lens[i] > m {
+			lens[i] = m // an SGE must describe memory the driver registered
+		}
 	}
 	w := s.wr(lens...)
 	for i := range w.SGEs {

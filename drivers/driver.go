@@ -60,6 +60,10 @@ type Info struct {
 	// MaxMessage is the largest message the peer sends on RC; MaxUDMessage
 	// the largest on UD (the path MTU).
 	MaxMessage, MaxUDMessage uint32
+	// MaxSGELength is the largest SGE length the driver can back with
+	// registered memory (an SGE must describe memory inside its region);
+	// 0 means any 32-bit length, as an emulator can.
+	MaxSGELength uint32
 	// UD says whether UD QPs can be created.
 	UD bool
 	// Optional capabilities: operations that otherwise return ErrUnsupported.

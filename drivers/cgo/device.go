@@ -131,6 +131,7 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		SRQResize:    da.device_cap_flags&C.IBV_DEVICE_SRQ_RESIZE != 0,
 		MaxMessage:   maxMessage,
 		MaxUDMessage: mtuBytes(d.mtu),
+		MaxSGELength: maxSGELength,
 		UD:           true,
 	}
 	return nil

@@ -9,6 +9,10 @@ const (
 	// maxLanding is the most bytes that can land in one SGE: a message and
 	// a GRH area. An SGE gets min(length, maxLanding) bytes of its region.
 	maxLanding = maxMessage + grhBytes
+	// maxSGELength is the longest SGE the driver posts (Info.MaxSGELength):
+	// an SGE must lie inside its memory region, so each gets its whole
+	// length reserved, and a region of regionBytes holds hundreds of them.
+	maxSGELength = 64 << 10
 )
 
 // ring hands out consecutive byte ranges of a region of size bytes,
@@ -34,10 +38,12 @@ func (r *ring) alloc(n uint64) (uint64, bool) {
 	return off, true
 }
 
-// stride is the number of region bytes an SGE of length l gets: what can
-// land in it, at least 1 so that every SGE has its own address.
+// stride is the number of region bytes an SGE of length l gets: its whole
+// length, so the SGE describes registered memory, and at least 1 so that
+// every SGE has its own address. Lengths above maxSGELength are the
+// caller's error (the suite keeps to Info.MaxSGELength).
 func stride(l uint32) uint64 {
-	return max(1, min(uint64(l), maxLanding))
+	return max(1, min(uint64(l), maxSGELength))
 }
 
 // place is where one posted SGE points: key (region index, -1 when the key

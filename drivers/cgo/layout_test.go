@@ -19,7 +19,7 @@ func TestRingWraps(t *testing.T) {
 }
 
 func TestStride(t *testing.T) {
-	for l, want := range map[uint32]uint64{0: 1, 1: 1, 100: 100, 1 << 31: maxLanding} {
+	for l, want := range map[uint32]uint64{0: 1, 1: 1, 100: 100, maxSGELength: maxSGELength, 1 << 31: maxSGELength} {
 		if got := stride(l); got != want {
 			t.Errorf("stride(%d) = %d, want %d", l, got, want)
 		}
