@@ -91,11 +91,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones (0: the driver's default)")
 	quiet := fs.Bool("q", false, "no progress on the terminal")
+	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last")
+	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "run takes no arguments, got %q", fs.Args())
+	}
+	if *runs < 1 {
+		return fail(stderr, "-runs must be at least 1, got %d", *runs)
 	}
 	if *cases < 0 || *steps <= 0 {
 		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
@@ -133,10 +138,42 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	rep, err := conformance.Check(ctx, drv, dev.config(), opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "srqconform: %v\n", err)
-		return exitUsage
+	if opts.Seed == 0 {
+		opts.Seed = uint64(time.Now().UnixNano()) >> 1
+	}
+	var rep *conformance.Report
+	deviating := 0
+	for i := range *runs {
+		o := opts
+		o.Seed = opts.Seed + uint64(i)
+		r, err := conformance.Check(ctx, drv, dev.config(), o)
+		if err != nil {
+			fmt.Fprintf(stderr, "srqconform: %v\n", err)
+			return exitUsage
+		}
+		if *runs > 1 {
+			var failing []string
+			for _, f := range r.Failures {
+				failing = append(failing, f.Rule)
+			}
+			fmt.Fprintf(stderr, "run %d/%d seed %d: conformant=%v steps=%d elapsed=%v failing=%v\n", i+1, *runs, o.Seed, r.Conformant(), r.StepsRun, r.Elapsed.Round(time.Millisecond), failing)
+		}
+		if !r.Conformant() {
+			deviating++
+			if rep == nil || rep.Conformant() {
+				rep = r
+			}
+		} else if rep == nil || rep.Conformant() {
+			rep = r
+		}
+	}
+	if *runs > 1 {
+		fmt.Fprintf(stderr, "%d of %d runs deviated\n", deviating, *runs)
+	}
+	if *jsonOut != "" {
+		if err := writeReport(*jsonOut, "json", rep, stdout); err != nil {
+			return fail(stderr, "%v", err)
+		}
 	}
 	if *replayDir != "" {
 		if err := saveReplays(*replayDir, rep, stderr); err != nil {

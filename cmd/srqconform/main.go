@@ -35,6 +35,8 @@ commands:
   profiles   list the driver profiles, or show one: srqconform profiles rxe
   replay     re-run a saved counterexample: srqconform replay FILE
   vm         boot a Debian kernel with rdma_rxe under QEMU and run the suite inside
+  render     render a saved JSON report: srqconform render -format markdown FILE.json
+  matrix     a rule-by-kernel Markdown table of saved JSON reports
 
 Run 'srqconform <command> -h' for a command's flags.
 `
@@ -55,6 +57,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdReplay(args[1:], stdout, stderr)
 	case "vm":
 		return cmdVM(args[1:], stdout, stderr)
+	case "render":
+		return cmdRender(args[1:], stdout, stderr)
+	case "matrix":
+		return cmdMatrix(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -134,3 +134,25 @@ func TestVMErrorsExit2(t *testing.T) {
 		assert.Contains(t, errs, tc.msg, "%v", tc.args)
 	}
 }
+
+func TestRenderAndMatrixFromSavedReports(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	code, _, errs := srq(t, "run", "-cases", "3", "-seed", "5", "-json", a, "-o", filepath.Join(dir, "a.txt"))
+	require.Equal(t, exitOK, code, errs)
+	code, _, errs = srq(t, "run", "-cases", "3", "-seed", "5", "-deviations", "lifo", "-json", b, "-o", filepath.Join(dir, "b.txt"))
+	require.Equal(t, exitDeviates, code, errs)
+	code, out, errs := srq(t, "matrix", a, b)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "| FETCH-FIFO | pass | fail |")
+	assert.Contains(t, out, "Rules whose status differs: ")
+	code, out, _ = srq(t, "render", "-format", "markdown", b)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "| FETCH-FIFO | fail |")
+	code, _, errs = srq(t, "matrix", filepath.Join(dir, "missing.json"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "no such file")
+	code, _, errs = srq(t, "run", "-runs", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "-runs must be at least 1")
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/srqconform/srqconform/cmd/srqconform/vm"
 	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/conformance/render"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -41,9 +42,11 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "report format: text, markdown, json, junit")
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
 	binary := fs.String("binary", "", "srqconform binary built with the cgo driver (default: build one with go build -tags rdma)")
-	timeout := fs.Duration("timeout", 15*time.Minute, "bound on the whole guest run")
+	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole guest run")
 	cache := fs.String("cache", "", "kernel download cache (default: ~/.cache/srqconform)")
 	verbose := fs.Bool("v", false, "show progress and the guest console")
+	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
+	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -98,7 +101,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	opts := vm.Options{
 		Kernel:   k,
 		Program:  prog,
-		Args:     []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", pname, "-seed", strconv.FormatUint(*seed, 10), "-cases", strconv.Itoa(*cases), "-steps", strconv.Itoa(*steps)},
+		Args:     []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", pname, "-seed", strconv.FormatUint(*seed, 10), "-cases", strconv.Itoa(*cases), "-steps", strconv.Itoa(*steps), "-runs", strconv.Itoa(*runs)},
 		Timeout:  *timeout,
 		CacheDir: *cache,
 	}
@@ -119,7 +122,15 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if res.RDMACoreVersion != "" {
 		rep.Device.RDMACore = res.RDMACoreVersion
 	}
+	if len(res.Stderr) > 0 && *runs > 1 {
+		stderr.Write(res.Stderr) // the per-run lines
+	}
 	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, boot %v, whole run %v\n", res.KernelRelease, res.RDMACoreVersion, res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond))
+	if *jsonOut != "" {
+		if err := writeReport(*jsonOut, "json", rep, stdout); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
 	if err := writeReport(*out, *format, rep, stdout); err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -185,4 +196,60 @@ func decodeReport(b []byte) (*conformance.Report, error) {
 		return nil, errors.New("decode JSON report: no report object")
 	}
 	return v.Report, nil
+}
+
+func readReports(paths []string) ([]*conformance.Report, error) {
+	var out []*conformance.Report
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read report: %w", err)
+		}
+		r, err := decodeReport(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func cmdRender(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("render", stderr, "render [-format F] REPORT.json")
+	format := fs.String("format", "markdown", "text, markdown, json or junit")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return fail(stderr, "render takes one JSON report, got %d arguments", fs.NArg())
+	}
+	if !validFormat(*format) {
+		return fail(stderr, "unknown format %q", *format)
+	}
+	reps, err := readReports(fs.Args())
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := render.Write(stdout, *format, reps[0]); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return exitOK
+}
+
+func cmdMatrix(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("matrix", stderr, "matrix REPORT.json...")
+	if ok, code := parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return fail(stderr, "matrix takes one or more JSON reports")
+	}
+	reps, err := readReports(fs.Args())
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := render.Matrix(stdout, reps); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return exitOK
 }
