@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "srqc.h"
 
@@ -192,4 +193,47 @@ int srqc_get_cq_event(struct ibv_comp_channel *ch, int timeout_ms) {
 	}
 	ibv_ack_cq_events(cq, 1);
 	return 1;
+}
+
+// srqc_bench_post posts n WRs of one 64-byte SGE to SRQs of max_wr 16383
+// on pd, one WR per ibv_post_srq_recv call, as BenchmarkPost does through
+// the Go driver. A full SRQ is replaced by a fresh one outside the timed
+// part. It returns the nanoseconds spent posting, or -errno.
+int64_t srqc_bench_post(struct ibv_pd *pd, uint64_t n)
+{
+	void *buf = NULL;
+	if (posix_memalign(&buf, 4096, 4096))
+		return -ENOMEM;
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		free(buf);
+		return -errno;
+	}
+	struct ibv_srq_init_attr ia = {.attr = {.max_wr = 16383, .max_sge = 1}};
+	struct ibv_srq *srq = NULL;
+	int64_t ns = 0;
+	uint64_t done = 0;
+	int err = 0;
+	while (done < n && !err) {
+		srq = ibv_create_srq(pd, &ia);
+		if (!srq) {
+			err = errno;
+			break;
+		}
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (; done < n; done++) {
+			struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey};
+			struct ibv_recv_wr wr = {.wr_id = done, .sg_list = &sge, .num_sge = 1}, *bad;
+			if (ibv_post_srq_recv(srq, &wr, &bad))
+				break; /* full: a fresh SRQ */
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ns += (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
+		if (ibv_destroy_srq(srq))
+			err = errno;
+	}
+	ibv_dereg_mr(mr);
+	free(buf);
+	return err ? -err : ns;
 }

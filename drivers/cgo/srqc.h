@@ -42,5 +42,6 @@ int srqc_post_send(struct ibv_qp *qp, uint64_t wr_id, const struct srqc_send *s)
 int srqc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wcs, struct srqc_wc *out);
 int srqc_req_notify_cq(struct ibv_cq *cq);
 int srqc_get_cq_event(struct ibv_comp_channel *ch, int timeout_ms);
+int64_t srqc_bench_post(struct ibv_pd *pd, uint64_t n);
 
 #endif
