@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -456,6 +455,3 @@ func (t *progTB) Fatal(...any)          { t.Fail() }
 func (*progTB) FailNow()                {}
 func (t *progTB) Fail()                 { t.mu.Lock(); t.failed = true; t.mu.Unlock() }
 func (t *progTB) Failed() bool          { t.mu.Lock(); defer t.mu.Unlock(); return t.failed }
-
-// ErrDeviations is returned by Test's helpers when a report has failures.
-var ErrDeviations = errors.New("the device deviates from the model")

@@ -145,14 +145,6 @@ func (m *Model) Resolved(p Profile) map[string][]string {
 	return out
 }
 
-// State summarises the first candidate's state, for traces.
-func (m *Model) State() string {
-	if len(m.cands) == 0 {
-		return "spent"
-	}
-	return m.cands[0].String()
-}
-
 // Outstanding returns the number of WRs in the SRQ (first candidate).
 func (m *Model) Outstanding() int {
 	if len(m.cands) == 0 {

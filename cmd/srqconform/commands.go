@@ -189,14 +189,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func validFormat(f string) bool {
-	for _, x := range render.Formats {
-		if f == x {
-			return true
-		}
-	}
-	return f == "md"
-}
+func validFormat(f string) bool { return f == "md" || contains(render.Formats, f) }
 
 func writeReport(path, format string, rep *conformance.Report, stdout io.Writer) error {
 	if path == "" {
