@@ -150,6 +150,14 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	if op == model.CmpSwap || op == model.FetchAdd {
 		n = 8
 	}
+	// An RC write-with-immediate that meets an empty SRQ is refused (RNR)
+	// on its last packet, after the responder took the others; the responder
+	// then waits for that packet's retry, and the peer, reset instead, can
+	// send nothing new (IBTA: RNR NAKs a send's first or a write's last
+	// packet). Such a message stays within one packet (the path MTU).
+	if typ == model.RC && op == model.WriteImm && (v.Outstanding == 0 || v.SRQError) && info.MaxUDMessage > 0 {
+		n = min(n, uint64(info.MaxUDMessage))
+	}
 	msg := model.Message{Opcode: op, Len: uint32(n), Imm: rapid.Uint32().Draw(t, "imm")}
 	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStates[qp].Fetches() &&
 		v.Outstanding > 0 && !v.SRQError && rapid.IntRange(0, 7).Draw(t, "partial?") == 0

@@ -47,6 +47,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "show progress and the guest console")
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
+	replayFile := fs.String("replay", "", "re-run this replay file on rxe0 in the guest instead of the suite")
 	if ok, code := parse(fs, args); !ok {
 		return code
 	}
@@ -107,6 +108,21 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
+	}
+	if *replayFile != "" {
+		if _, err := os.Stat(*replayFile); err != nil {
+			return fail(stderr, "replay file: %v", err)
+		}
+		opts.ExtraFiles = map[string]string{"/replay.json": *replayFile}
+		opts.Args = []string{"replay", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-profile", pname, "/replay.json"}
+		res, err := vm.Run(ctx, opts)
+		if err != nil {
+			return fail(stderr, "vm: %v", err)
+		}
+		stdout.Write(res.Output)
+		stderr.Write(res.Stderr)
+		fmt.Fprintf(stderr, "vm: kernel %s, replay exit %d\n", res.KernelRelease, res.ExitCode)
+		return res.ExitCode
 	}
 	res, err := vm.Run(ctx, opts)
 	if err != nil {
