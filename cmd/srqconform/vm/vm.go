@@ -124,7 +124,10 @@ type Result struct {
 	// BootTime is the wall time of the QEMU run alone; WallTime that of
 	// the whole Run, including kernel preparation and initramfs build.
 	BootTime time.Duration
-	WallTime time.Duration
+	// BootRetries counts boots repeated because the guest kernel panicked
+	// before the program started.
+	BootRetries int
+	WallTime    time.Duration
 }
 
 func (o Options) logf(format string, a ...any) {
@@ -218,9 +221,23 @@ func bootWithFallback(ctx context.Context, qemu, accel string, opts Options, pk 
 	if err != nil && accel == "kvm" && (opts.Accel == "" || opts.Accel == "auto") && errors.As(err, &nem) && ctx.Err() == nil && !strings.Contains(res.SerialLog, marker(nonce)) {
 		opts.logf("vm: KVM boot failed (%v); retrying with TCG", nem.Reason)
 		kvmBroken.Store(qemu, true)
-		return boot(ctx, qemu, "tcg", opts, pk, initrd, nonce, work, res)
+		accel = "tcg"
+		rep, err = boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
+	}
+	if err != nil && errors.As(err, &nem) && ctx.Err() == nil && panickedBeforeInit(res.SerialLog, nonce) {
+		// Seen once in 60 boots of Debian 6.12 under TCG: an Oops in
+		// early kernel_init, before any module or the program ran.
+		opts.logf("vm: the guest kernel panicked before the program started; booting again")
+		res.BootRetries++
+		return boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
 	}
 	return rep, err
+}
+
+// panickedBeforeInit reports whether a serial log shows a kernel panic and
+// no sign of the guest's /init: a boot flake, not a result.
+func panickedBeforeInit(serial, nonce string) bool {
+	return strings.Contains(serial, "Kernel panic") && !strings.Contains(serial, marker(nonce))
 }
 
 // checkExecutable checks that p is an existing regular, executable file.

@@ -506,3 +506,17 @@ func TestQemuArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestPanickedBeforeInit(t *testing.T) {
+	n := "abc"
+	panicLog := "[    1.38] Oops: int3\n[    1.38] Kernel panic - not syncing: Fatal exception in interrupt\n"
+	if !panickedBeforeInit(panicLog, n) {
+		t.Errorf("a panic before /init was not recognised")
+	}
+	if panickedBeforeInit(panicLog+marker(n)+" BEGIN x\n", n) {
+		t.Errorf("a panic after /init started was taken for a boot flake; it may be the program's doing")
+	}
+	if panickedBeforeInit("[ 1.0] booting\n", n) {
+		t.Errorf("a log without a panic was taken for a panic")
+	}
+}
