@@ -32,7 +32,7 @@ const (
 	// did not land are visible.
 	poison = 0x5a
 	// scribbleByte overwrites the WR list and SGE arrays after a post.
-	scribbleByte = 0xa5
+	scribbleByte = C.SRQC_SCRIBBLE
 )
 
 // region is a memory region over C memory.
@@ -106,9 +106,13 @@ type srq struct {
 	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
 	// and not yet completed, oldest first.
 	posted map[uint64][][]place
-	events []drivers.Event
-	closed bool
-	sends  uint64 // peer send wr_ids
+	// scratch is C memory reused for WR lists: one allocation, not one
+	// per post (cgo crossings are dear, more so under emulation).
+	scratch     unsafe.Pointer
+	scratchSize uintptr
+	events      []drivers.Event
+	closed      bool
+	sends       uint64 // peer send wr_ids
 }
 
 var _ drivers.SRQ = (*srq)(nil)
@@ -232,6 +236,8 @@ func (s *srq) destroy() error {
 	}
 	cfree(unsafe.Pointer(s.wcs))
 	cfree(unsafe.Pointer(s.out))
+	cfree(s.scratch)
+	s.scratch, s.scratchSize = nil, 0
 	s.wcs, s.out = nil, nil
 	s.posted, s.events = nil, nil
 	return errors.Join(errs...)
@@ -256,14 +262,24 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 	}
 	wrSize := uintptr(C.sizeof_struct_ibv_recv_wr)
 	sgeSize := uintptr(C.sizeof_struct_ibv_sge)
-	l := &wrList{size: uintptr(n)*wrSize + uintptr(nsge)*sgeSize}
-	l.mem = cmalloc(max(l.size, 1))
+	l := &wrList{size: max(uintptr(n)*wrSize+uintptr(nsge)*sgeSize, 1)}
+	if l.size > s.scratchSize {
+		cfree(s.scratch)
+		s.scratchSize = max(l.size, 4096)
+		s.scratch = cmalloc(s.scratchSize)
+	}
+	l.mem = s.scratch
+	// The last list was scribbled: start from zero (next, addr, padding).
+	clear(unsafe.Slice((*byte)(l.mem), l.size))
 	if n == 0 {
 		return l, nil
 	}
 	l.wrs = unsafe.Slice((*C.struct_ibv_recv_wr)(l.mem), n)
 	sgeBase := unsafe.Add(l.mem, uintptr(n)*wrSize)
 	next := 0
+	// Per key, the bytes a WR needs and where its block starts; reused.
+	need := make([]uint64, len(s.keys))
+	base := make([]uint64, len(s.keys))
 	for i, w := range wrs {
 		count := max(1, len(w.SGEs), w.NumSGE)
 		sges := unsafe.Slice((*C.struct_ibv_sge)(unsafe.Add(sgeBase, uintptr(next)*sgeSize)), count)
@@ -277,18 +293,18 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 		}
 		// Per key, the WR's SGEs get consecutive ranges of one block.
 		used := max(0, min(w.NumSGE, len(w.SGEs)))
-		need := map[int]uint64{}
+		clear(need)
 		for _, g := range w.SGEs[:used] {
-			need[g.Key] += stride(g.Length)
+			if g.Key >= 0 && g.Key < len(s.keys) {
+				need[g.Key] += stride(g.Length)
+			}
 		}
-		base := map[int]uint64{}
 		for k, b := range need {
-			if k < 0 || k >= len(s.keys) {
+			if b == 0 {
 				continue
 			}
 			off, ok := s.keys[k].alloc.alloc(b)
 			if !ok {
-				cfree(l.mem)
 				return nil, fmt.Errorf("cgo: Post: WR %d needs %d bytes of key %d, more than its %d-byte region", i, b, k, s.keys[k].size)
 			}
 			base[k] = off
@@ -312,7 +328,8 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 			off := base[g.Key]
 			base[g.Key] += stride(g.Length)
 			sges[j].addr = C.uint64_t(r.addr(off))
-			C.memset(unsafe.Add(r.buf, off), poison, C.size_t(stride(g.Length)))
+			// Poison what can land, so the payload check sees only new bytes.
+			C.memset(unsafe.Add(r.buf, off), poison, C.size_t(min(stride(g.Length), maxLanding)))
 			ps = append(ps, place{key: g.Key, off: off, length: g.Length, stride: stride(g.Length)})
 		}
 		l.places = append(l.places, ps)
@@ -323,8 +340,7 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 // free scribbles the list and its SGE arrays, then frees them: the
 // provider must have copied them.
 func (l *wrList) free() {
-	C.memset(l.mem, scribbleByte, C.size_t(max(l.size, 1)))
-	cfree(l.mem)
+	C.memset(l.mem, scribbleByte, C.size_t(l.size))
 }
 
 // first is the head of the list, nil when empty.
@@ -347,9 +363,9 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	if err != nil {
 		panic(err) // a driver bug: regions are sized for any WR
 	}
-	defer l.free()
 	var bad C.int
-	r := C.srqc_post_srq_recv(s.srq, l.first(), C.int(len(wrs)), &bad)
+	// Posts, then scribbles the list in the same C call.
+	r := C.srqc_post_srq_recv(s.srq, l.first(), C.int(len(wrs)), &bad, l.mem, C.size_t(l.size))
 	committed := len(wrs)
 	if bad >= 0 {
 		committed = min(int(bad), len(wrs))

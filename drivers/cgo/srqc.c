@@ -88,9 +88,12 @@ int srqc_get_async(struct ibv_context *ctx, struct srqc_event *out) {
 // srqc_post_srq_recv posts the list wr (n entries, consecutive in memory)
 // and turns bad_wr into an index: -1 when not set, n when it points
 // outside the list.
-int srqc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int n, int *bad_index) {
+int srqc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int n, int *bad_index,
+                       void *scribble, size_t scribble_len) {
 	struct ibv_recv_wr *bad = NULL;
 	int r = ibv_post_srq_recv(srq, n > 0 ? wr : NULL, &bad);
+	/* The provider must have copied the list: overwrite it at once. */
+	memset(scribble, SRQC_SCRIBBLE, scribble_len);
 	*bad_index = -1;
 	if (bad) {
 		*bad_index = n;

@@ -36,7 +36,9 @@ int srqc_query_gid(struct ibv_context *ctx, uint8_t port, int idx, uint8_t *out)
 void srqc_set_av(struct ibv_ah_attr *ah, const uint8_t *gid, int sgid_index, int port);
 const char *srqc_libibverbs_path(void);
 int srqc_get_async(struct ibv_context *ctx, struct srqc_event *out);
-int srqc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int n, int *bad_index);
+#define SRQC_SCRIBBLE 0xA5
+int srqc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int n, int *bad_index,
+                       void *scribble, size_t scribble_len);
 int srqc_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, int n, int *bad_index);
 int srqc_post_send(struct ibv_qp *qp, uint64_t wr_id, const struct srqc_send *s);
 int srqc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wcs, struct srqc_wc *out);
