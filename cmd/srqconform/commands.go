@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -160,10 +161,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		if !r.Conformant() {
 			deviating++
-			if rep == nil || rep.Conformant() {
-				rep = r
-			}
-		} else if rep == nil || rep.Conformant() {
+		}
+		if rep == nil || rep.Conformant() { // keep the first deviating run
 			rep = r
 		}
 	}
@@ -189,7 +188,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func validFormat(f string) bool { return f == "md" || contains(render.Formats, f) }
+func validFormat(f string) bool { return f == "md" || slices.Contains(render.Formats, f) }
 
 func writeReport(path, format string, rep *conformance.Report, stdout io.Writer) error {
 	if path == "" {

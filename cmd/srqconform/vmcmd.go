@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		k, suite = vm.CustomKernel(*image, *modules), "custom"
-	} else if !contains(vm.Suites(), *kernel) {
+	} else if !slices.Contains(vm.Suites(), *kernel) {
 		return fail(stderr, "unknown kernel suite %q: want one of %s, or -image and -modules", *kernel, strings.Join(vm.Suites(), ", "))
 	}
 	pname := *profile
@@ -154,15 +155,6 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		return exitDeviates
 	}
 	return exitOK
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // buildWithCgo builds srqconform with the cgo driver from the module this

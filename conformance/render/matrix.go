@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,7 +86,7 @@ func Matrix(w io.Writer, reps []*conformance.Report) error {
 	var open []string
 	for _, r := range reps {
 		for k := range r.Resolved {
-			if !contains(open, k) {
+			if !slices.Contains(open, k) {
 				open = append(open, k)
 			}
 		}
@@ -116,13 +117,4 @@ func join(reps []*conformance.Report, f func(*conformance.Report) string) string
 		parts[i] = f(r)
 	}
 	return strings.Join(parts, " | ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
