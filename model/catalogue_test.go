@@ -148,3 +148,17 @@ func TestDeparturesAreOnlyBehavioursOutsideTheDocumentedSet(t *testing.T) {
 	assert.Contains(t, MLX5().Departures(), "BeforeRTR")
 	assert.NotContains(t, MLX5().Departures(), "CheckOrder", "a documented option is a narrowing")
 }
+
+func TestEveryProfileFieldHasOneOwningRuleThatNamesIt(t *testing.T) {
+	for _, f := range FieldNames() {
+		owner, ok := FieldOwner[f]
+		if !assert.True(t, ok, "field %s has no owning rule", f) {
+			continue
+		}
+		r, ok := RuleByID(owner)
+		if assert.True(t, ok, "field %s: owner %s is not a rule", f, owner) {
+			assert.Contains(t, r.Fields, f, "field %s: its owner %s does not name it", f, owner)
+		}
+	}
+	assert.Len(t, FieldOwner, len(FieldNames()), "an owner for a field the profile does not have")
+}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,11 +45,15 @@ func post(ws ...WR) Post { return Post{WRs: ws} }
 
 func send(qpn int, n uint32) Arrive { return Arrive{QP: qpn, Msg: Message{Opcode: Send, Len: n}} }
 
-// ruleOf returns the rule of a deviation, or "" when err is nil or no
-// deviation.
+// ruleOf returns the diagnosis of a deviation (its rules joined with "+"),
+// or "" when err is nil or no deviation.
 func ruleOf(err error) string {
 	if d, ok := err.(*Deviation); ok {
-		return d.Rule
+		dg := d.Diagnose()
+		if len(dg.Rules) == 0 {
+			return "unexplained (noticed by " + d.Rule + ")"
+		}
+		return strings.Join(dg.Rules, "+")
 	}
 	if err != nil {
 		return "error: " + err.Error()

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,8 +35,13 @@ func TestLimitFiresBelowNotAt(t *testing.T) {
 	for range 4 {
 		mustRun(t, m, send(0, 1))
 	}
-	assert.Equal(t, 0, limitEvents(mustRun(t, m, Poll{})), "4 left is not below 4")
-	assert.Equal(t, "LIMIT-FIRE", ruleOf(m.Step(Poll{}, Observation{Events: []Event{{EventSRQLimitReached, -1}}})), "a device firing at == limit")
+	dev := *m // the state before the poll, for a device that fired at ==
+	dev.cands = slices.Clone(m.cands)
+	dev.history = slices.Clone(m.history)
+	polled := mustRun(t, m, Poll{})
+	assert.Equal(t, 0, limitEvents(polled), "4 left is not below 4")
+	polled.Events = []Event{{EventSRQLimitReached, -1}}
+	assert.Equal(t, "LIMIT-FIRE", ruleOf(dev.Step(Poll{}, polled)), "a device firing at == limit")
 }
 
 func TestLimitRules(t *testing.T) {

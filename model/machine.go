@@ -18,6 +18,10 @@ const TwoGiB = 1 << 31
 // entry is a posted WR as the SRQ holds it: a copy, never the caller's memory.
 type entry struct {
 	wr WR
+	// loose marks a WR whose contents the model no longer knows (a relaxed
+	// POST-COPY device kept the caller's scribbled WR): its completion is
+	// checked for wr_id and QP only.
+	loose bool
 }
 
 // qp is one attached QP.
@@ -26,14 +30,9 @@ type qp struct {
 	state   QPState
 	pending []Message // messages buffered before RTR (BeforeRTR == Buffered)
 	filling *inflight // a WR fetched for a message whose rest has not arrived
-	// survived is the rule of the last error completion the QP survived:
-	// a device that killed the QP there loses the completions after it.
-	survived string
 	// repeatOK says the QP met packets in ERR since the last poll, so a
 	// PerPacket device may have raised LAST_WQE_REACHED for them.
 	repeatOK bool
-	// errRule is the rule of the error completion that put the QP in ERR.
-	errRule string
 }
 
 type inflight struct {
@@ -49,6 +48,7 @@ type cqe struct {
 	rule    string  // the rule at stake if the device's completion differs
 	state   QPState // the QP's state when the WR was filled
 	holds   bool    // it still holds an SRQ slot (SlotFree == FreeAtPoll)
+	loose   bool    // only wr_id and QP are known (a departure made it)
 }
 
 // machine is the SRQ state under one decided profile.
@@ -70,11 +70,22 @@ type machine struct {
 	cq       []cqe
 	events   []Event
 
-	noFetchRule string   // why the last arrival that took no WR took none
-	prefixIDs   []uint64 // WRs posted as the prefix of a list that failed
-	resized     string   // the rule of a resize since the last query, or ""
-	armedEver   bool     // the limit was armed by modify or at create
-	createLimit bool     // create was given a non-zero srq_limit
+	resized     bool // a resize succeeded since the last query
+	armedEver   bool // the limit was armed by modify or at create
+	createLimit bool // create was given a non-zero srq_limit
+
+	threshold uint32 // the count below which an armed limit fires
+	copyMode  int    // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
+	leaked    int    // fetched slots that never came back (SLOT-FREE relaxed)
+
+	// relaxation and diagnosis (relax.go)
+	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
+	ownWidth map[string]int // opened fields: how many values the profile allows
+	script   []int          // this step's fault decisions, taken in order
+	cursor   int            // the next decision in script
+	faults   []FaultUse     // departures this candidate took
+	touched  []string       // rules whose checks ran in this step
+	stepN    int            // the number of the step being applied (1-based)
 
 	// counters for the invariants
 	posted, fetched  int
@@ -98,7 +109,9 @@ func (m *machine) clone() *machine {
 	n.cq = clip(m.cq)
 	n.events = clip(m.events)
 	n.completedHistory = clip(m.completedHistory)
-	n.prefixIDs = clip(m.prefixIDs)
+	n.faults = clip(m.faults)
+	n.script = clip(m.script)
+	n.touched = clip(m.touched)
 	n.keys = append([]bool(nil), m.keys...)
 	n.qps = make([]qp, len(m.qps))
 	for i, q := range m.qps {
@@ -108,21 +121,11 @@ func (m *machine) clone() *machine {
 	return &n
 }
 
-// isPrefix reports whether a WR was posted ahead of a failing WR in a list.
-func (m *machine) isPrefix(id uint64) bool {
-	for _, x := range m.prefixIDs {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
 func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 
 // occupied is the number of slots in use: outstanding WRs, plus fetched WRs
 // whose completions have not been polled where the profile frees slots then.
-func (m *machine) occupied() int { return len(m.queue) + m.held }
+func (m *machine) occupied() int { return len(m.queue) + m.held + m.leaked }
 
 // fork is raised by pick when a step depends on an open profile choice; the
 // Model then splits the candidate, one per allowed value, and re-runs it.
@@ -280,16 +283,30 @@ func (m *machine) fire(ev EventType, qpn int) {
 }
 
 // checkLimit fires the limit event if a fetch left fewer WRs than the limit.
+// Relaxed LIMIT-FIRE lets the event come at the count equal to the limit,
+// or not at all.
 func (m *machine) checkLimit() {
-	if m.armed && uint32(len(m.queue)) < m.limit {
+	if !m.armed {
+		return
+	}
+	below := uint32(len(m.queue)) < m.threshold
+	if below || uint32(len(m.queue)) == m.threshold {
+		if m.may("LIMIT-FIRE") {
+			below = !below
+		}
+	}
+	if below {
 		m.fireLimit()
 	}
 }
 
+// fireLimit raises the limit event and disarms. Relaxed LIMIT-ONCE lets the
+// SRQ stay armed, so that it fires again at the next fetch below.
 func (m *machine) fireLimit() {
 	m.fire(EventSRQLimitReached, -1)
-	m.armed = false
 	m.firesThisArming++
+	m.armed = m.may("LIMIT-ONCE")
+	m.touch("LIMIT-AFTER-FIRE")
 	if m.limitAfterFire() == LimitReadsZero {
 		m.limit = 0
 	}
@@ -299,8 +316,14 @@ func (m *machine) fireLimit() {
 // Under FreeAtPoll the WR's slot, held since fetch, frees when this
 // completion is polled.
 func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
+	m.completeLoose(c, allowed, rule, false)
+}
+
+// completeLoose queues a completion of which, when loose, only the wr_id
+// and QP are known.
+func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
-	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, state: m.qps[c.QP].state})
+	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, state: m.qps[c.QP].state, loose: loose})
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }
 
@@ -313,13 +336,19 @@ func (m *machine) enterErr(n int) {
 	q.state = Err
 	q.pending = nil
 	if q.filling != nil {
+		m.touch("QP-FLUSH-INPROGRESS")
 		if m.flushInProgress() == Raise {
-			m.complete(Completion{WRID: q.filling.wr.ID, Status: WCWRFlushErr, QP: n}, Statuses(WCWRFlushErr), "QP-FLUSH-INPROGRESS")
+			allowed := Statuses(WCWRFlushErr)
+			if m.relaxed("QP-FLUSH-INPROGRESS") {
+				allowed = AnyError | Statuses(WCSuccess) // any status, as a departure
+			}
+			m.completeLoose(Completion{WRID: q.filling.wr.ID, Status: WCWRFlushErr, QP: n}, allowed, "QP-FLUSH-INPROGRESS", m.relaxed("QP-FLUSH-INPROGRESS"))
 		} else if m.slotFree() == FreeAtPoll {
 			m.held-- // the WR vanished: no completion will free its slot
 		}
 		q.filling = nil
 	}
+	m.touch("QP-LAST-WQE")
 	if m.lastWQE() == Raise {
 		m.fire(EventQPLastWQEReached, n)
 	}

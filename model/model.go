@@ -14,12 +14,66 @@ const maxCandidates = 1 << 12
 // that the observations so far have not ruled out; a choice is split only
 // when a step first depends on it. Model is deterministic and does no I/O.
 type Model struct {
-	cands []*machine
+	cands   []*machine
+	steps   int            // steps applied
+	reached map[string]int // rule -> steps whose check of it passed
+
+	// What a diagnosis needs: the profile and caps as given, the relaxed
+	// rules, and the steps so far with their observations.
+	prof    Profile
+	caps    Caps
+	relaxed []string
+	history []Step
+}
+
+// Step is one operation of a trace and what the device was seen to do.
+type Step struct {
+	Op  Op
+	Obs Observation
 }
 
 // New returns a model of a device with caps, under profile p.
 func New(p Profile, c Caps) *Model {
-	return &Model{cands: []*machine{newMachine(p, c)}}
+	return &Model{cands: []*machine{newMachine(p, c)}, reached: map[string]int{}, prof: p, caps: c}
+}
+
+// NewRelaxed returns a model under p with the given rules relaxed: each
+// relaxed rule admits the misbehaviours it forbids (relax.go), and the
+// profile fields an implementation-defined rule names are open to every
+// value. It fails on an unknown rule ID.
+func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
+	if len(relaxed) == 0 {
+		return New(p, c), nil
+	}
+	set := relaxSet{}
+	for _, id := range relaxed {
+		if _, ok := RuleByID(id); !ok {
+			return nil, fmt.Errorf("model: relax rule %q: no such rule in the catalogue", id)
+		}
+		set[id] = true
+	}
+	q := p
+	own := relaxFields(&q, relaxed)
+	m := newMachine(q, c)
+	m.relax, m.ownWidth = set, own
+	return &Model{cands: []*machine{m}, reached: map[string]int{}, prof: p, caps: c,
+		relaxed: slices.Clone(relaxed)}, nil
+}
+
+// Reached returns, for every rule whose check ran, how many steps checked it
+// and agreed (under the relaxation, for relaxed rules).
+func (m *Model) Reached() map[string]int { return m.reached }
+
+// Faults returns the departures the most parsimonious surviving candidate
+// took: the fewest, and among those the earliest.
+func (m *Model) Faults() []FaultUse {
+	var best []FaultUse
+	for i, c := range m.cands {
+		if i == 0 || len(c.faults) < len(best) || (len(c.faults) == len(best) && len(best) > 0 && c.faults[0].Step < best[0].Step) {
+			best = c.faults
+		}
+	}
+	return append([]FaultUse(nil), best...)
 }
 
 // Step checks the observation got of op against the model and advances. It
@@ -27,7 +81,14 @@ func New(p Profile, c Caps) *Model {
 // ErrNotModelled when op cannot be predicted. After an error the model is
 // spent: build a new one to go on.
 func (m *Model) Step(op Op, got Observation) error {
-	return m.advance(op, &got)
+	m.history = append(m.history, Step{Op: op, Obs: got})
+	err := m.advance(op, &got)
+	var d *Deviation
+	if errors.As(err, &d) {
+		d.step = len(m.history)
+		d.diag = &diagSource{prof: m.prof, caps: m.caps, relaxed: m.relaxed, steps: slices.Clone(m.history)}
+	}
+	return err
 }
 
 // Run applies op with the model's canonical outcome (the first allowed value
@@ -41,6 +102,7 @@ func (m *Model) Run(op Op) (Observation, error) {
 	if err != nil {
 		return obs, err
 	}
+	m.history = append(m.history, Step{Op: op, Obs: obs})
 	return obs, m.advance(op, &obs)
 }
 
@@ -67,30 +129,45 @@ type result struct {
 // run applies op to c, splitting it on every open choice the step reads.
 func run(c *machine, op Op, got *Observation) []result {
 	var f fork
-	var forked bool
+	var ff faultFork
+	var forked, faulted bool
 	var res result
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				ff, ok := r.(fork)
-				if !ok {
+				switch x := r.(type) {
+				case fork:
+					f, forked = x, true
+				case faultFork:
+					ff, faulted = x, true
+				default:
 					panic(r)
 				}
-				f, forked = ff, true
 			}
 		}()
 		work := c.clone()
+		work.cursor, work.touched = 0, nil
 		obs, err := work.step(op, got)
+		work.script, work.cursor = nil, 0
 		res = result{m: work, obs: obs, err: err}
 	}()
-	if !forked {
-		return []result{res}
-	}
 	var out []result
-	for i := range f.n {
-		d := c.clone()
-		f.decide(&d.prof, i)
-		out = append(out, run(d, op, got)...)
+	switch {
+	case faulted:
+		for i := range ff.n {
+			d := c.clone()
+			d.script = append(clip(c.script), i)
+			out = append(out, run(d, op, got)...)
+		}
+	case forked:
+		for i := range f.n {
+			d := c.clone()
+			f.decide(&d.prof, i)
+			d.decided(f.field, i)
+			out = append(out, run(d, op, got)...)
+		}
+	default:
+		return []result{res}
 	}
 	return out
 }
@@ -98,7 +175,9 @@ func run(c *machine, op Op, got *Observation) []result {
 func (m *Model) advance(op Op, got *Observation) error {
 	var next []*machine
 	var firstErr error
+	m.steps++
 	for _, c := range m.cands {
+		c.stepN = m.steps
 		for _, r := range run(c, op, got) {
 			if r.err != nil {
 				if firstErr == nil || (isDeviation(r.err) && !isDeviation(firstErr)) {
@@ -115,6 +194,17 @@ func (m *Model) advance(op Op, got *Observation) error {
 	m.cands = next
 	if len(next) == 0 {
 		return firstErr
+	}
+	if got != nil {
+		var seen []string
+		for _, c := range next {
+			for _, r := range c.touched {
+				if !slices.Contains(seen, r) {
+					seen = append(seen, r)
+					m.reached[r]++
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -211,13 +301,13 @@ func (m *Model) CheckInvariants() error {
 }
 
 func (c *machine) invariants() error {
-	if c.capExact && c.occupied() > int(c.capacity) {
+	if c.capExact && c.occupied() > int(c.capacity) && !c.relaxed("POST-FULL") {
 		return fmt.Errorf("INV-COUNT: %d slots in use, max_wr %d", c.occupied(), c.capacity)
 	}
 	if c.posted != len(c.queue)+c.fetched {
 		return fmt.Errorf("INV-CONSERVE: posted %d != outstanding %d + fetched %d", c.posted, len(c.queue), c.fetched)
 	}
-	if c.firesThisArming > 1 {
+	if c.firesThisArming > 1 && !c.relaxed("LIMIT-ONCE") {
 		return fmt.Errorf("INV-LIMIT-ONCE: %d limit events for one arming", c.firesThisArming)
 	}
 	seen := map[uint64]bool{}

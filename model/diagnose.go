@@ -1,0 +1,194 @@
+package model
+
+import (
+	"errors"
+	"slices"
+)
+
+// Diagnosis names the rules a failing trace shows broken: the smallest set
+// of rules whose relaxation (relax.go) makes every observation of the trace
+// consistent with the model. The rule whose check noticed the difference is
+// often not the rule broken: a WR fetched out of order shows only when its
+// completion is polled, and a QP that died too early shows as a missing
+// event.
+type Diagnosis struct {
+	// Rules is the diagnosis: one rule, or two when no single rule
+	// explains the trace. Empty when the trace is consistent, or when no
+	// set of up to two rules explains it (Unexplained is then set).
+	Rules []string `json:"rules,omitempty"`
+	// Also lists the other sets of the same size that explain the trace
+	// as well; the diagnosis preferred Rules by the rule's place in
+	// Specificity.
+	Also [][]string `json:"also,omitempty"`
+	// DepartedAt is the step (1-based) where the device first departed,
+	// under the diagnosis; VisibleAt is the step whose check noticed it.
+	DepartedAt int `json:"departed_at,omitempty"`
+	VisibleAt  int `json:"visible_at,omitempty"`
+	// NoticedBy is the rule whose check noticed the difference.
+	NoticedBy   string `json:"noticed_by,omitempty"`
+	Unexplained bool   `json:"unexplained,omitempty"`
+}
+
+// Explains returns every rule set the diagnosis found sufficient: Rules,
+// then Also.
+func (d Diagnosis) Explains() [][]string {
+	if len(d.Rules) == 0 {
+		return nil
+	}
+	return append([][]string{d.Rules}, d.Also...)
+}
+
+// Specificity orders the rules for breaking ties between diagnoses of the
+// same size that need as many departures: a rule whose fault mode needs more of the trace to take
+// effect comes first, because it explains less by accident. A slot that
+// never freed needs a fetch before the post that found the queue full; a
+// capacity one short needs only the post. The rules not listed follow, in
+// catalogue order.
+var Specificity = []string{
+	"SLOT-FREE", "POST-CHECK-ORDER", "POST-ORDER", "POST-COPY", "POST-NO-KEY-CHECK", "POST-ANY-STATE", "CREATE-LIMIT",
+	"RESIZE-BELOW-LIMIT", "RESIZE-BELOW-COUNT", "RESIZE-BOUNDS", "RESIZE-CAPACITY", "MODIFY-ONLY-MASKED", "RESIZE-OPTIONAL",
+	"LIMIT-AFTER-FIRE", "LIMIT-ONCE", "LIMIT-DISARM", "LIMIT-FIRE", "LIMIT-ARM", "LIMIT-BOUND",
+	"QUERY-ATTR", "QUERY-LIMIT", "CREATE-ATTR",
+	"POST-FULL", "POST-SGE", "POST-BADWR", "POST-RETURN", "POST-QP-RQ",
+	"QP-FLUSH-INPROGRESS", "QP-BEFORE-RTR", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "SRQ-ERR-NOFETCH", "RECV-RNR",
+	"FETCH-OPCODES", "RECV-WRITE-IMM", "RECV-NUMSGE0", "SGE-LEN0", "UD-GRH", "RECV-FIT", "RECV-BAD-KEY", "RECV-TOO-LARGE",
+	"FETCH-FIFO", "FETCH-ONCE", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
+}
+
+// rank is a rule's place in the tie-break order.
+func rank(id string) int {
+	if i := slices.Index(Specificity, id); i >= 0 {
+		return i
+	}
+	for i, r := range catalogue {
+		if r.ID == id {
+			return len(Specificity) + i
+		}
+	}
+	return 1 << 20
+}
+
+// diagSource is what a deviation keeps so that it can be diagnosed.
+type diagSource struct {
+	prof    Profile
+	caps    Caps
+	relaxed []string
+	steps   []Step
+}
+
+// Diagnose diagnoses the deviation: see Diagnosis. It replays the trace
+// that led to it once per candidate rule, so it costs a few milliseconds.
+func (d *Deviation) Diagnose() Diagnosis {
+	if d.diag == nil {
+		return Diagnosis{NoticedBy: d.Rule, VisibleAt: d.step, Unexplained: true}
+	}
+	s := d.diag
+	return Diagnose(s.prof, s.caps, s.relaxed, s.steps)
+}
+
+// replay steps a model relaxed in rules through steps. It returns the
+// number of steps that agreed, the error of the next one (nil when all
+// agreed), and the faults the model took.
+func replay(p Profile, c Caps, rules []string, steps []Step) (int, error, []FaultUse) {
+	m, err := NewRelaxed(p, c, rules)
+	if err != nil {
+		return 0, err, nil
+	}
+	for i, s := range steps {
+		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
+			return i, err, nil
+		}
+	}
+	return len(steps), nil, m.Faults()
+}
+
+// advanceQuiet is Step without history or diagnosis.
+func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op, &got) }
+
+// Diagnose finds the smallest set of rules, beyond those already relaxed,
+// whose relaxation makes the trace consistent under profile p. Ties are
+// broken by Specificity.
+func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
+	n, err, _ := replay(p, c, relaxed, steps)
+	if err == nil {
+		return Diagnosis{}
+	}
+	out := Diagnosis{VisibleAt: n + 1}
+	first := err
+	var d *Deviation
+	if errors.As(err, &d) {
+		out.NoticedBy = d.Rule
+	} else {
+		// Not a deviation: the model cannot predict the trace at all.
+		out.Unexplained = true
+		return out
+	}
+	var candidates []string
+	for _, r := range catalogue {
+		if !slices.Contains(relaxed, r.ID) {
+			candidates = append(candidates, r.ID)
+		}
+	}
+	type found struct {
+		rules  []string
+		faults []FaultUse
+	}
+	var singles []found
+	var helpers []string // rules that let the replay get further
+	for _, r := range candidates {
+		k, err, faults := replay(p, c, append(slices.Clone(relaxed), r), steps)
+		switch {
+		case err == nil:
+			singles = append(singles, found{[]string{r}, faults})
+		case k > n || (k == n && err.Error() != first.Error()):
+			helpers = append(helpers, r)
+		}
+	}
+	sets := singles
+	if len(sets) == 0 {
+		// Two rules: at least one of them must get the replay past the
+		// step that failed.
+		for _, a := range helpers {
+			for _, b := range candidates {
+				if a == b || (slices.Contains(helpers, b) && rank(b) < rank(a)) {
+					continue
+				}
+				pair := []string{a, b}
+				slices.SortFunc(pair, func(x, y string) int { return rank(x) - rank(y) })
+				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps); err == nil {
+					sets = append(sets, found{pair, faults})
+				}
+			}
+		}
+	}
+	if len(sets) == 0 {
+		out.Unexplained = true
+		return out
+	}
+	slices.SortStableFunc(sets, func(a, b found) int {
+		if len(a.rules) != len(b.rules) {
+			return len(a.rules) - len(b.rules)
+		}
+		if len(a.faults) != len(b.faults) {
+			return len(a.faults) - len(b.faults) // the fewest departures
+		}
+		for i := range min(len(a.rules), len(b.rules)) {
+			if d := rank(a.rules[i]) - rank(b.rules[i]); d != 0 {
+				return d
+			}
+		}
+		return len(a.rules) - len(b.rules)
+	})
+	out.Rules = sets[0].rules
+	for _, s := range sets[1:] {
+		out.Also = append(out.Also, s.rules)
+	}
+	out.DepartedAt = out.VisibleAt
+	for _, f := range sets[0].faults {
+		if slices.Contains(out.Rules, f.Rule) {
+			out.DepartedAt = f.Step
+			break
+		}
+	}
+	return out
+}

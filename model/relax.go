@@ -1,0 +1,201 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// Relaxation: every rule can be relaxed. A relaxed rule's checks are widened
+// to admit the misbehaviours the rule forbids, as extra candidate outcomes,
+// the way an open profile field admits each of its values. A model with a
+// set of rules relaxed accepts every device that breaks at most those rules
+// (in the ways the rules' fault modes describe) and keeps every other rule.
+//
+// Each rule's fault mode is stated where its check is made, by one of:
+//   - touch: the rule's check ran (coverage), nothing is widened;
+//   - may / choose: a hidden departure (a WR fetched out of order, a slot
+//     that never frees); the candidate forks into the faithful branch and the
+//     faulty ones, and later observations decide;
+//   - excuse: a visible departure in the observation itself (a wrong
+//     bad_wr, a missing event); the model adopts what the device did.
+//
+// An implementation-defined rule is relaxed also by opening the profile
+// fields it names to every value (relaxFields).
+//
+// The diagnosis of a failing trace (Diagnose) is the smallest set of rules
+// whose relaxation makes the trace consistent.
+
+// FaultUse is one departure a candidate took: the step (1-based) and the
+// rule whose fault mode explains it.
+type FaultUse struct {
+	Step int    `json:"step"`
+	Rule string `json:"rule"`
+}
+
+// faultFork is raised by a fault point of a relaxed rule that the current
+// script has not decided: the model re-runs the step once per branch.
+type faultFork struct{ n int }
+
+// relaxSet is the set of relaxed rule IDs, shared read-only by candidates.
+type relaxSet map[string]bool
+
+// touch records that rule's check ran in this step.
+func (m *machine) touch(rule string) {
+	if !slices.Contains(m.touched, rule) {
+		m.touched = append(m.touched, rule)
+	}
+}
+
+// relaxed reports whether rule is relaxed.
+func (m *machine) relaxed(rule string) bool { return m.relax != nil && m.relax[rule] }
+
+// choose is a fault point with n branches: 0 is the faithful behaviour, the
+// others the departures rule's fault mode allows. It marks the check as run.
+func (m *machine) choose(rule string, n int) int {
+	m.touch(rule)
+	if n < 2 || !m.relaxed(rule) {
+		return 0
+	}
+	var i int
+	if m.cursor < len(m.script) {
+		i = m.script[m.cursor]
+	} else {
+		panic(faultFork{n: n})
+	}
+	m.cursor++
+	if i > 0 {
+		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
+	}
+	return i
+}
+
+// branch forks n ways on what a departure already taken leaves open (what a
+// device does with a WR whose contents the model lost). It records no
+// departure of its own.
+func (m *machine) branch(n int) int {
+	if m.cursor < len(m.script) {
+		i := m.script[m.cursor]
+		m.cursor++
+		return i
+	}
+	panic(faultFork{n: n})
+}
+
+// may is a two-way fault point: true takes the departure.
+func (m *machine) may(rule string) bool { return m.choose(rule, 2) == 1 }
+
+// excuse is called where an observation differs from what rule requires:
+// when the rule is relaxed the departure is recorded and the caller adopts
+// the observation; otherwise the caller reports the deviation.
+func (m *machine) excuse(rule string) bool {
+	m.touch(rule)
+	if !m.relaxed(rule) {
+		return false
+	}
+	m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
+	return true
+}
+
+// FieldOwner names, for every profile field, the rule a device breaks when
+// it departs from the profile on that field. Relaxing the rule opens the
+// field; a behaviour set held to a profile it departs from fails exactly
+// the owners of the fields where it departs.
+var FieldOwner = map[string]string{
+	"PostErrno":        "POST-RETURN",
+	"CheckOrder":       "POST-CHECK-ORDER",
+	"SGELimit":         "POST-SGE",
+	"ZeroSGE":          "POST-SGE",
+	"NegativeSGE":      "POST-SGE",
+	"CapacityReport":   "CREATE-ATTR",
+	"Capacity":         "POST-FULL",
+	"Query":            "QUERY-ATTR",
+	"SlotFree":         "SLOT-FREE",
+	"LimitAtCreate":    "CREATE-LIMIT",
+	"LimitBound":       "LIMIT-BOUND",
+	"ArmBelow":         "LIMIT-FIRE",
+	"LimitAfterFire":   "LIMIT-AFTER-FIRE",
+	"ZeroLength":       "SGE-LEN0",
+	"BeforeRTR":        "QP-BEFORE-RTR",
+	"OversizeRCStatus": "RECV-TOO-LARGE",
+	"OversizeRCQP":     "RECV-TOO-LARGE",
+	"OversizeUDStatus": "RECV-TOO-LARGE",
+	"OversizeUDQP":     "RECV-TOO-LARGE",
+	"KeyCheck":         "RECV-BAD-KEY",
+	"KeyErrorStatus":   "RECV-BAD-KEY",
+	"KeyErrorRCQP":     "RECV-BAD-KEY",
+	"KeyErrorUDQP":     "RECV-BAD-KEY",
+	"Resize":           "RESIZE-OPTIONAL",
+	"ResizeBelowLimit": "RESIZE-BELOW-LIMIT",
+	"PostRecvBadWR":    "POST-QP-RQ",
+	"LastWQE":          "QP-LAST-WQE",
+	"LastWQERepeat":    "QP-LAST-WQE",
+	"FlushInProgress":  "QP-FLUSH-INPROGRESS",
+}
+
+// relaxFields opens, in p, every profile field the rules own to each of
+// its values, and widens the status sets to every status. It returns, for
+// each choice field it opened, how many values the profile itself allows:
+// a candidate that takes a later value has departed.
+func relaxFields(p *Profile, rules []string) map[string]int {
+	own := map[string]int{}
+	for field, owner := range FieldOwner {
+		if slices.Contains(rules, owner) {
+			if c, ok := reflect.ValueOf(*p).FieldByName(field).Interface().(choice); ok {
+				own[field] = c.width()
+			}
+			openField(p, field)
+		}
+	}
+	return own
+}
+
+// decided records a departure when a candidate takes a value of an opened
+// field that the profile itself does not allow.
+func (m *machine) decided(field string, i int) {
+	if n, ok := m.ownWidth[field]; ok && i >= n {
+		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: FieldOwner[field]})
+	}
+}
+
+// fieldValues lists every value of each profile field's type.
+var fieldValues = map[reflect.Type]any{
+	reflect.TypeFor[Choice[ErrnoSign]]():      Either(ErrnoPositive, ErrnoNegative, ErrnoMinusOne),
+	reflect.TypeFor[Choice[CheckOrder]]():     Either(FullFirst, SGEFirst),
+	reflect.TypeFor[Choice[SGELimit]]():       Either(SGEAgainstSRQ, SGEAgainstDevice),
+	reflect.TypeFor[Choice[Acceptance]]():     Either(Accepted, Rejected),
+	reflect.TypeFor[Choice[CapacityReport]](): Either(ReportAtLeast, ReportPow2Less1),
+	reflect.TypeFor[Choice[CapacityRule]]():   Either(CapacityExact, CapacityAtLeast, CapacityPow2),
+	reflect.TypeFor[Choice[QueryRule]]():      Either(QuerySame, QueryAtLeast, QueryENOSYS, QueryEOPNOTSUPP),
+	reflect.TypeFor[Choice[SlotFree]]():       Either(FreeAtFetch, FreeAtPoll),
+	reflect.TypeFor[Choice[LimitAfterFire]](): Either(LimitReadsZero, LimitKept),
+	reflect.TypeFor[Choice[ArmBelow]]():       Either(FireAtNextFetch, FireAtOnce),
+	reflect.TypeFor[Choice[LimitBound]]():     Either(LimitUpToCapacity, LimitBelowCapacity),
+	reflect.TypeFor[Choice[ZeroLength]]():     Either(ZeroIs2GiB, ZeroIsZero),
+	reflect.TypeFor[Choice[BeforeRTR]]():      Either(Dropped, Buffered),
+	reflect.TypeFor[Choice[Fate]]():           Either(ToErr, Unchanged),
+	reflect.TypeFor[Choice[KeyCheck]]():       Either(CheckAllSGEs, CheckTouchedSGEs),
+	reflect.TypeFor[Choice[ResizeSupport]]():  Either(ResizeAsAdvertised, ResizeUnsupported),
+	reflect.TypeFor[Choice[Raised]]():         Either(Raise, NoRaise),
+	reflect.TypeFor[Choice[BadWRReport]]():    Either(BadWRFirst, BadWRNull),
+	reflect.TypeFor[Choice[Repeat]]():         Either(OncePerEntry, PerPacket),
+	reflect.TypeFor[StatusSet]():              AnyError,
+}
+
+// openField sets field name of p to every value its type has, keeping the
+// profile's own values first so that the canonical outcome is unchanged.
+func openField(p *Profile, name string) {
+	v := reflect.ValueOf(p).Elem().FieldByName(name)
+	if !v.IsValid() {
+		return
+	}
+	all, ok := fieldValues[v.Type()]
+	if !ok {
+		panic(fmt.Sprintf("model: no value list for profile field %s of type %s", name, v.Type()))
+	}
+	if s, ok := v.Interface().(StatusSet); ok {
+		v.Set(reflect.ValueOf(s | AnyError))
+		return
+	}
+	v.Set(reflect.ValueOf(v.Interface().(choice).widen(all)))
+}
