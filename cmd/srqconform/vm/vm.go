@@ -23,7 +23,8 @@
 //
 //	SRQCONFORM_VM_TEST=1 go test -v -run Integration ./cmd/srqconform/vm
 //
-// SRQCONFORM_VM_SUITES=sid,trixie narrows the suites and
+// SRQCONFORM_VM_SUITES=sid,trixie narrows the suites,
+// SRQCONFORM_VM_ACCEL=tcg (or kvm, auto) sets Options.Accel and
 // SRQCONFORM_VM_CACHE moves the cache.
 package vm
 
