@@ -85,10 +85,10 @@ func TestRunWatchedKillsASilentProcess(t *testing.T) {
 
 func TestRunWatchedSparesASteadyProcess(t *testing.T) {
 	w := newConsoleWatch("@@SRQVM n START", nil)
-	// One line every 10 ms for about half a second, against a bound
-	// fifty times the gap.
-	cmd := shCmd(t, context.Background(), w, `i=0; while [ $i -lt 50 ]; do echo "[ $i ] boot message"; sleep 0.01; i=$((i+1)); done`)
-	stalled, err := runWatched(context.Background(), cmd, w, 500*time.Millisecond)
+	// One line every 10 ms for at least a second, against a bound of
+	// thirty gaps that the whole run outlasts three times over.
+	cmd := shCmd(t, context.Background(), w, `i=0; while [ $i -lt 100 ]; do echo "[ $i ] boot message"; sleep 0.01; i=$((i+1)); done`)
+	stalled, err := runWatched(context.Background(), cmd, w, 300*time.Millisecond)
 	if stalled || err != nil {
 		t.Errorf("runWatched(steady output) = stalled %v, err %v; want false, nil", stalled, err)
 	}
