@@ -128,10 +128,29 @@ func TestVMErrorsExit2(t *testing.T) {
 		{[]string{"vm", "-image", "/x"}, "-image and -modules go together"},
 		{[]string{"vm", "-profile", "nosuch"}, `unknown profile "nosuch"`},
 		{[]string{"vm", "-format", "pdf"}, `unknown format "pdf"`},
+		{[]string{"vm", "-accel", "hvf"}, `unknown accelerator "hvf" for -accel: want one of auto, kvm, tcg`},
+		{[]string{"vm", "-accel", ""}, `unknown accelerator "" for -accel`},
+		{[]string{"vm", "-accel", "KVM"}, `unknown accelerator "KVM"`},
 	} {
 		code, _, errs := srq(t, tc.args...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		assert.Contains(t, errs, tc.msg, "%v", tc.args)
+	}
+}
+
+func TestVMAccelFlag(t *testing.T) {
+	// A bad value is one line and exit status 2, before anything is built.
+	code, out, errs := srq(t, "vm", "-accel", "hvf")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "srqconform: unknown accelerator \"hvf\" for -accel: want one of auto, kvm, tcg\n", errs)
+	// The good values pass validation: the run gets as far as the next
+	// check (the kernel suite) and stops there.
+	for _, a := range []string{"auto", "kvm", "tcg"} {
+		code, _, errs := srq(t, "vm", "-accel", a, "-kernel", "potato")
+		assert.Equal(t, exitUsage, code, a)
+		assert.NotContains(t, errs, "accelerator", a)
+		assert.Contains(t, errs, `unknown kernel suite "potato"`, a)
 	}
 }
 

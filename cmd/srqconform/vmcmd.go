@@ -44,6 +44,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
 	binary := fs.String("binary", "", "srqconform binary built with the cgo driver (default: build one with go build -tags rdma)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole guest run")
+	accel := fs.String("accel", "auto", "QEMU accelerator: auto (KVM if a probe shows it works, else TCG; a KVM boot with no console output for a minute is repeated under TCG), kvm or tcg")
 	cache := fs.String("cache", "", "kernel download cache (default: ~/.cache/srqconform)")
 	verbose := fs.Bool("v", false, "show progress and the guest console")
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
@@ -57,6 +58,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q", *format)
+	}
+	if !slices.Contains(vm.Accels(), *accel) {
+		return fail(stderr, "unknown accelerator %q for -accel: want one of %s", *accel, strings.Join(vm.Accels(), ", "))
 	}
 	k := vm.SuiteKernel(*kernel)
 	suite := *kernel
@@ -105,6 +109,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		Program:  prog,
 		Args:     []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", pname, "-seed", strconv.FormatUint(*seed, 10), "-cases", strconv.Itoa(*cases), "-steps", strconv.Itoa(*steps), "-runs", strconv.Itoa(*runs)},
 		Timeout:  *timeout,
+		Accel:    *accel,
 		CacheDir: *cache,
 	}
 	if *verbose {
@@ -122,7 +127,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		}
 		stdout.Write(res.Output)
 		stderr.Write(res.Stderr)
-		fmt.Fprintf(stderr, "vm: kernel %s, replay exit %d\n", res.KernelRelease, res.ExitCode)
+		fmt.Fprintf(stderr, "vm: kernel %s, %s, replay exit %d\n", res.KernelRelease, accelSummary(res), res.ExitCode)
 		return res.ExitCode
 	}
 	res, err := vm.Run(ctx, opts)
@@ -142,7 +147,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if len(res.Stderr) > 0 && *runs > 1 {
 		stderr.Write(res.Stderr) // the per-run lines
 	}
-	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, boot %v, whole run %v\n", res.KernelRelease, res.RDMACoreVersion, res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond))
 	if *jsonOut != "" {
 		if err := writeReport(*jsonOut, "json", rep, stdout); err != nil {
 			return fail(stderr, "%v", err)
@@ -155,6 +160,16 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		return exitDeviates
 	}
 	return exitOK
+}
+
+// accelSummary names the accelerator a guest ran under and, after a
+// fallback, why KVM was left: "tcg (fell back: no console output for
+// 1m0s under kvm)".
+func accelSummary(res *vm.Result) string {
+	if res.AccelFallback != "" {
+		return fmt.Sprintf("%s (fell back: %s)", res.Accel, res.AccelFallback)
+	}
+	return res.Accel
 }
 
 // buildWithCgo builds srqconform with the cgo driver from the module this

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,11 @@ import (
 // SRQCONFORM_VM_BENCH its -test.bench (default: none),
 // SRQCONFORM_VM_ARGS extra guest test flags (space-separated, e.g.
 // "-cases=100 -seed=7"), SRQCONFORM_VM_VARIANTS the builds (default
-// "plain,cgocheck2").
+// "plain,cgocheck2"), SRQCONFORM_VM_ACCEL the accelerator (auto, kvm
+// or tcg; default auto).
+//
+// Each guest run ends a little before go test's -timeout, so a slow
+// guest fails with its serial log rather than go test's panic.
 func TestVM(t *testing.T) {
 	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
 		t.Skip("set SRQCONFORM_VM_TEST=1 to run the cgo driver's tests in QEMU guests with rxe0")
@@ -44,6 +49,10 @@ func TestVM(t *testing.T) {
 	if real, err := filepath.EvalSymlinks("/usr/lib/x86_64-linux-gnu/libibverbs.so.1"); err == nil {
 		env = append(env, "SRQCONFORM_RDMA_CORE="+filepath.Base(real))
 	}
+	accel := os.Getenv("SRQCONFORM_VM_ACCEL")
+	if accel != "" && !slices.Contains(vm.Accels(), accel) {
+		t.Fatalf("SRQCONFORM_VM_ACCEL=%q; expected one of %s", accel, strings.Join(vm.Accels(), ", "))
+	}
 	variants := strings.Split(envOr("SRQCONFORM_VM_VARIANTS", "plain,cgocheck2"), ",")
 	t.Setenv("CGO_ENABLED", "1")
 	for _, variant := range variants {
@@ -52,7 +61,7 @@ func TestVM(t *testing.T) {
 				if variant == "cgocheck2" {
 					t.Setenv("GOEXPERIMENT", "cgocheck2")
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+				ctx, cancel := context.WithTimeout(context.Background(), runBound(t, 40*time.Minute))
 				defer cancel()
 				var log strings.Builder
 				start := time.Now()
@@ -60,6 +69,7 @@ func TestVM(t *testing.T) {
 					Kernel:   vm.SuiteKernel(suite),
 					Env:      env,
 					Timeout:  35 * time.Minute,
+					Accel:    accel,
 					CacheDir: os.Getenv("SRQCONFORM_VM_CACHE"),
 					Log:      &log,
 				}, ".", args, "-tags=rdma")
@@ -80,6 +90,17 @@ func TestVM(t *testing.T) {
 			})
 		}
 	}
+}
+
+// runBound returns d, or less when go test's deadline comes sooner:
+// the time left but for 30 s to kill QEMU and report.
+func runBound(t *testing.T, d time.Duration) time.Duration {
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 30*time.Second; left < d {
+			return max(left, time.Second)
+		}
+	}
+	return d
 }
 
 func envOr(k, def string) string {

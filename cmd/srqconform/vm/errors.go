@@ -3,6 +3,7 @@ package vm
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // MissingToolError reports a host program that the runner needs but
@@ -45,4 +46,25 @@ type NoEndMarkerError struct {
 func (e *NoEndMarkerError) Error() string {
 	return fmt.Sprintf("vm: ran %s: %s, and the guest never printed the end marker %q; last serial console lines:\n%s",
 		e.Command, e.Reason, e.Expected, e.LastLines)
+}
+
+// StallError reports a guest whose serial console stayed silent for
+// Options.StallTimeout before its program started; QEMU was killed then
+// rather than at Options.Timeout.
+type StallError struct {
+	Accel     string        // the accelerator of the stalled boot, "kvm" or "tcg"
+	Silence   time.Duration // the bound on silence that was reached
+	Command   string        // the QEMU command line
+	Release   string        // the kernel release if the guest's /init reported it, else ""
+	LastLines string        // tail of the serial log
+}
+
+// Error implements error.
+func (e *StallError) Error() string {
+	when := "before its /init started"
+	if e.Release != "" {
+		when = "after kernel " + e.Release + " booted but before the program started"
+	}
+	return fmt.Sprintf("vm: ran %s: the guest printed nothing on its serial console for %v under %s %s, so QEMU was killed; expected console output at least every %v until the program starts (Options.StallTimeout); last serial console lines:\n%s",
+		e.Command, e.Silence, e.Accel, when, e.Silence, e.LastLines)
 }

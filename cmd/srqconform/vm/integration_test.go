@@ -12,12 +12,25 @@ import (
 	"time"
 )
 
+// testAccel returns Options.Accel for the integration tests:
+// SRQCONFORM_VM_ACCEL (auto, kvm or tcg), or "" (auto) when unset.
+func testAccel(t *testing.T) string {
+	t.Helper()
+	a := os.Getenv("SRQCONFORM_VM_ACCEL")
+	if err := checkAccel(a); err != nil {
+		t.Fatalf("SRQCONFORM_VM_ACCEL=%q: %v", a, err)
+	}
+	return a
+}
+
 // TestIntegrationSuites boots each Debian suite's kernel and runs
 // ibv_devinfo -d rxe0 inside. It needs network access to the Debian
 // mirror (first run), qemu-system-x86, busybox-static, ibverbs-utils,
 // ibverbs-providers and iproute2, and runs only with
 // SRQCONFORM_VM_TEST=1. SRQCONFORM_VM_SUITES (comma-separated)
-// narrows the suites; SRQCONFORM_VM_CACHE overrides the cache.
+// narrows the suites; SRQCONFORM_VM_CACHE overrides the cache;
+// SRQCONFORM_VM_ACCEL (auto, kvm or tcg) picks the accelerator for
+// every integration test.
 func TestIntegrationSuites(t *testing.T) {
 	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
 		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels under QEMU")
@@ -39,6 +52,7 @@ func TestIntegrationSuites(t *testing.T) {
 				Kernel:   SuiteKernel(suite),
 				Program:  devinfo,
 				Args:     []string{"-d", "rxe0"},
+				Accel:    testAccel(t),
 				CacheDir: os.Getenv("SRQCONFORM_VM_CACHE"),
 				Log:      &log,
 			}
@@ -110,7 +124,7 @@ func TestRXE(t *testing.T) {
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := RunGoTest(ctx, Options{Kernel: SuiteKernel("bookworm"), CacheDir: os.Getenv("SRQCONFORM_VM_CACHE")},
+	res, err := RunGoTest(ctx, Options{Kernel: SuiteKernel("bookworm"), Accel: testAccel(t), CacheDir: os.Getenv("SRQCONFORM_VM_CACHE")},
 		dir, []string{"-test.v"})
 	if err != nil {
 		t.Fatalf("RunGoTest: %v", err)
@@ -124,8 +138,9 @@ func TestRXE(t *testing.T) {
 
 // TestIntegrationOutputAndErrors checks, on bookworm, that stdout comes
 // back byte for byte (all 256 byte values, CR/LF, marker-like text),
-// that stderr and the exit code are reported, and that a guest that
-// never finishes yields a NoEndMarkerError after the timeout.
+// that stderr and the exit code are reported, and that a guest whose
+// program never finishes, silently, yields a NoEndMarkerError after the
+// timeout and not a StallError.
 func TestIntegrationOutputAndErrors(t *testing.T) {
 	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
 		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels under QEMU")
@@ -134,7 +149,7 @@ func TestIntegrationOutputAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := os.Getenv("SRQCONFORM_VM_CACHE")
+	cache, accel := os.Getenv("SRQCONFORM_VM_CACHE"), testAccel(t)
 	t.Run("binary", func(t *testing.T) {
 		var data []byte
 		for i := 0; i < 3; i++ {
@@ -148,7 +163,7 @@ func TestIntegrationOutputAndErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := Run(context.Background(), Options{
-			Kernel: SuiteKernel("bookworm"), CacheDir: cache,
+			Kernel: SuiteKernel("bookworm"), CacheDir: cache, Accel: accel,
 			Program:    bb,
 			Args:       []string{"sh", "-c", "cat /data/data.bin; echo to-stderr >&2; exit 7"},
 			ExtraFiles: map[string]string{"/data/data.bin": f},
@@ -166,9 +181,12 @@ func TestIntegrationOutputAndErrors(t *testing.T) {
 	})
 	t.Run("timeout", func(t *testing.T) {
 		res, err := Run(context.Background(), Options{
-			Kernel: SuiteKernel("bookworm"), CacheDir: cache,
+			Kernel: SuiteKernel("bookworm"), CacheDir: cache, Accel: accel,
 			Program: bb, Args: []string{"sleep", "600"},
 			Timeout: 30 * time.Second,
+			// Shorter than Timeout: a program that is silent once
+			// started must run into Timeout, not be taken for a stall.
+			StallTimeout: 20 * time.Second,
 		})
 		var nem *NoEndMarkerError
 		if !errors.As(err, &nem) || !strings.Contains(err.Error(), "timed out after 30s") {
@@ -197,7 +215,7 @@ func TestIntegrationCustomKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(ctx, Options{Kernel: CustomKernel(pk.Image, pk.ModulesDir), Program: devinfo, Args: []string{"-d", "rxe0"}})
+	res, err := Run(ctx, Options{Kernel: CustomKernel(pk.Image, pk.ModulesDir), Program: devinfo, Args: []string{"-d", "rxe0"}, Accel: testAccel(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

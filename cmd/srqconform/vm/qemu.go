@@ -31,19 +31,19 @@ func findQEMU(override string) (string, error) {
 var (
 	kvmProbeMu sync.Mutex
 	kvmProbed  = map[string]bool{} // qemu path -> probe result
-	kvmBroken  sync.Map            // qemu path -> true after a failed KVM boot
+	kvmBroken  sync.Map            // qemu path -> why a KVM boot failed or stalled (string)
 )
 
 // chooseAccel resolves Options.Accel to "kvm" or "tcg".
 func chooseAccel(ctx context.Context, qemu string, opts Options) (string, error) {
-	switch opts.Accel {
-	case "kvm", "tcg":
-		return opts.Accel, nil
-	case "", "auto":
-	default:
-		return "", fmt.Errorf("vm: Options.Accel is %q; expected \"auto\", \"kvm\" or \"tcg\"", opts.Accel)
+	if err := checkAccel(opts.Accel); err != nil {
+		return "", err
 	}
-	if _, broken := kvmBroken.Load(qemu); broken {
+	if opts.Accel == "kvm" || opts.Accel == "tcg" {
+		return opts.Accel, nil
+	}
+	if why, broken := kvmBroken.Load(qemu); broken {
+		opts.logf("vm: using tcg: earlier in this process, %s", why)
 		return "tcg", nil
 	}
 	kvmProbeMu.Lock()
@@ -109,7 +109,12 @@ func qemuArgs(accel string, opts Options, pk *PreparedKernel, initrd, resultFile
 		"-serial", "stdio",
 		"-serial", "file:" + resultFile,
 		"-kernel", pk.Image, "-initrd", initrd,
-		"-append", "console=ttyS0 quiet panic=-1",
+		// No "quiet": the kernel's boot messages are the console
+		// progress that stall detection (DefaultStallTimeout) watches
+		// for; with quiet a healthy boot is silent from the setup
+		// code's "Probing EDD" line to /init. /init turns the console
+		// down (dmesg -n 1) before it prints its first marker.
+		"-append", "console=ttyS0 panic=-1",
 	}
 }
 
@@ -149,15 +154,17 @@ func boot(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKer
 	cmd := exec.CommandContext(rctx, qemu, args...)
 	cmd.WaitDelay = 5 * time.Second
 	var console lockedBuffer
-	var w io.Writer = &console
+	watch := newConsoleWatch(marker(nonce)+" START", nil)
+	writers := []io.Writer{&console, watch}
 	if opts.Console != nil {
-		w = io.MultiWriter(&console, opts.Console)
+		writers = append(writers, opts.Console)
 	}
+	w := io.MultiWriter(writers...)
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.Stdin = nil // /dev/null
 	start := time.Now()
-	runErr := cmd.Run()
+	stalled, runErr := runWatched(rctx, cmd, watch, opts.stallTimeout())
 	res.BootTime = time.Since(start)
 	serial := console.Bytes()
 	res.SerialLog = string(serial)
@@ -166,6 +173,15 @@ func boot(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKer
 	rep, perr := parseMarkers(nonce, string(serial)+"\n"+string(resultText))
 	if perr != nil {
 		return nil, fmt.Errorf("%w (QEMU command: %s)", perr, res.QEMUCommand)
+	}
+	if stalled {
+		return nil, &StallError{
+			Accel:     accel,
+			Silence:   opts.stallTimeout(),
+			Command:   res.QEMUCommand,
+			Release:   rep.Release,
+			LastLines: lastLines(serial, 25),
+		}
 	}
 	if rep.Finished && rep.HaveStdout && rep.HaveExit {
 		return rep, nil

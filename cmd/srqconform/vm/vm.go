@@ -9,6 +9,11 @@
 // the program and sends its stdout, stderr and exit code back
 // base64-encoded between per-run markers on a second serial port.
 //
+// QEMU runs under KVM when a probe shows KVM can run guest code, else
+// under TCG (Options.Accel). A boot whose serial console stays silent
+// for Options.StallTimeout before the program starts is killed rather
+// than left to Options.Timeout; a KVM boot is then repeated under TCG.
+//
 // Kernels come from Debian ("bookworm", "trixie", "sid"), resolved at
 // run time through a private apt state and cached by exact package
 // version, or from a user-supplied image and modules directory.
@@ -18,7 +23,8 @@
 //
 //	SRQCONFORM_VM_TEST=1 go test -v -run Integration ./cmd/srqconform/vm
 //
-// SRQCONFORM_VM_SUITES=sid,trixie narrows the suites and
+// SRQCONFORM_VM_SUITES=sid,trixie narrows the suites,
+// SRQCONFORM_VM_ACCEL=tcg (or kvm, auto) sets Options.Accel and
 // SRQCONFORM_VM_CACHE moves the cache.
 package vm
 
@@ -32,6 +38,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -57,8 +64,16 @@ type Options struct {
 	// Timeout bounds the QEMU run (boot, program, power-off);
 	// 3 minutes when zero.
 	Timeout time.Duration
+	// StallTimeout bounds the silence on the guest's serial console
+	// while it boots: with no new console bytes for that long before
+	// the program starts, QEMU is killed. Under "auto" a KVM boot is
+	// then repeated under TCG; otherwise Run returns a StallError.
+	// Once the program runs, it may be silent up to Timeout.
+	// DefaultStallTimeout when zero; negative turns the check off.
+	StallTimeout time.Duration
 	// Accel is "auto" (default: KVM when a probe shows it can run guest
-	// code, else TCG), "kvm" or "tcg".
+	// code and no KVM boot in this process failed or stalled, else TCG),
+	// "kvm" or "tcg"; see Accels.
 	Accel string
 	// CPUs and MemoryMB size the guest; 2 and 1024 by default.
 	CPUs     int
@@ -117,6 +132,9 @@ type Result struct {
 	LinkAdded bool
 	// Accel is the QEMU accelerator used ("kvm" or "tcg").
 	Accel string
+	// AccelFallback says why this run left KVM for TCG, e.g. "no
+	// console output for 1m0s under kvm"; empty when it did not.
+	AccelFallback string
 	// SerialLog is the full serial console output, for diagnostics.
 	SerialLog string
 	// QEMUCommand is the command line that booted the guest.
@@ -128,6 +146,25 @@ type Result struct {
 	// before the program started.
 	BootRetries int
 	WallTime    time.Duration
+}
+
+// Accels returns the values Options.Accel accepts besides "" (auto).
+func Accels() []string { return []string{"auto", "kvm", "tcg"} }
+
+// checkAccel returns an error for an Options.Accel value Run rejects.
+func checkAccel(accel string) error {
+	if accel == "" || slices.Contains(Accels(), accel) {
+		return nil
+	}
+	return fmt.Errorf("vm: Options.Accel is %q; expected \"auto\", \"kvm\" or \"tcg\"", accel)
+}
+
+// stallTimeout returns the effective StallTimeout; <= 0 means off.
+func (o Options) stallTimeout() time.Duration {
+	if o.StallTimeout == 0 {
+		return DefaultStallTimeout
+	}
+	return o.StallTimeout
 }
 
 func (o Options) logf(format string, a ...any) {
@@ -162,6 +199,9 @@ func DefaultCacheDir() (string, error) { return Options{}.cacheDir() }
 // and guests that never report back.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
+	if err := checkAccel(opts.Accel); err != nil {
+		return nil, err
+	}
 	qemu, err := findQEMU(opts.QEMU)
 	if err != nil {
 		return nil, err
@@ -213,16 +253,29 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// bootWithFallback boots once; in auto mode a KVM boot that fails
-// before the guest reports anything is retried with TCG.
+// bootWithFallback boots once; in auto mode a KVM boot that stalls, or
+// fails before the guest reports anything, is repeated with TCG and KVM
+// is not used again for this qemu in this process.
 func bootWithFallback(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKernel, initrd, nonce, work string, res *Result) (*guestReport, error) {
 	rep, err := boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
 	var nem *NoEndMarkerError
-	if err != nil && accel == "kvm" && (opts.Accel == "" || opts.Accel == "auto") && errors.As(err, &nem) && ctx.Err() == nil && !strings.Contains(res.SerialLog, marker(nonce)) {
-		opts.logf("vm: KVM boot failed (%v); retrying with TCG", nem.Reason)
-		kvmBroken.Store(qemu, true)
-		accel = "tcg"
-		rep, err = boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
+	var stall *StallError
+	if err != nil && accel == "kvm" && (opts.Accel == "" || opts.Accel == "auto") && ctx.Err() == nil {
+		why := ""
+		switch {
+		case errors.As(err, &stall):
+			why = fmt.Sprintf("no console output for %v under kvm", stall.Silence)
+			opts.logf("vm: %s; falling back to tcg", why)
+		case errors.As(err, &nem) && !strings.Contains(res.SerialLog, marker(nonce)):
+			why = "kvm boot " + nem.Reason
+			opts.logf("vm: KVM boot failed (%v); retrying with TCG", nem.Reason)
+		}
+		if why != "" {
+			kvmBroken.Store(qemu, why)
+			res.AccelFallback = why
+			accel = "tcg"
+			rep, err = boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
+		}
 	}
 	if err != nil && errors.As(err, &nem) && ctx.Err() == nil && panickedBeforeInit(res.SerialLog, nonce) {
 		// Seen once in 60 boots of Debian 6.12 under TCG: an Oops in

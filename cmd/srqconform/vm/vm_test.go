@@ -505,6 +505,10 @@ func TestQemuArgs(t *testing.T) {
 			t.Errorf("qemu args %q lack %q", a, w)
 		}
 	}
+	// Boot messages are the progress stall detection watches for.
+	if strings.Contains(a, "quiet") {
+		t.Errorf("qemu args %q silence the kernel's boot messages", a)
+	}
 }
 
 func TestPanickedBeforeInit(t *testing.T) {
