@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,10 +63,11 @@ type Status string
 
 // Rule statuses.
 const (
-	Pass          Status = "pass"
-	Fail          Status = "fail"
-	NotApplicable Status = "n/a"
-	Blocked       Status = "blocked" // its scenarios stopped on another rule's failure
+	Pass          Status = "pass"        // its checks ran and agreed
+	Fail          Status = "fail"        // the diagnosis names it broken
+	NotApplicable Status = "n/a"         // the device cannot show it (Reason says why)
+	Blocked       Status = "blocked"     // its scenario failed in a way no rule explains
+	NotReached    Status = "not reached" // no check of it ran in this run
 )
 
 // RuleResult is one row of the report.
@@ -74,15 +76,21 @@ type RuleResult struct {
 	Status    Status     `json:"status"`
 	Reason    string     `json:"reason,omitempty"`
 	Scenarios int        `json:"scenarios"`
-	Failures  []int      `json:"failures,omitempty"` // indexes into Report.Failures
+	// Checks counts the steps in which the rule's check ran and agreed.
+	Checks   int   `json:"checks"`
+	Failures []int `json:"failures,omitempty"` // indexes into Report.Failures
 }
 
-// Failure is a counterexample: a minimal trace that replays.
+// Failure is a counterexample: a minimal trace that replays, and the rules
+// its diagnosis names broken.
 type Failure struct {
-	Rule   string `json:"rule"`
-	Source string `json:"source"` // "scenario: NAME" or "random case (seed N)"
-	// AlsoIn lists the other runs that failed on the same rule; the report
-	// keeps the shortest counterexample per rule.
+	Rule string `json:"rule"` // the first rule of Rules
+	// Rules is the diagnosis: the rules whose relaxation explains the trace
+	// (see model.Diagnose). Empty when no rule explains it.
+	Rules  []string `json:"rules,omitempty"`
+	Source string   `json:"source"` // "scenario: NAME" or "random case (seed N)"
+	// AlsoIn lists the other runs that failed on the same rules; the
+	// report keeps the shortest counterexample per diagnosis.
 	AlsoIn []string   `json:"also_in,omitempty"`
 	Trace  Trace      `json:"trace"`
 	Replay ReplayFile `json:"replay"`
@@ -111,9 +119,23 @@ type Report struct {
 	// Resolved lists, for each choice the profile left open, the values the
 	// device's behaviour allowed.
 	Resolved map[string][]string `json:"resolved,omitempty"`
-	// StepsRun counts operations run on the driver; Elapsed is wall time.
+	// Broken lists the rules diagnosed broken, in the order found; the run
+	// adopted the device's behaviour for each and went on testing the rest.
+	Broken []string `json:"broken,omitempty"`
+	// StepsRun counts operations run on the driver; CasesRun the random
+	// cases run (shrinking not counted); Elapsed is wall time.
 	StepsRun int           `json:"steps_run"`
+	CasesRun int           `json:"cases_run"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
+	// Unpredictable counts random cases the model could not predict (a
+	// fault of the generator, not the device); they are discarded.
+	Unpredictable int `json:"unpredictable,omitempty"`
+	// Interrupted is set when the run was stopped (SIGINT, SIGTERM) before
+	// it finished: the report holds what ran until then.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error is set when the harness or the device failed and the run
+	// stopped early: the report holds what ran until then.
+	Error string `json:"error,omitempty"`
 }
 
 // Conformant reports whether the device showed no deviation and bore out
@@ -127,9 +149,35 @@ func (r *Report) Conformant() bool {
 	return len(r.Failures) == 0
 }
 
+// checker holds the state of one run: what is diagnosed broken so far, and
+// what ran.
+type checker struct {
+	ctx      context.Context
+	opts     Options
+	x        *executor
+	rep      *Report
+	caps     model.Caps
+	replay   func(ops []model.Op, rule, source string, relaxed []string) ReplayFile
+	relaxed  []string          // rules diagnosed broken: adopted from the device
+	coverage map[string]int    // rule -> steps whose check of it agreed
+	ran      map[string]int    // rule -> scenarios that passed
+	skipped  map[string]string // rule -> why its scenario could not run
+	blocked  map[string]string // rule -> why its scenario stopped unexplained
+	passing  []Trace
+	resolved map[string]map[string]bool
+}
+
 // Check runs the conformance suite against the device drv opens with cfg
-// and returns the report. The error is for a run that could not be made
-// (the device would not open); deviations are in the report.
+// and returns the report.
+//
+// Once a rule is diagnosed broken the run adopts the device's behaviour for
+// it (the model relaxes it) and goes on testing every other rule, so one
+// root cause shows as one failing rule.
+//
+// The error is for a run that could not be made or finished: the device
+// would not open (the report is then nil), the harness failed (Report.Error
+// is set), or ctx was cancelled (Report.Interrupted is set). In the last two
+// cases the report holds everything that ran until then.
 func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Options) (rep *Report, err error) {
 	opts.defaults()
 	dev, err := drv.Open(ctx, cfg)
@@ -139,103 +187,292 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	defer func() {
 		if cerr := dev.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
+			rep.Error = err.Error()
 		}
 	}()
 	start := time.Now()
 	x := newExecutor(dev, opts)
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
 		Cases: max(opts.Cases, 0), Steps: opts.Steps}
-	replayFor := func(ops []model.Op, rule, source string) ReplayFile {
+	c := &checker{ctx: ctx, opts: opts, x: x, rep: rep, caps: capsOf(x.info),
+		coverage: map[string]int{}, ran: map[string]int{}, skipped: map[string]string{}, blocked: map[string]string{},
+		resolved: map[string]map[string]bool{}}
+	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile.Name, rule, source, ops)
+		rf.Relaxed = relaxed
 		return rf
 	}
-
-	// Scenarios.
-	selected := selectScenarios(opts.Rules)
-	total := len(selected) + max(opts.Cases, 0)
-	ran := map[string]int{}
-	skipped := map[string]string{}
-	blocked := map[string]string{}
-	var passing []Trace
-	resolved := map[string]map[string]bool{}
-	for i, sc := range selected {
-		if ctx.Err() != nil {
-			return rep, ctx.Err()
-		}
-		var m *model.Model
-		tr, skip := run(ctx, opts.Profile, x, func(s *session) { m = s.model; sc.Run(s) })
-		rep.StepsRun += len(tr.Steps)
-		switch {
-		case skip != "":
-			skipped[sc.Rule] = skip
-		case tr.Deviation != nil:
-			rep.Failures = append(rep.Failures, Failure{Rule: tr.Deviation.Rule, Source: "scenario: " + sc.Name, Trace: tr,
-				Replay: replayFor(tr.Ops(), tr.Deviation.Rule, "scenario: "+sc.Name)})
-			if tr.Deviation.Rule != sc.Rule {
-				blocked[sc.Rule] = tr.Deviation.Rule
-			}
-		case tr.Err != "":
-			return rep, fmt.Errorf("scenario %q (%s): %s", sc.Name, sc.Rule, tr.Err)
-		default:
-			ran[sc.Rule]++
-			passing = append(passing, tr)
-			// One device made every run: its choice is in every run's set.
-			for f, vals := range m.Resolved(opts.Profile) {
-				if resolved[f] == nil {
-					resolved[f] = map[string]bool{}
-					for _, v := range vals {
-						resolved[f][v] = true
-					}
-					continue
-				}
-				for v := range resolved[f] {
-					if !slices.Contains(vals, v) {
-						delete(resolved[f], v)
-					}
-				}
-			}
-		}
-		progress(opts, i+1, total, "scenario "+sc.Rule)
+	err = c.scenarios()
+	if err == nil && ctx.Err() == nil {
+		err = c.randomCases()
 	}
+	c.finish()
+	rep.Elapsed = time.Since(start)
+	switch {
+	case ctx.Err() != nil:
+		rep.Interrupted = true
+		return rep, fmt.Errorf("run interrupted: %w", ctx.Err())
+	case err != nil:
+		rep.Error = err.Error()
+		return rep, err
+	}
+	return rep, nil
+}
 
-	// Random cases.
-	if opts.Cases > 0 {
-		f, steps, err := randomCases(ctx, x, opts, len(selected), total)
-		rep.StepsRun += steps
+// failing is a failing trace waiting for its diagnosis.
+type failing struct {
+	tr     Trace
+	source string
+	sc     *Scenario
+	diag   model.Diagnosis
+}
+
+// scenarios runs the selected scenarios. Those that fail are diagnosed, the
+// rules found broken are relaxed, and the failed scenarios run again, until
+// they pass or fail in a way no new rule explains.
+func (c *checker) scenarios() error {
+	pending := selectScenarios(c.opts.Rules)
+	total := len(pending) + max(c.opts.Cases, 0)
+	done := 0
+	for round := 0; len(pending) > 0; round++ {
+		var fails []failing
+		for _, sc := range pending {
+			if c.ctx.Err() != nil {
+				return nil
+			}
+			var m *model.Model
+			tr, skip, reached := run(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) { m = s.model; sc.Run(s) })
+			c.rep.StepsRun += len(tr.Steps)
+			c.cover(reached)
+			switch {
+			case skip != "":
+				c.skipped[sc.Rule] = skip
+			case tr.Interrupted || c.ctx.Err() != nil:
+				return nil
+			case tr.Deviation != nil:
+				fails = append(fails, failing{tr: tr, source: "scenario: " + sc.Name, sc: &sc})
+			case tr.Err != "":
+				return fmt.Errorf("scenario %q (%s): %s", sc.Name, sc.Rule, tr.Err)
+			default:
+				c.ran[sc.Rule]++
+				c.passing = append(c.passing, tr)
+				c.resolve(m)
+			}
+			if round == 0 {
+				done++
+				progress(c.opts, done, total, "scenario "+sc.Rule)
+			}
+		}
+		pending = nil
+		if len(fails) == 0 {
+			break
+		}
+		explained := c.settle(fails)
+		for _, f := range fails {
+			if len(f.diag.Rules) == 0 {
+				c.blocked[f.sc.Rule] = fmt.Sprintf("its scenario failed at step %d in a way no rule explains (noticed by %s)", f.diag.VisibleAt, f.diag.NoticedBy)
+				continue
+			}
+			if explained {
+				pending = append(pending, *f.sc)
+			}
+		}
+	}
+	return nil
+}
+
+// randomCases runs the random cases; each failure is shrunk, diagnosed and
+// relaxed, and the cases go on with what is left of the budget.
+func (c *checker) randomCases() error {
+	remaining := c.opts.Cases
+	done := len(selectScenarios(c.opts.Rules))
+	total := done + max(c.opts.Cases, 0)
+	for round := uint64(0); remaining > 0 && c.ctx.Err() == nil; round++ {
+		res, err := randomRun(c.ctx, c.x, c.opts, c.opts.Seed+round, remaining, c.relaxed, done+c.rep.CasesRun, total)
+		c.rep.StepsRun += res.steps
+		c.rep.CasesRun += res.cases
+		c.rep.Unpredictable += res.unpredictable
+		c.cover(res.coverage)
+		remaining -= max(res.cases, 1)
 		if err != nil {
-			return rep, err
+			return err
 		}
-		if f != nil {
-			f.Replay = replayFor(f.Trace.Ops(), f.Rule, f.Source)
-			rep.Failures = append(rep.Failures, *f)
+		if res.fail == nil {
+			break
+		}
+		source := fmt.Sprintf("random case (seed %d)", c.opts.Seed+round)
+		if !c.settle([]failing{{tr: *res.fail, source: source}}) {
+			break // nothing new explains it: more cases would find it again
 		}
 	}
+	return nil
+}
 
+// settle diagnoses failing traces, chooses the rules to blame by covering
+// every explained trace with as few rule sets as it can (a set that
+// explains more traces first, then the more specific), records one failure
+// per trace, and relaxes the rules blamed. It reports whether it relaxed a
+// rule it had not before.
+func (c *checker) settle(fs []failing) bool {
+	for i := range fs {
+		fs[i].diag = fs[i].tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+	}
+	key := func(set []string) string { return strings.Join(set, "+") }
+	covered := make([]bool, len(fs))
+	added := false
+	for {
+		count := map[string]int{}
+		sets := map[string][]string{}
+		for i, f := range fs {
+			if covered[i] {
+				continue
+			}
+			for _, set := range f.diag.Explains() {
+				count[key(set)]++
+				sets[key(set)] = set
+			}
+		}
+		if len(count) == 0 {
+			break
+		}
+		best := ""
+		for k := range count {
+			if best == "" || count[k] > count[best] || (count[k] == count[best] && setRank(sets[k]) < setRank(sets[best])) ||
+				(count[k] == count[best] && setRank(sets[k]) == setRank(sets[best]) && k < best) {
+				best = k
+			}
+		}
+		set := sets[best]
+		for i, f := range fs {
+			if covered[i] || !slices.ContainsFunc(f.diag.Explains(), func(s []string) bool { return key(s) == best }) {
+				continue
+			}
+			covered[i] = true
+			fs[i].diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr)
+			c.record(fs[i], set)
+		}
+		for _, r := range set {
+			if !slices.Contains(c.relaxed, r) {
+				c.relaxed = append(c.relaxed, r)
+				c.rep.Broken = append(c.rep.Broken, r)
+				added = true
+			}
+		}
+	}
+	for i, f := range fs {
+		if !covered[i] {
+			fs[i].diag.Unexplained = true
+			c.record(f, nil)
+		}
+	}
+	return added
+}
+
+// setRank orders rule sets by the tie-break order of their rules.
+func setRank(set []string) int {
+	r := 0
+	for _, id := range set {
+		r = r*1000 + slices.Index(append(slices.Clone(model.Specificity), id), id)
+	}
+	return r
+}
+
+// chooseDiagnosis makes set the trace's diagnosis, keeping the others as
+// alternatives, and finds where the trace departs under it.
+func chooseDiagnosis(d model.Diagnosis, set []string, p model.Profile, caps model.Caps, relaxed []string, tr Trace) model.Diagnosis {
+	if slices.Equal(d.Rules, set) {
+		return d
+	}
+	var also [][]string
+	for _, s := range d.Explains() {
+		if !slices.Equal(s, set) {
+			also = append(also, s)
+		}
+	}
+	d.Rules, d.Also = set, also
+	if k, ok := model.DepartureStep(p, caps, relaxed, tr.modelSteps(), set); ok {
+		d.DepartedAt = k
+	}
+	return d
+}
+
+// record adds a failing trace to the report under the rules of set (or
+// under the rule that noticed it, when nothing explains it).
+func (c *checker) record(f failing, set []string) {
+	d := f.diag
+	f.tr.Diagnosis = &d
+	rule := d.NoticedBy
+	if len(set) > 0 {
+		rule = set[0]
+	}
+	c.rep.Failures = append(c.rep.Failures, Failure{Rule: rule, Rules: set, Source: f.source, Trace: f.tr,
+		Replay: c.replay(f.tr.Ops(), rule, f.source, slices.Clone(c.relaxed))})
+}
+
+func (c *checker) cover(reached map[string]int) {
+	for r, n := range reached {
+		c.coverage[r] += n
+	}
+}
+
+// resolve narrows the open choices by what one passing scenario allowed:
+// one device made every run, so its choice is in every run's set. Fields
+// owned by rules diagnosed broken are left out.
+func (c *checker) resolve(m *model.Model) {
+	for f, vals := range m.Resolved(c.opts.Profile) {
+		if slices.Contains(c.relaxed, model.FieldOwner[f]) {
+			continue
+		}
+		if c.resolved[f] == nil {
+			c.resolved[f] = map[string]bool{}
+			for _, v := range vals {
+				c.resolved[f][v] = true
+			}
+			continue
+		}
+		for v := range c.resolved[f] {
+			if !slices.Contains(vals, v) {
+				delete(c.resolved[f], v)
+			}
+		}
+	}
+}
+
+// finish builds the rule table, the findings and the open choices.
+func (c *checker) finish() {
+	rep := c.rep
 	rep.Failures = shortestPerRule(rep.Failures)
-	rep.Rules = ruleTable(rep.Failures, ran, skipped, blocked)
-	rep.Findings = declaredNotShown(opts.Profile, x.info, passing)
-	if len(resolved) > 0 {
+	rep.Rules = c.ruleTable()
+	if c.ctx.Err() == nil {
+		rep.Findings = declaredNotShown(c.opts.Profile, c.x.info, c.passing, c.relaxed)
+	}
+	if len(c.resolved) > 0 {
 		rep.Resolved = map[string][]string{}
-		for f, set := range resolved {
+		for f, set := range c.resolved {
+			if slices.Contains(c.relaxed, model.FieldOwner[f]) {
+				continue
+			}
 			for v := range set {
 				rep.Resolved[f] = append(rep.Resolved[f], v)
 			}
 			slices.Sort(rep.Resolved[f])
 		}
 	}
-	rep.Elapsed = time.Since(start)
-	return rep, nil
 }
 
-// shortestPerRule keeps one counterexample per rule, the shortest, in the
-// order the rules first failed.
+// shortestPerRule keeps one counterexample per diagnosis, the shortest, in
+// the order they were found.
 func shortestPerRule(fs []Failure) []Failure {
 	var out []Failure
 	at := map[string]int{}
 	for _, f := range fs {
-		i, ok := at[f.Rule]
+		k := strings.Join(f.Rules, "+")
+		if k == "" {
+			k = "unexplained:" + f.Rule
+		}
+		i, ok := at[k]
 		if !ok {
-			at[f.Rule] = len(out)
+			at[k] = len(out)
 			out = append(out, f)
 			continue
 		}
@@ -270,26 +507,30 @@ func selectScenarios(rules []string) []Scenario {
 	return out
 }
 
-func ruleTable(fails []Failure, ran map[string]int, skipped, blocked map[string]string) []RuleResult {
+func (c *checker) ruleTable() []RuleResult {
 	var out []RuleResult
 	for _, r := range model.Rules() {
-		rr := RuleResult{Rule: r, Scenarios: ran[r.ID]}
-		for i, f := range fails {
-			if f.Rule == r.ID {
+		rr := RuleResult{Rule: r, Scenarios: c.ran[r.ID], Checks: c.coverage[r.ID]}
+		for i, f := range c.rep.Failures {
+			if slices.Contains(f.Rules, r.ID) || (len(f.Rules) == 0 && f.Rule == r.ID) {
 				rr.Failures = append(rr.Failures, i)
 			}
 		}
 		switch {
 		case len(rr.Failures) > 0:
 			rr.Status = Fail
-		case rr.Scenarios > 0:
+		case rr.Checks > 0:
 			rr.Status = Pass
-		case blocked[r.ID] != "":
-			rr.Status, rr.Reason = Blocked, "its scenario stopped on "+blocked[r.ID]
-		case skipped[r.ID] != "":
-			rr.Status, rr.Reason = NotApplicable, skipped[r.ID]
+		case c.skipped[r.ID] != "":
+			rr.Status, rr.Reason = NotApplicable, c.skipped[r.ID]
+		case c.blocked[r.ID] != "":
+			rr.Status, rr.Reason = Blocked, c.blocked[r.ID]
+		case len(c.opts.Rules) > 0 && !slices.Contains(c.opts.Rules, r.ID):
+			rr.Status, rr.Reason = NotReached, "not selected, and no random case reached its check"
+		case c.ctx.Err() != nil:
+			rr.Status, rr.Reason = NotReached, "the run was interrupted before its check ran"
 		default:
-			rr.Status, rr.Reason = NotApplicable, "no scenario selected"
+			rr.Status, rr.Reason = NotReached, "no check of it ran in this run"
 		}
 		out = append(out, rr)
 	}
@@ -299,19 +540,23 @@ func ruleTable(fails []Failure, ran map[string]int, skipped, blocked map[string]
 // declaredNotShown checks every field where the profile departs from the
 // documented semantics: the device shows the departure when some passing
 // trace is refused by the profile with that one field set back to the
-// documented value.
-func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace) []Finding {
+// documented value. Fields owned by rules diagnosed broken are left out:
+// the device already departs there in some other way.
+func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace, relaxed []string) []Finding {
 	caps := capsOf(info)
 	var out []Finding
 	doc := model.Documented()
 	for _, field := range p.Departures() {
+		if slices.Contains(relaxed, model.FieldOwner[field]) {
+			continue
+		}
 		q, err := p.With(field, doc)
 		if err != nil {
 			continue
 		}
 		shown := false
 		for _, tr := range passing {
-			if replayOnModel(q, caps, tr) != nil {
+			if replayOnModel(q, caps, relaxed, tr) != nil {
 				shown = true
 				break
 			}
@@ -347,9 +592,13 @@ func untestable(field string, p model.Profile, info drivers.Info) string {
 	return ""
 }
 
-// replayOnModel steps a model with a trace's recorded observations.
-func replayOnModel(p model.Profile, caps model.Caps, tr Trace) error {
-	m := model.New(p, caps)
+// replayOnModel steps a model, with rules relaxed, through a trace's
+// recorded observations.
+func replayOnModel(p model.Profile, caps model.Caps, relaxed []string, tr Trace) error {
+	m, err := model.NewRelaxed(p, caps, relaxed)
+	if err != nil {
+		return err
+	}
 	for _, s := range tr.Steps {
 		if err := m.Step(s.Op, s.obs); err != nil {
 			return err
@@ -361,37 +610,60 @@ func replayOnModel(p model.Profile, caps model.Caps, tr Trace) error {
 // rapidMu serialises rapid runs: rapid's settings are process-wide flags.
 var rapidMu sync.Mutex
 
-// randomCases runs rapid-driven random cases; on a failure it returns the
-// shrunk counterexample.
-func randomCases(ctx context.Context, x *executor, opts Options, done, total int) (*Failure, int, error) {
+// randomResult is what one rapid run of random cases gave.
+type randomResult struct {
+	fail          *Trace // the shrunk failing trace, or nil
+	cases, steps  int
+	unpredictable int
+	coverage      map[string]int
+}
+
+// randomRun runs up to cases rapid-driven random cases with seed, the rules
+// in relaxed adopted from the device; on a failure it returns the shrunk
+// counterexample. A cancelled context ends the run at once, without
+// shrinking: a case cut short is not a failure.
+func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, cases int, relaxed []string, done, total int) (randomResult, error) {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
-	if err := setRapid(opts); err != nil {
-		return nil, 0, err
+	res := randomResult{coverage: map[string]int{}}
+	o := opts
+	o.Seed, o.Cases = seed, cases
+	if err := setRapid(o); err != nil {
+		return res, err
 	}
 	var (
 		last     Trace
 		failed   bool
 		harnessE string
-		steps    int
-		cases    int
 	)
 	tb := &progTB{}
 	var firstFail time.Time
 	rapid.Check(tb, func(t *rapid.T) {
 		if ctx.Err() != nil {
-			t.Skip("cancelled")
+			return
 		}
 		// rapid checks its shrink deadline only between passes; past ours,
 		// every candidate passes and the best failing trace so far stands.
 		if failed && time.Since(firstFail) > opts.ShrinkTime {
 			return
 		}
-		tr, _ := run(ctx, opts.Profile, x, func(s *session) { genCase(t, s, opts.Steps) })
-		steps += len(tr.Steps)
-		cases++
-		if cases <= opts.Cases {
-			progress(opts, done+cases, total, "random case")
+		tr, _, reached := run(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
+		res.steps += len(tr.Steps)
+		if ctx.Err() != nil {
+			return // cut short by the interrupt: not a failure
+		}
+		if !failed {
+			res.cases++
+			for r, n := range reached {
+				res.coverage[r] += n
+			}
+			progress(opts, done+res.cases, total, "random case")
+		}
+		if tr.unpredictable && tr.Deviation == nil {
+			if !failed {
+				res.unpredictable++
+			}
+			return // the generator's fault: discard the case
 		}
 		if tr.Failed() {
 			if !failed {
@@ -404,13 +676,14 @@ func randomCases(ctx context.Context, x *executor, opts Options, done, total int
 			t.Fatalf("%s", tr.Steps[len(tr.Steps)-1].OpText)
 		}
 	})
-	if !failed {
-		return nil, steps, ctx.Err()
+	if !failed || ctx.Err() != nil {
+		return res, nil
 	}
 	if last.Deviation == nil {
-		return nil, steps, fmt.Errorf("random case (seed %d): %s", opts.Seed, harnessE)
+		return res, fmt.Errorf("random case (seed %d): %s", seed, harnessE)
 	}
-	return &Failure{Rule: last.Deviation.Rule, Source: fmt.Sprintf("random case (seed %d)", opts.Seed), Trace: last}, steps, nil
+	res.fail = &last
+	return res, nil
 }
 
 // setRapid points rapid's process-wide settings at this run.

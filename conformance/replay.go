@@ -23,7 +23,11 @@ type ReplayFile struct {
 	Profile string         `json:"profile"`
 	Rule    string         `json:"rule,omitempty"`
 	Source  string         `json:"source,omitempty"`
-	Ops     []OpJSON       `json:"ops"`
+	// Relaxed lists the rules the run had already diagnosed broken when
+	// this trace failed: the replay adopts the device's behaviour for them
+	// too, as the run did.
+	Relaxed []string `json:"relaxed,omitempty"`
+	Ops     []OpJSON `json:"ops"`
 }
 
 // NewReplay builds a replay file for ops.
@@ -59,6 +63,11 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 	if _, err := model.ProfileByName(rf.Profile); err != nil {
 		return nil, nil, fmt.Errorf("replay file: %w", err)
 	}
+	for _, r := range rf.Relaxed {
+		if _, ok := model.RuleByID(r); !ok {
+			return nil, nil, fmt.Errorf("replay file: relaxed rule %q is not in the catalogue", r)
+		}
+	}
 	if len(rf.Ops) == 0 || len(rf.Ops) > maxReplayOps {
 		return nil, nil, fmt.Errorf("replay file has %d operations, want 1 to %d", len(rf.Ops), maxReplayOps)
 	}
@@ -76,9 +85,10 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 	return &rf, ops, nil
 }
 
-// Replay re-runs a saved trace on the device drv opens and returns the new
-// trace: a failing one when the deviation reproduces.
-func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model.Profile, ops []model.Op, opts Options) (tr Trace, err error) {
+// Replay re-runs a saved trace on the device drv opens, with the rules in
+// relaxed adopted from the device, and returns the new trace: a failing one,
+// diagnosed, when the deviation reproduces.
+func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model.Profile, relaxed []string, ops []model.Op, opts Options) (tr Trace, err error) {
 	opts.Profile = p
 	opts.defaults()
 	dev, err := drv.Open(ctx, cfg)
@@ -91,10 +101,14 @@ func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model
 		}
 	}()
 	x := newExecutor(dev, opts)
-	tr, _ = run(ctx, p, x, func(s *session) {
+	tr, _, _ = run(ctx, p, relaxed, x, func(s *session) {
 		for _, op := range ops {
 			s.do(op)
 		}
 	})
+	if tr.Deviation != nil {
+		d := tr.diagnose(p, capsOf(x.info), relaxed)
+		tr.Diagnosis = &d
+	}
 	return tr, nil
 }

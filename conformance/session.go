@@ -14,18 +14,26 @@ import (
 type session struct {
 	ctx     context.Context
 	profile model.Profile
+	relaxed []string // rules already diagnosed broken: the model admits their departures
 	model   *model.Model
 	x       *executor
 	trace   Trace
 	ids     uint64 // the last wr_id handed out
 	// skip is set when the scenario needs something the driver lacks.
 	skip string
+	// unpredictable is set when the model could not predict a step (a
+	// generator's or scenario's fault, not the device's).
+	unpredictable bool
 }
 
 type stop struct{}
 
-func newSession(ctx context.Context, p model.Profile, x *executor) *session {
-	return &session{ctx: ctx, profile: p, model: model.New(p, capsOf(x.info)), x: x}
+func newSession(ctx context.Context, p model.Profile, relaxed []string, x *executor) (*session, error) {
+	m, err := model.NewRelaxed(p, capsOf(x.info), relaxed)
+	if err != nil {
+		return nil, err
+	}
+	return &session{ctx: ctx, profile: p, relaxed: relaxed, model: m, x: x}, nil
 }
 
 // do performs op on both sides and returns the driver's observation.
@@ -35,6 +43,7 @@ func (s *session) do(op model.Op) model.Observation {
 	if err != nil {
 		s.trace.Err = fmt.Sprintf("step %d %s: the model cannot predict it: %v", step.N, op, err)
 		s.trace.Steps = append(s.trace.Steps, step)
+		s.unpredictable = true
 		panic(stop{})
 	}
 	step.Allowed = want.Describe(op)
@@ -42,6 +51,7 @@ func (s *session) do(op model.Op) model.Observation {
 	step.Got = got.Describe(op)
 	step.obs = got
 	var d *model.Deviation
+	executorDeviation := errors.As(err, &d)
 	if err == nil {
 		err = s.model.Step(op, got)
 	}
@@ -49,24 +59,53 @@ func (s *session) do(op model.Op) model.Observation {
 	case errors.As(err, &d):
 		step.Rule, step.Allowed, step.Got = d.Rule, d.What+" = "+d.Want, d.What+" = "+d.Got
 		s.trace.Deviation = d
+		s.trace.fromExecutor = executorDeviation
 	case err != nil:
 		s.trace.Err = fmt.Sprintf("step %d %s: %v", step.N, op, err)
+		if s.ctx.Err() != nil {
+			s.trace.Interrupted = true
+		}
 	}
 	s.trace.Steps = append(s.trace.Steps, step)
 	if err != nil {
+		if s.trace.Deviation != nil {
+			s.evidence(op)
+		}
 		panic(stop{})
 	}
 	return got
 }
 
+// evidence polls once after a deviation, so that the diagnosis sees what
+// the departure left behind (a completion that shows which WR a message
+// took, an event); the poll is not checked, only recorded.
+func (s *session) evidence(after model.Op) {
+	if _, ok := after.(model.Poll); ok || s.ctx.Err() != nil {
+		return
+	}
+	op := model.Poll{}
+	got, err := s.x.exec(s.ctx, op, model.Observation{})
+	if err != nil {
+		return
+	}
+	s.trace.Steps = append(s.trace.Steps, Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
+		Got: got.Describe(op), Evidence: true, obs: got})
+}
+
 // run executes f in a fresh session and always releases the driver's SRQ.
-func run(ctx context.Context, p model.Profile, x *executor, f func(*session)) (tr Trace, skip string) {
-	s := newSession(ctx, p, x)
+// It returns the trace, the reason a scenario skipped, and the model's
+// coverage of the steps that agreed.
+func run(ctx context.Context, p model.Profile, relaxed []string, x *executor, f func(*session)) (tr Trace, skip string, reached map[string]int) {
+	s, err := newSession(ctx, p, relaxed, x)
+	if err != nil {
+		return Trace{Err: err.Error()}, "", nil
+	}
 	defer func() {
 		if err := x.close(); err != nil && s.trace.Err == "" && s.trace.Deviation == nil {
 			s.trace.Err = fmt.Sprintf("closing the SRQ: %v", err)
 		}
-		tr, skip = s.trace, s.skip
+		tr, skip, reached = s.trace, s.skip, s.model.Reached()
+		tr.unpredictable = s.unpredictable
 	}()
 	defer func() {
 		if r := recover(); r != nil {

@@ -18,42 +18,104 @@ type Step struct {
 	Allowed string   `json:"allowed"`
 	Got     string   `json:"got"`
 	Rule    string   `json:"rule,omitempty"`
-	obs     model.Observation
+	// Evidence marks a poll made after the deviation, for the diagnosis
+	// only: it is recorded, not checked.
+	Evidence bool `json:"evidence,omitempty"`
+	obs      model.Observation
 }
 
-// Trace is a run of steps; a failing trace ends at its failing step.
+// Trace is a run of steps; a failing trace ends at its failing step, and
+// then at most one evidence step.
 type Trace struct {
 	Steps []Step `json:"steps"`
-	// Deviation is set when the last step deviated.
+	// Deviation is set when a step deviated; its Rule is the rule whose
+	// check noticed it.
 	Deviation *model.Deviation `json:"deviation,omitempty"`
+	// Diagnosis names the rules the trace shows broken (see
+	// model.Diagnose); set on failures in a report.
+	Diagnosis *model.Diagnosis `json:"diagnosis,omitempty"`
 	// Err is set when the harness or device failed (not a deviation).
 	Err string `json:"error,omitempty"`
+	// Interrupted is set when the run was cancelled during this trace.
+	Interrupted bool `json:"interrupted,omitempty"`
+
+	fromExecutor  bool // the deviation came from the executor (a payload check)
+	unpredictable bool // the model could not predict a step
 }
 
-// Ops returns the trace's operations in order.
+// Ops returns the trace's operations in order, without evidence steps.
 func (t Trace) Ops() []model.Op {
-	out := make([]model.Op, len(t.Steps))
-	for i, s := range t.Steps {
-		out[i] = s.Op
+	out := make([]model.Op, 0, len(t.Steps))
+	for _, s := range t.Steps {
+		if !s.Evidence {
+			out = append(out, s.Op)
+		}
 	}
 	return out
+}
+
+// modelSteps returns the trace's operations with what the device did.
+func (t Trace) modelSteps() []model.Step {
+	out := make([]model.Step, len(t.Steps))
+	for i, s := range t.Steps {
+		out[i] = model.Step{Op: s.Op, Obs: s.obs}
+	}
+	return out
+}
+
+// diagnose names the rules a failing trace shows broken, beyond those
+// already relaxed. A deviation the executor found (a payload that is not
+// the message) is outside the model and is its own diagnosis.
+func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []string) model.Diagnosis {
+	if t.Deviation == nil {
+		return model.Diagnosis{}
+	}
+	if t.fromExecutor {
+		n := len(t.Steps)
+		if n > 0 && t.Steps[n-1].Evidence {
+			n--
+		}
+		return model.Diagnosis{Rules: []string{t.Deviation.Rule}, NoticedBy: t.Deviation.Rule, VisibleAt: n, DepartedAt: n}
+	}
+	return model.Diagnose(p, caps, relaxed, t.modelSteps())
 }
 
 // Failed reports whether the trace ends in a deviation or an error.
 func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }
 
-// Text renders the trace as numbered lines.
+// Text renders the trace as numbered lines: the step where the device
+// departed (under the diagnosis) is marked "»", the step whose check
+// noticed it "✗", and an evidence poll after it "+".
 func (t Trace) Text() string {
 	var b strings.Builder
+	if d := t.Diagnosis; d != nil {
+		if len(d.Rules) > 0 {
+			fmt.Fprintf(&b, "  diagnosis: %s broken; departed at step %d, visible at step %d (noticed by the %s check)\n",
+				strings.Join(d.Rules, " and "), d.DepartedAt, d.VisibleAt, d.NoticedBy)
+			for _, a := range d.Also {
+				fmt.Fprintf(&b, "  also consistent with: %s broken\n", strings.Join(a, " and "))
+			}
+		} else if d.Unexplained {
+			fmt.Fprintf(&b, "  diagnosis: no rule, nor pair of rules, explains this trace; the %s check noticed it at step %d\n", d.NoticedBy, d.VisibleAt)
+		}
+	}
 	for _, s := range t.Steps {
 		mark := "  "
-		if s.Rule != "" {
+		switch {
+		case s.Rule != "":
 			mark = "✗ "
+		case s.Evidence:
+			mark = "+ "
+		case t.Diagnosis != nil && t.Diagnosis.DepartedAt == s.N && t.Diagnosis.DepartedAt != t.Diagnosis.VisibleAt:
+			mark = "» "
 		}
 		fmt.Fprintf(&b, "%s%3d. %s\n", mark, s.N, s.OpText)
-		if s.Rule != "" {
-			fmt.Fprintf(&b, "        model allows: %s\n        driver did:   %s\n        rule:         %s\n", s.Allowed, s.Got, s.Rule)
-		} else {
+		switch {
+		case s.Rule != "":
+			fmt.Fprintf(&b, "        model allows: %s\n        driver did:   %s\n        noticed by:   %s\n", s.Allowed, s.Got, s.Rule)
+		case s.Evidence:
+			fmt.Fprintf(&b, "        -> %s   (evidence for the diagnosis, not checked)\n", s.Got)
+		default:
 			fmt.Fprintf(&b, "        -> %s\n", s.Got)
 		}
 	}

@@ -192,3 +192,19 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 	}
 	return out
 }
+
+// DepartureStep returns the step (1-based) where the trace first departs
+// under the given rules relaxed (besides those already relaxed), and
+// whether the trace is consistent under them at all.
+func DepartureStep(p Profile, c Caps, relaxed []string, steps []Step, rules []string) (int, bool) {
+	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps)
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range faults {
+		if slices.Contains(rules, f.Rule) {
+			return f.Step, true
+		}
+	}
+	return 0, false
+}

@@ -50,6 +50,7 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 		return m.createSRQ(o, got)
 	case CreateQP:
 		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
+		m.touch("QP-CREATE")
 		return m.plainResult("QP-CREATE", 0, got)
 	case Post:
 		return m.post(o, got)

@@ -347,14 +347,18 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	tr, err := conformance.Replay(ctx, drv, cfg, p, ops, conformance.Options{Wait: *wait, Settle: *settle})
+	tr, err := conformance.Replay(ctx, drv, cfg, p, rf.Relaxed, ops, conformance.Options{Wait: *wait, Settle: *settle})
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
 	fmt.Fprintf(stdout, "replay of %s (%s) on driver %s, profile %s\n%s", fs.Arg(0), rf.Source, name, p.Name, tr.Text())
 	switch {
 	case tr.Deviation != nil:
-		fmt.Fprintf(stdout, "deviation reproduced: rule %s\n", tr.Deviation.Rule)
+		rule := tr.Deviation.Rule
+		if tr.Diagnosis != nil && len(tr.Diagnosis.Rules) > 0 {
+			rule = strings.Join(tr.Diagnosis.Rules, " and ")
+		}
+		fmt.Fprintf(stdout, "deviation reproduced: rule %s\n", rule)
 		return exitDeviates
 	case tr.Err != "":
 		fmt.Fprintf(stderr, "srqconform: replay stopped: %s\n", tr.Err)
