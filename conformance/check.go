@@ -308,27 +308,38 @@ func (c *checker) randomCases() error {
 	return nil
 }
 
-// settle diagnoses failing traces, chooses the rules to blame by covering
-// every explained trace with as few rule sets as it can (a set that
-// explains more traces first, then the more specific), records one failure
-// per trace, and relaxes the rules blamed. It reports whether it relaxed a
+// settle diagnoses failing traces and chooses the rules to blame, one rule
+// set at a time: the set that explains the most traces (then the one the
+// traces' own diagnoses prefer most, then the more specific) is relaxed,
+// the traces it explains are recorded under it, and the rest are diagnosed
+// again with it relaxed, so that a trace that needed it together with
+// another rule now names only the other. It reports whether it relaxed a
 // rule it had not before.
 func (c *checker) settle(fs []failing) bool {
-	for i := range fs {
-		fs[i].diag = fs[i].tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
-	}
 	key := func(set []string) string { return strings.Join(set, "+") }
-	covered := make([]bool, len(fs))
+	pending := slices.Clone(fs)
+	var last []string
 	added := false
-	for {
-		count := map[string]int{}
-		sets := map[string][]string{}
-		for i, f := range fs {
-			if covered[i] {
+	for len(pending) > 0 {
+		var still []failing
+		for _, f := range pending {
+			f.diag = f.tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+			if len(f.diag.Rules) == 0 && !f.diag.Unexplained && last != nil {
+				// Consistent now: the set relaxed last explains it, with
+				// those relaxed before.
+				f.diag = chooseDiagnosis(f.diag, last, c.opts.Profile, c.caps, slices.Clone(c.relaxed[:len(c.relaxed)-len(last)]), f.tr)
+				c.record(f, last)
 				continue
 			}
-			for _, set := range f.diag.Explains() {
+			still = append(still, f)
+		}
+		pending = still
+		count, pref := map[string]int{}, map[string]int{}
+		sets := map[string][]string{}
+		for _, f := range pending {
+			for i, set := range f.diag.Explains() {
 				count[key(set)]++
+				pref[key(set)] += i
 				sets[key(set)] = set
 			}
 		}
@@ -336,21 +347,33 @@ func (c *checker) settle(fs []failing) bool {
 			break
 		}
 		best := ""
+		better := func(k string) bool {
+			switch {
+			case count[k] != count[best]:
+				return count[k] > count[best]
+			case pref[k] != pref[best]:
+				return pref[k] < pref[best]
+			case setRank(sets[k]) != setRank(sets[best]):
+				return setRank(sets[k]) < setRank(sets[best])
+			}
+			return k < best
+		}
 		for k := range count {
-			if best == "" || count[k] > count[best] || (count[k] == count[best] && setRank(sets[k]) < setRank(sets[best])) ||
-				(count[k] == count[best] && setRank(sets[k]) == setRank(sets[best]) && k < best) {
+			if best == "" || better(k) {
 				best = k
 			}
 		}
 		set := sets[best]
-		for i, f := range fs {
-			if covered[i] || !slices.ContainsFunc(f.diag.Explains(), func(s []string) bool { return key(s) == best }) {
+		still = nil
+		for _, f := range pending {
+			if !slices.ContainsFunc(f.diag.Explains(), func(s []string) bool { return key(s) == best }) {
+				still = append(still, f)
 				continue
 			}
-			covered[i] = true
-			fs[i].diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr)
-			c.record(fs[i], set)
+			f.diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr)
+			c.record(f, set)
 		}
+		pending = still
 		for _, r := range set {
 			if !slices.Contains(c.relaxed, r) {
 				c.relaxed = append(c.relaxed, r)
@@ -358,12 +381,11 @@ func (c *checker) settle(fs []failing) bool {
 				added = true
 			}
 		}
+		last = set
 	}
-	for i, f := range fs {
-		if !covered[i] {
-			fs[i].diag.Unexplained = true
-			c.record(f, nil)
-		}
+	for _, f := range pending {
+		f.diag.Unexplained = true
+		c.record(f, nil)
 	}
 	return added
 }
@@ -561,7 +583,7 @@ func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace, relax
 				break
 			}
 		}
-		if why := untestable(field, p, info); !shown && why != "" {
+		if why := Untestable(field, p, info); !shown && why != "" {
 			out = append(out, Finding{Field: field, Untestable: true, Detail: fmt.Sprintf("profile %s declares %s = %s, but %s", p.Name, field, p.Field(field), why)})
 			continue
 		}
@@ -573,9 +595,9 @@ func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace, relax
 	return out
 }
 
-// untestable says why a declared departure cannot be shown on this device,
+// Untestable says why a declared departure cannot be shown on this device,
 // or "" when it can.
-func untestable(field string, p model.Profile, info drivers.Info) string {
+func Untestable(field string, p model.Profile, info drivers.Info) string {
 	q := p.Query.Get()
 	switch {
 	case field == "NegativeSGE" && p.NegativeSGE.Get() == model.Accepted:

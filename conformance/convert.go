@@ -38,7 +38,7 @@ func toDriverMessage(m model.Message, pattern byte) drivers.Message {
 
 func fromDriverCompletion(c drivers.Completion) model.Completion {
 	return model.Completion{WRID: c.WRID, Status: model.WCStatus(c.Status), Opcode: model.WCOpcode(c.Opcode),
-		ByteLen: c.ByteLen, HasImm: c.HasImm, Imm: c.Imm, QP: c.QP}
+		ByteLen: c.ByteLen, HasImm: c.HasImm, Imm: c.Imm, QP: c.QP, PayloadErr: c.PayloadErr}
 }
 
 func fromDriverEvent(e drivers.Event) model.Event {

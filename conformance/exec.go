@@ -156,10 +156,7 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 			return harness("PollCQ: %v", err)
 		}
 		for _, c := range cs {
-			obs.Completions = append(obs.Completions, fromDriverCompletion(c))
-			if c.PayloadErr != "" && c.Status == drivers.WCSuccess {
-				return &model.Deviation{Rule: "RECV-COMPLETION", What: fmt.Sprintf("payload of wr_id %d", c.WRID), Want: "the message bytes in the SGEs, in order", Got: c.PayloadErr}
-			}
+			obs.Completions = append(obs.Completions, fromDriverCompletion(c)) // the model checks payloads
 		}
 		es, err := x.srq.PollEvents()
 		if err != nil {

@@ -73,8 +73,8 @@ func genStep(t *rapid.T, s *session) {
 		c := uint32(v.Outstanding)
 		s.do(model.Arm{Limit: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity, v.Capacity + 1}).Draw(t, "limit")})
 	case 14, 15:
-		if v.Filling[qp] {
-			s.do(model.ModifyQP{QP: qp, State: model.Err})
+		if v.FillingAny[qp] {
+			s.do(model.ModifyQP{QP: qp, State: model.Err}) // valid whether or not it is filling
 			return
 		}
 		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
@@ -86,7 +86,7 @@ func genStep(t *rapid.T, s *session) {
 		s.do(model.Invalidate{Key: 1})
 	case 18:
 		switch {
-		case info.InjectSQE && v.QPStates[qp] == model.RTS && rapid.Bool().Draw(t, "sqe"):
+		case info.InjectSQE && v.QPStateSure[qp] && v.QPStates[qp] == model.RTS && !v.FillingAny[qp] && rapid.Bool().Draw(t, "sqe"):
 			s.do(model.InjectSQE{QP: qp})
 		case info.InjectSRQError && !v.SRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
 			s.do(model.InjectSRQError{})
@@ -121,8 +121,14 @@ func genWR(t *rapid.T, s *session, v model.View) model.WR {
 
 func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	info := s.x.info
-	if v.Filling[qp] {
+	switch {
+	case v.FillingAll[qp]:
 		s.do(model.ArriveRest{QP: qp})
+		return
+	case v.FillingAny[qp]:
+		// Some candidates are filling a WR on this QP, some not: only ERR
+		// is valid in both.
+		s.do(model.ModifyQP{QP: qp, State: model.Err})
 		return
 	}
 	typ := v.QPTypes[qp]
@@ -159,7 +165,7 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 		n = min(n, uint64(info.MaxUDMessage))
 	}
 	msg := model.Message{Opcode: op, Len: uint32(n), Imm: rapid.Uint32().Draw(t, "imm")}
-	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStates[qp].Fetches() &&
+	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStateSure[qp] && v.QPStates[qp].Fetches() &&
 		v.Outstanding > 0 && !v.SRQError && rapid.IntRange(0, 7).Draw(t, "partial?") == 0
 	s.do(model.Arrive{QP: qp, Msg: msg, FirstPacketOnly: partial})
 }

@@ -47,10 +47,13 @@ func (s *session) to(qp int, states ...model.QPState) {
 	}
 }
 
-// fill posts single-SGE WRs until the SRQ holds max_wr.
+// fill posts single-SGE WRs until the SRQ holds max_wr, or a post fails
+// (a device whose departures the run adopted may hold fewer).
 func (s *session) fill(length uint32) {
 	for v := s.view(); v.Occupied < int(v.Capacity); v = s.view() {
-		s.post(s.wr(length))
+		if s.post(s.wr(length)).Errno != 0 {
+			return
+		}
 	}
 }
 

@@ -38,6 +38,10 @@ func newSession(ctx context.Context, p model.Profile, relaxed []string, x *execu
 
 // do performs op on both sides and returns the driver's observation.
 func (s *session) do(op model.Op) model.Observation {
+	if s.ctx.Err() != nil {
+		s.trace.Interrupted = true
+		panic(stop{})
+	}
 	want, err := s.model.Expect(op)
 	step := Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String()}
 	if err != nil {
@@ -51,7 +55,6 @@ func (s *session) do(op model.Op) model.Observation {
 	step.Got = got.Describe(op)
 	step.obs = got
 	var d *model.Deviation
-	executorDeviation := errors.As(err, &d)
 	if err == nil {
 		err = s.model.Step(op, got)
 	}
@@ -59,7 +62,6 @@ func (s *session) do(op model.Op) model.Observation {
 	case errors.As(err, &d):
 		step.Rule, step.Allowed, step.Got = d.Rule, d.What+" = "+d.Want, d.What+" = "+d.Got
 		s.trace.Deviation = d
-		s.trace.fromExecutor = executorDeviation
 	case err != nil:
 		s.trace.Err = fmt.Sprintf("step %d %s: %v", step.N, op, err)
 		if s.ctx.Err() != nil {
@@ -85,7 +87,7 @@ func (s *session) evidence(after model.Op) {
 	}
 	op := model.Poll{}
 	got, err := s.x.exec(s.ctx, op, model.Observation{})
-	if err != nil {
+	if err != nil && len(got.Completions) == 0 && len(got.Events) == 0 {
 		return
 	}
 	s.trace.Steps = append(s.trace.Steps, Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),

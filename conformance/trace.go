@@ -39,7 +39,6 @@ type Trace struct {
 	// Interrupted is set when the run was cancelled during this trace.
 	Interrupted bool `json:"interrupted,omitempty"`
 
-	fromExecutor  bool // the deviation came from the executor (a payload check)
 	unpredictable bool // the model could not predict a step
 }
 
@@ -64,18 +63,10 @@ func (t Trace) modelSteps() []model.Step {
 }
 
 // diagnose names the rules a failing trace shows broken, beyond those
-// already relaxed. A deviation the executor found (a payload that is not
-// the message) is outside the model and is its own diagnosis.
+// already relaxed.
 func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []string) model.Diagnosis {
 	if t.Deviation == nil {
 		return model.Diagnosis{}
-	}
-	if t.fromExecutor {
-		n := len(t.Steps)
-		if n > 0 && t.Steps[n-1].Evidence {
-			n--
-		}
-		return model.Diagnosis{Rules: []string{t.Deviation.Rule}, NoticedBy: t.Deviation.Rule, VisibleAt: n, DepartedAt: n}
 	}
 	return model.Diagnose(p, caps, relaxed, t.modelSteps())
 }

@@ -2,7 +2,10 @@ package model
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math/bits"
+	"slices"
+	"strings"
 )
 
 // NumKeys is how many memory keys (registered regions) an SRQ's WRs can name.
@@ -49,6 +52,9 @@ type cqe struct {
 	state   QPState // the QP's state when the WR was filled
 	holds   bool    // it still holds an SRQ slot (SlotFree == FreeAtPoll)
 	loose   bool    // only wr_id and QP are known (a departure made it)
+	// scatterLost: a departure made a message fit that the WR cannot hold,
+	// so its bytes cannot all have landed.
+	scatterLost bool
 }
 
 // machine is the SRQ state under one decided profile.
@@ -80,6 +86,8 @@ type machine struct {
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
+	faithful bool           // take no departure: the canonical outcome
+	picks    []pickRec      // the open profile fields this candidate decided
 	ownWidth map[string]int // opened fields: how many values the profile allows
 	script   []int          // this step's fault decisions, taken in order
 	cursor   int            // the next decision in script
@@ -110,6 +118,7 @@ func (m *machine) clone() *machine {
 	n.events = clip(m.events)
 	n.completedHistory = clip(m.completedHistory)
 	n.faults = clip(m.faults)
+	n.picks = clip(m.picks)
 	n.script = clip(m.script)
 	n.touched = clip(m.touched)
 	n.keys = append([]bool(nil), m.keys...)
@@ -383,4 +392,80 @@ func legalTransition(from, to QPState) bool {
 
 func (m *machine) String() string {
 	return fmt.Sprintf("capacity=%d outstanding=%d held=%d armed=%v limit=%d", m.capacity, len(m.queue), m.held, m.armed, m.limit)
+}
+
+// fingerprint hashes everything that decides a candidate's future: two
+// candidates with the same fingerprint accept the same observations from
+// here on, so the model keeps one of them.
+func (m *machine) fingerprint(seed maphash.Seed) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	w := func(vs ...uint64) {
+		for _, v := range vs {
+			maphash.WriteComparable(&h, v)
+		}
+	}
+	b := func(x bool) uint64 {
+		if x {
+			return 1
+		}
+		return 0
+	}
+	picks := slices.Clone(m.picks)
+	slices.SortFunc(picks, func(a, b pickRec) int { return strings.Compare(a.field, b.field) })
+	for _, p := range picks {
+		h.WriteString(p.field)
+		w(uint64(p.i))
+	}
+	w(b(m.created), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
+		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.leaked),
+		b(m.resized), b(m.armedEver), b(m.createLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+	w(uint64(len(m.queue)))
+	for _, e := range m.queue {
+		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))
+		for _, s := range e.wr.SGEs {
+			w(uint64(s.Length), uint64(int64(s.Key)))
+		}
+	}
+	w(uint64(len(m.cq)))
+	for _, e := range m.cq {
+		c := e.c
+		w(c.WRID, uint64(c.Status), uint64(c.Opcode), uint64(c.ByteLen), b(c.HasImm), uint64(c.Imm), uint64(c.QP),
+			uint64(e.allowed), uint64(e.state), b(e.holds), b(e.loose), b(e.scatterLost))
+		h.WriteString(e.rule)
+	}
+	w(uint64(len(m.events)))
+	for _, e := range m.events {
+		w(uint64(e.Type), uint64(int64(e.QP)))
+	}
+	w(uint64(len(m.qps)))
+	for _, q := range m.qps {
+		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), uint64(len(q.pending)))
+		for _, p := range q.pending {
+			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))
+		}
+		if q.filling != nil {
+			w(1, q.filling.wr.ID, uint64(q.filling.msg.Len), uint64(q.filling.msg.Opcode))
+			for _, s := range q.filling.wr.SGEs {
+				w(uint64(s.Length), uint64(int64(s.Key)))
+			}
+		} else {
+			w(0)
+		}
+	}
+	for _, k := range m.keys {
+		w(b(k))
+	}
+	w(uint64(len(m.completedHistory)))
+	for _, id := range m.completedHistory {
+		w(id)
+	}
+	return h.Sum64()
+}
+
+// pickRec is one open profile field a candidate decided, and the value's
+// index: candidates that decided the same fields alike share a profile.
+type pickRec struct {
+	field string
+	i     int
 }

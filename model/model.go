@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 )
 
@@ -113,8 +114,10 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	}
 	var out Observation
 	var err error
-	for _, c := range run(m.cands[0].clone(), op, nil) {
-		out, err = c.obs, c.err
+	c := m.cands[0].clone()
+	c.faithful = true // the canonical outcome takes no departure
+	for _, r := range run(c, op, nil) {
+		out, err = r.obs, r.err
 		break
 	}
 	return out, err
@@ -164,6 +167,7 @@ func run(c *machine, op Op, got *Observation) []result {
 			d := c.clone()
 			f.decide(&d.prof, i)
 			d.decided(f.field, i)
+			d.picks = append(clip(d.picks), pickRec{f.field, i})
 			out = append(out, run(d, op, got)...)
 		}
 	default:
@@ -188,6 +192,9 @@ func (m *Model) advance(op Op, got *Observation) error {
 			next = append(next, r.m)
 		}
 	}
+	if len(next) > 1 {
+		next = dedupe(next)
+	}
 	if len(next) > maxCandidates {
 		return fmt.Errorf("model: %d candidates after %s: the profile has too many open choices", len(next), op)
 	}
@@ -207,6 +214,27 @@ func (m *Model) advance(op Op, got *Observation) error {
 		}
 	}
 	return nil
+}
+
+// fingerprintSeed seeds candidate fingerprints for the process.
+var fingerprintSeed = maphash.MakeSeed()
+
+// dedupe keeps one candidate per state, the one with the fewest departures.
+func dedupe(cs []*machine) []*machine {
+	at := make(map[uint64]int, len(cs))
+	out := cs[:0:0]
+	for _, c := range cs {
+		k := c.fingerprint(fingerprintSeed)
+		if i, ok := at[k]; ok {
+			if len(c.faults) < len(out[i].faults) {
+				out[i] = c
+			}
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, c)
+	}
+	return out
 }
 
 func isDeviation(err error) bool {
@@ -245,8 +273,10 @@ func (m *Model) Outstanding() int {
 
 // View is a read-only summary of the model's state that generators use to
 // pick operations valid in the current state. It describes the first
-// candidate; fields that differ between candidates are the generator's to
-// treat with care.
+// candidate, and says where the candidates disagree on what decides whether
+// an operation can be predicted at all: a QP's state, and whether it is
+// filling a WR. A generator must issue only operations valid in every
+// candidate (QPStateSure, FillingAll, FillingAny).
 type View struct {
 	Created     bool
 	Capacity    uint32
@@ -259,6 +289,12 @@ type View struct {
 	QPTypes     []QPType
 	QPStates    []QPState
 	Filling     []bool
+	// QPStateSure says every candidate has the QP in QPStates' state;
+	// FillingAny and FillingAll say whether some or every candidate has it
+	// filling a WR.
+	QPStateSure []bool
+	FillingAny  []bool
+	FillingAll  []bool
 	KeysValid   []bool
 	HeadBytes   uint64 // sum of the head WR's SGE lengths, 0 counted as 0
 	CQ          int    // completions waiting to be polled
@@ -280,10 +316,22 @@ func (m *Model) View() View {
 			v.HeadBytes += uint64(sg.Length)
 		}
 	}
-	for _, q := range c.qps {
+	for i, q := range c.qps {
 		v.QPTypes = append(v.QPTypes, q.typ)
 		v.QPStates = append(v.QPStates, q.state)
 		v.Filling = append(v.Filling, q.filling != nil)
+		sure, anyF, allF := true, false, true
+		for _, o := range m.cands {
+			if i >= len(o.qps) {
+				continue
+			}
+			sure = sure && o.qps[i].state == q.state
+			f := o.qps[i].filling != nil
+			anyF, allF = anyF || f, allF && f
+		}
+		v.QPStateSure = append(v.QPStateSure, sure)
+		v.FillingAny = append(v.FillingAny, anyF)
+		v.FillingAll = append(v.FillingAll, allF)
 	}
 	return v
 }

@@ -54,7 +54,7 @@ func (m *machine) relaxed(rule string) bool { return m.relax != nil && m.relax[r
 // others the departures rule's fault mode allows. It marks the check as run.
 func (m *machine) choose(rule string, n int) int {
 	m.touch(rule)
-	if n < 2 || !m.relaxed(rule) {
+	if n < 2 || !m.relaxed(rule) || m.faithful {
 		return 0
 	}
 	var i int
@@ -74,6 +74,9 @@ func (m *machine) choose(rule string, n int) int {
 // device does with a WR whose contents the model lost). It records no
 // departure of its own.
 func (m *machine) branch(n int) int {
+	if m.faithful {
+		return 0
+	}
 	if m.cursor < len(m.script) {
 		i := m.script[m.cursor]
 		m.cursor++
@@ -90,7 +93,7 @@ func (m *machine) may(rule string) bool { return m.choose(rule, 2) == 1 }
 // the observation; otherwise the caller reports the deviation.
 func (m *machine) excuse(rule string) bool {
 	m.touch(rule)
-	if !m.relaxed(rule) {
+	if !m.relaxed(rule) || m.faithful {
 		return false
 	}
 	m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})

@@ -260,13 +260,15 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 		}
 		// A slot that never came back: the device finds the queue full
 		// where the model has room (relaxed SLOT-FREE adopts the leak).
-		if !full && !bad && got != nil && got.BadWR == i && errnoIs(got.Errno, ENOMEM) &&
+		if !full && got != nil && got.BadWR == i && errnoIs(got.Errno, ENOMEM) &&
 			m.fetched > m.held+m.leaked && m.excuse("SLOT-FREE") {
 			m.leaked += int(m.capacity) - m.occupied()
 			full = true
 		}
 		errno, rule, anyErrno := 0, "", false
 		switch {
+		case m.notAllReady() && m.may("POST-ANY-STATE"):
+			errno, rule, anyErrno = EINVAL, "POST-ANY-STATE", true
 		case bad && full:
 			m.touch("POST-CHECK-ORDER")
 			if m.checkOrder() == SGEFirst {
@@ -278,8 +280,6 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 			errno, rule = EINVAL, "POST-SGE"
 		case full:
 			errno, rule = ENOMEM, "POST-FULL"
-		case m.notAllReady() && m.may("POST-ANY-STATE"):
-			errno, rule, anyErrno = EINVAL, "POST-ANY-STATE", true
 		case m.hasInvalidKey(w) && m.may("POST-NO-KEY-CHECK"):
 			errno, rule, anyErrno = EINVAL, "POST-NO-KEY-CHECK", true
 		}
@@ -370,13 +370,16 @@ func (m *machine) query(got *Observation) (Observation, error) {
 			want = EOPNOTSUPP
 		}
 		obs := Observation{Errno: want, BadWR: -1}
-		if got != nil && got.Errno != want && got.Errno != -want {
-			if m.excuse("QUERY-ATTR") {
-				return *got, nil
-			}
+		if got == nil || got.Errno == want || got.Errno == -want {
+			return obs, nil
+		}
+		if !m.excuse("QUERY-ATTR") {
 			return obs, dev("QUERY-ATTR", "return value", ErrnoName(want), ErrnoName(got.Errno))
 		}
-		return obs, nil
+		if got.Errno != 0 {
+			return *got, nil // another error: nothing to check
+		}
+		rule = QuerySame // it answered after all: what it says is checked
 	}
 	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.capacity, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
 	resized := m.resized
@@ -775,10 +778,11 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 		return Peers(PeerOK)
 	}
 	need, byteLen := uint64(msg.Len), uint64(msg.Len)
+	noGRH := false
 	if !rc {
 		grh := uint64(UDHeader)
 		if m.may("UD-GRH") {
-			grh = 0
+			grh, noGRH = 0, true
 		}
 		need, byteLen = need+grh, byteLen+grh
 	}
@@ -787,13 +791,14 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	if slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 }) {
 		m.touch("SGE-LEN0")
 	}
-	if w.NumSGE == 0 {
+	switch {
+	case w.NumSGE == 0 && need > 0:
 		if m.may("RECV-NUMSGE0") {
-			oversize = !oversize // an empty WR took bytes, or refused none
+			oversize = false // an empty WR took bytes
 		}
-	} else if need == room || need == room+1 {
+	case need == room || need == room+1:
 		if m.may("RECV-FIT") {
-			oversize = !oversize
+			oversize = !oversize // the boundary is off by one
 		}
 	}
 	badKey := m.keyFault(w, need)
@@ -813,6 +818,7 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 			// Truncated to the WR and reported as a success.
 			c.Opcode, c.ByteLen = WCRecv, uint32(min(room, uint64(^uint32(0))))
 			m.complete(c, Statuses(WCSuccess), rule)
+			m.cq[len(m.cq)-1].scatterLost = true
 			return Peers(PeerOK)
 		}
 		// No source orders the length and key checks: either status.
@@ -832,6 +838,9 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 			c.Opcode = WCRecvRDMAWithImm
 		}
 		m.complete(c, Statuses(WCSuccess), rule)
+		// A departure that made it fit, or put it where the GRH goes,
+		// cannot have scattered it as the WR says.
+		m.cq[len(m.cq)-1].scatterLost = need > room || noGRH
 		return Peers(PeerOK)
 	}
 	c.Status = allowed.First()
@@ -947,6 +956,9 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		}
 		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuse("RECV-IMM") {
 			return dev("RECV-IMM", what+" immediate", want.c, g)
+		}
+		if g.PayloadErr != "" && !want.scatterLost && !m.excuse("RECV-COMPLETION") {
+			return dev("RECV-COMPLETION", fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
 		}
 	}
 	switch {

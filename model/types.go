@@ -333,6 +333,9 @@ type Completion struct {
 	HasImm  bool
 	Imm     uint32
 	QP      int
+	// PayloadErr is set by a driver that checked the bytes a successful
+	// receive scattered and found them not to be the message's.
+	PayloadErr string
 }
 
 func (c Completion) String() string {
