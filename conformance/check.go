@@ -460,9 +460,56 @@ func (c *checker) resolve(m *model.Model) {
 	}
 }
 
+// prune drops a rule diagnosed broken whose every failure the other rules
+// diagnosed broken explain as well: traces that end at their first
+// deviation can leave two single rules equally able to explain one, and
+// the rest of the run shows which of them the device breaks. The least
+// specific rules are tried first.
+func (c *checker) prune() {
+	broken := slices.Clone(c.rep.Broken)
+	slices.SortStableFunc(broken, func(a, b string) int { return setRank([]string{b}) - setRank([]string{a}) })
+	for _, r := range broken {
+		others := slices.DeleteFunc(slices.Clone(c.rep.Broken), func(x string) bool { return x == r })
+		if len(others) == 0 {
+			return
+		}
+		type redo struct {
+			i    int
+			diag model.Diagnosis
+		}
+		var redos []redo
+		ok := true
+		for i, f := range c.rep.Failures {
+			if !slices.Contains(f.Rules, r) {
+				continue
+			}
+			base := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x string) bool { return x == r })
+			d := model.DiagnoseAmong(c.opts.Profile, c.caps, base, f.Trace.modelSteps(), others)
+			if len(d.Rules) == 0 {
+				ok = false
+				break
+			}
+			redos = append(redos, redo{i, d})
+		}
+		if !ok {
+			continue
+		}
+		for _, x := range redos {
+			f := &c.rep.Failures[x.i]
+			d := x.diag
+			f.Rules, f.Rule, f.Trace.Diagnosis = d.Rules, d.Rules[0], &d
+			f.Replay.Rule = d.Rules[0]
+		}
+		c.rep.Broken = others
+	}
+}
+
 // finish builds the rule table, the findings and the open choices.
 func (c *checker) finish() {
 	rep := c.rep
+	if c.ctx.Err() == nil {
+		c.prune()
+	}
 	rep.Failures = shortestPerRule(rep.Failures)
 	rep.Rules = c.ruleTable()
 	if c.ctx.Err() == nil {

@@ -89,7 +89,7 @@ func (d *Deviation) Diagnose() Diagnosis {
 // replay steps a model relaxed in rules through steps. It returns the
 // number of steps that agreed, the error of the next one (nil when all
 // agreed), and the faults the model took.
-func replay(p Profile, c Caps, rules []string, steps []Step) (int, error, []FaultUse) {
+func replay(p Profile, c Caps, rules []string, steps []Step, count ...string) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
@@ -99,7 +99,7 @@ func replay(p Profile, c Caps, rules []string, steps []Step) (int, error, []Faul
 			return i, err, nil
 		}
 	}
-	return len(steps), nil, m.Faults()
+	return len(steps), nil, m.Faults(count...)
 }
 
 // advanceQuiet is Step without history or diagnosis.
@@ -109,6 +109,12 @@ func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op
 // whose relaxation makes the trace consistent under profile p. Ties are
 // broken by Specificity.
 func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
+	return DiagnoseAmong(p, c, relaxed, steps, nil)
+}
+
+// DiagnoseAmong is Diagnose with the candidate rules limited to among (all
+// rules when among is nil).
+func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []string) Diagnosis {
 	n, err, _ := replay(p, c, relaxed, steps)
 	if err == nil {
 		return Diagnosis{}
@@ -125,7 +131,7 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 	}
 	var candidates []string
 	for _, r := range catalogue {
-		if !slices.Contains(relaxed, r.ID) {
+		if !slices.Contains(relaxed, r.ID) && (among == nil || slices.Contains(among, r.ID)) {
 			candidates = append(candidates, r.ID)
 		}
 	}
@@ -136,7 +142,7 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 	var singles []found
 	var helpers []string // rules that let the replay get further
 	for _, r := range candidates {
-		k, err, faults := replay(p, c, append(slices.Clone(relaxed), r), steps)
+		k, err, faults := replay(p, c, append(slices.Clone(relaxed), r), steps, r)
 		switch {
 		case err == nil:
 			singles = append(singles, found{[]string{r}, faults})
@@ -155,7 +161,7 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 				}
 				pair := []string{a, b}
 				slices.SortFunc(pair, func(x, y string) int { return rank(x) - rank(y) })
-				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps); err == nil {
+				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps, pair...); err == nil {
 					sets = append(sets, found{pair, faults})
 				}
 			}
@@ -169,8 +175,8 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 		if len(a.rules) != len(b.rules) {
 			return len(a.rules) - len(b.rules)
 		}
-		if len(a.faults) != len(b.faults) {
-			return len(a.faults) - len(b.faults) // the fewest departures
+		if na, nb := countIn(a.faults, a.rules), countIn(b.faults, b.rules); na != nb {
+			return na - nb // the fewest departures of the rules blamed
 		}
 		for i := range min(len(a.rules), len(b.rules)) {
 			if d := rank(a.rules[i]) - rank(b.rules[i]); d != 0 {
@@ -197,7 +203,7 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 // under the given rules relaxed (besides those already relaxed), and
 // whether the trace is consistent under them at all.
 func DepartureStep(p Profile, c Caps, relaxed []string, steps []Step, rules []string) (int, bool) {
-	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps)
+	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps, rules...)
 	if err != nil {
 		return 0, false
 	}
@@ -207,4 +213,15 @@ func DepartureStep(p Profile, c Caps, relaxed []string, steps []Step, rules []st
 		}
 	}
 	return 0, false
+}
+
+// countIn counts the departures of the given rules.
+func countIn(faults []FaultUse, rules []string) int {
+	n := 0
+	for _, f := range faults {
+		if slices.Contains(rules, f.Rule) {
+			n++
+		}
+	}
+	return n
 }

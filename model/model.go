@@ -10,6 +10,10 @@ import (
 // maxCandidates bounds the candidate set; no named profile comes near it.
 const maxCandidates = 1 << 12
 
+// beam is how many candidates a model with relaxed rules keeps, the most
+// parsimonious first, when the departures it admits multiply them.
+const beam = 256
+
 // Model is the reference model of one SRQ and its QPs under a profile. It
 // holds one candidate machine per combination of the profile's open choices
 // that the observations so far have not ruled out; a choice is split only
@@ -66,11 +70,18 @@ func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
 func (m *Model) Reached() map[string]int { return m.reached }
 
 // Faults returns the departures the most parsimonious surviving candidate
-// took: the fewest, and among those the earliest.
-func (m *Model) Faults() []FaultUse {
+// took: the fewest departures of the rules in count (all, when count is
+// empty), and among those the earliest.
+func (m *Model) Faults(count ...string) []FaultUse {
+	n := func(fs []FaultUse) int {
+		if len(count) == 0 {
+			return len(fs)
+		}
+		return countIn(fs, count)
+	}
 	var best []FaultUse
 	for i, c := range m.cands {
-		if i == 0 || len(c.faults) < len(best) || (len(c.faults) == len(best) && len(best) > 0 && c.faults[0].Step < best[0].Step) {
+		if i == 0 || n(c.faults) < n(best) || (n(c.faults) == n(best) && len(best) > 0 && len(c.faults) > 0 && c.faults[0].Step < best[0].Step) {
 			best = c.faults
 		}
 	}
@@ -194,6 +205,12 @@ func (m *Model) advance(op Op, got *Observation) error {
 	}
 	if len(next) > 1 {
 		next = dedupe(next)
+	}
+	if len(next) > beam && len(m.relaxed) > 0 {
+		// Relaxed rules can explain one observation many ways: keep the
+		// most parsimonious explanations (fewest departures).
+		slices.SortStableFunc(next, func(a, b *machine) int { return len(a.faults) - len(b.faults) })
+		next = next[:beam]
 	}
 	if len(next) > maxCandidates {
 		return fmt.Errorf("model: %d candidates after %s: the profile has too many open choices", len(next), op)
