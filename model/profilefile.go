@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -356,7 +357,11 @@ func LooksLikeProfileFile(s string) bool {
 func LoadProfile(path string) (Profile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Profile{}, fmt.Errorf("profile file %s: %w", path, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is already in the message
+		}
+		return Profile{}, fmt.Errorf("profile file %s: read: %w", path, err)
 	}
 	return ParseProfile(path, b)
 }

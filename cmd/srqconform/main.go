@@ -4,7 +4,7 @@
 //
 //	srqconform run [flags]        run the suite (default: the built-in emulator)
 //	srqconform rules [-format F]  print the rule catalogue
-//	srqconform profiles [NAME]    list the profiles, or show one
+//	srqconform profiles [NAME]    list the profiles, or show one (-format yaml|json: as a profile file)
 //	srqconform replay [flags] FILE  re-run a saved counterexample
 //
 // Exit status: 0 conformant, 1 deviations found, 2 usage or environment error.
@@ -33,6 +33,7 @@ commands:
   run        run the conformance suite against a device (default: the emulator)
   rules      print the rule catalogue
   profiles   list the driver profiles, or show one: srqconform profiles rxe
+             (-format yaml or json prints it as a profile file for run -profile FILE)
   replay     re-run a saved counterexample: srqconform replay FILE
   vm         boot a Debian kernel with rdma_rxe under QEMU and run the suite inside
   render     render a saved JSON report: srqconform render -format markdown FILE.json
