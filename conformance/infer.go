@@ -76,7 +76,8 @@ type Inference struct {
 //  3. The completion-status sets, which the model does not fork on: each
 //     starts empty and takes in every status the device showed for it
 //     (a status deviation that the open set accepts) until none is new.
-//     A set the runs never reached stays "any error status".
+//     A set the runs never reached, or whose runs stopped on a harness
+//     error, stays "any error status".
 //  4. The whole suite against the inferred profile: Inference.Report.
 func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Options, logf func(format string, a ...any)) (*Inference, error) {
 	if logf == nil {
@@ -115,7 +116,7 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		if err != nil {
 			return nil, fmt.Errorf("infer: scenarios, pass %d: %w", pass, err)
 		}
-		logf("pass %d: scenarios with %d fields open decided %d", pass, len(p.OpenFields()), len(changed))
+		logf("pass %d: scenarios with %d fields open narrowed %d", pass, len(p.OpenFields()), len(changed))
 		for _, f := range changed {
 			how[f] = "scenarios"
 		}
@@ -178,7 +179,10 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 			reflect.ValueOf(&q).Elem().FieldByName(f).Set(reflect.ValueOf(set))
 			rep, err := runs(q, opts.Cases, probeShrink)
 			if err != nil {
-				return nil, fmt.Errorf("infer: %s, statuses so far %q: %w", f, set.String(), err)
+				// The set found so far may miss statuses: leave it open.
+				logf("%s: inconclusive after %q, the run stopped: %v", f, set.String(), err)
+				set = 0
+				break
 			}
 			s, ok, err := newStatus(rep, p, capsOf(rep.Device))
 			if err != nil {
