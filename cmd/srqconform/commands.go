@@ -81,7 +81,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr, "run [flags]")
 	var dev deviceFlags
 	dev.register(fs)
-	profile := fs.String("profile", "documented", "profile the device is held to (see srqconform profiles)")
+	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file (.yaml, .json)")
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
 	cases := fs.Int("cases", 100, "number of random cases (0: scenarios only)")
 	steps := fs.Int("steps", 40, "most steps per random case")
@@ -109,7 +109,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q: want one of %s", *format, strings.Join(render.Formats, ", "))
 	}
-	p, err := model.ProfileByName(*profile)
+	p, err := profileArg(*profile)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -268,9 +268,13 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdProfiles(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("profiles", stderr, "profiles [NAME]")
+	fs := newFlagSet("profiles", stderr, "profiles [-format text|yaml|json] [NAME|FILE]")
+	format := fs.String("format", "text", "text, or yaml or json: the profile file format (-profile FILE reads it)")
 	if ok, code := parse(fs, args); !ok {
 		return code
+	}
+	if *format != "text" {
+		return printProfileFile(fs, *format, stdout, stderr)
 	}
 	switch fs.NArg() {
 	case 0:
@@ -282,7 +286,7 @@ func cmdProfiles(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	case 1:
-		p, err := model.ProfileByName(fs.Arg(0))
+		p, err := profileArg(fs.Arg(0))
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
@@ -337,7 +341,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if *profile != "" {
 		pname = *profile
 	}
-	p, err := model.ProfileByName(pname)
+	p, err := profileArg(pname)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

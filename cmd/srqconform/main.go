@@ -4,8 +4,9 @@
 //
 //	srqconform run [flags]        run the suite (default: the built-in emulator)
 //	srqconform rules [-format F]  print the rule catalogue
-//	srqconform profiles [NAME]    list the profiles, or show one
+//	srqconform profiles [NAME]    list the profiles, or show one (-format yaml|json: as a profile file)
 //	srqconform replay [flags] FILE  re-run a saved counterexample
+//	srqconform infer [flags]      write the profile a device shows
 //
 // Exit status: 0 conformant, 1 deviations found, 2 usage or environment error.
 package main
@@ -33,7 +34,9 @@ commands:
   run        run the conformance suite against a device (default: the emulator)
   rules      print the rule catalogue
   profiles   list the driver profiles, or show one: srqconform profiles rxe
+             (-format yaml or json prints it as a profile file for run -profile FILE)
   replay     re-run a saved counterexample: srqconform replay FILE
+  infer      run the suite with every profile field open and write the profile the device showed
   vm         boot a Debian kernel with rdma_rxe under QEMU and run the suite inside
   render     render a saved JSON report: srqconform render -format markdown FILE.json
   matrix     a rule-by-kernel Markdown table of saved JSON reports
@@ -55,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdProfiles(args[1:], stdout, stderr)
 	case "replay":
 		return cmdReplay(args[1:], stdout, stderr)
+	case "infer":
+		return cmdInfer(args[1:], stdout, stderr)
 	case "vm":
 		return cmdVM(args[1:], stdout, stderr)
 	case "render":
