@@ -127,6 +127,28 @@ func TestOneSignalWritesThePartialReportAndExits130(t *testing.T) {
 	}
 }
 
+// TestASignalStopsShrinking interrupts a run while it shrinks a failing
+// random case: the slot-leak mutant fails a random case within a fraction
+// of a second (seed 7: the 29th), and shrinking it takes some 20 s. The run
+// must stop at once and keep the counterexample it found.
+func TestASignalStopsShrinking(t *testing.T) {
+	dir := t.TempDir()
+	out, js := filepath.Join(dir, "report.txt"), filepath.Join(dir, "report.json")
+	p := start(t, "run", "-rules", "QUERY-ATTR", "-deviations", "slot-leak", "-seed", "7", "-cases", "1000", "-q", "-o", out, "-json", js)
+	time.Sleep(3 * time.Second)
+	at := time.Now()
+	p.signal(t, syscall.SIGINT)
+	assert.Equal(t, exitInterrupted, p.exit(t, at, 10*time.Second), p.stderr.String())
+	t.Logf("exited %v after the signal", p.took)
+	text, err := os.ReadFile(out)
+	require.NoError(t, err, "the report file was not written")
+	assert.Contains(t, string(text), "verdict: INTERRUPTED, DEVIATES so far", "the failing case found before the signal is not in the report")
+	assert.Contains(t, string(text), "\nCOUNTEREXAMPLE #1: rule ")
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"interrupted": true`)
+}
+
 func TestASecondSignalExitsAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "report.txt")
