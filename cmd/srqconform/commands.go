@@ -119,10 +119,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var rep *conformance.Report
 	var deviatingSeeds []uint64
 	for i := range *runs {
+		if rep != nil && interrupted(ctx) { // between two runs
+			rep.Interrupted = true
+			break
+		}
 		o := opts
 		o.Seed = opts.Seed + uint64(i)
 		r, err := conformance.Check(ctx, drv, dev.config(), o)
 		if r == nil { // the device did not open
+			if rep != nil && interrupted(ctx) {
+				rep.Interrupted = true
+				break
+			}
 			if interrupted(ctx) {
 				fmt.Fprintf(stderr, "srqconform: interrupted before the device opened; no report\n")
 				return exitInterrupted
