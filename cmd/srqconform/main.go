@@ -19,7 +19,8 @@
 //	3    the harness or the device failed during the run; the partial report
 //	     was written to every requested output, with the error in it
 //	130  interrupted (SIGINT or SIGTERM); the partial report, marked
-//	     interrupted, was written. A second signal exits at once.
+//	     interrupted, was written (vm stops the guest and has none). A
+//	     second signal exits at once.
 package main
 
 import (
