@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -707,9 +708,9 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 	)
 	tb := &progTB{}
 	var firstFail time.Time
-	rapid.Check(tb, func(t *rapid.T) {
+	prop := func(t *rapid.T) {
 		if ctx.Err() != nil {
-			return
+			runtime.Goexit() // see below
 		}
 		// rapid checks its shrink deadline only between passes; past ours,
 		// every candidate passes and the best failing trace so far stands.
@@ -719,7 +720,7 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 		tr, _, reached := run(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
 		res.steps += len(tr.Steps)
 		if ctx.Err() != nil {
-			return // cut short by the interrupt: not a failure
+			runtime.Goexit() // cut short by the interrupt: not a failure
 		}
 		if !failed {
 			res.cases++
@@ -744,11 +745,25 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 			}
 			t.Fatalf("%s", tr.Steps[len(tr.Steps)-1].OpText)
 		}
-	})
-	if !failed || ctx.Err() != nil {
+	}
+	// rapid runs in a goroutine of its own so that an interrupt ends it at
+	// once, shrinking included: the property calls runtime.Goexit. rapid
+	// cannot be told to stop, and would try candidates until its shrink
+	// time ran out. A failure found before the interrupt is kept, shrunk
+	// as far as it got.
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		rapid.Check(tb, prop)
+	}()
+	<-ended
+	if !failed {
 		return res, nil
 	}
 	if last.Deviation == nil {
+		if ctx.Err() != nil {
+			return res, nil
+		}
 		return res, fmt.Errorf("random case (seed %d): %s", seed, harnessE)
 	}
 	res.fail = &last

@@ -82,6 +82,9 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 		}
 		ops[i] = op
 	}
+	if err := checkQPsExist(ops); err != nil {
+		return nil, nil, fmt.Errorf("replay file %w", err)
+	}
 	return &rf, ops, nil
 }
 

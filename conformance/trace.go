@@ -190,7 +190,9 @@ func EncodeOp(op model.Op) (OpJSON, error) {
 	return OpJSON{Op: tag, Args: args}, nil
 }
 
-// DecodeOp turns a replay-file operation back into an operation.
+// DecodeOp turns a replay-file operation back into an operation. It
+// refuses unknown argument fields and enumerated values the model does not
+// know (see validateOp).
 func DecodeOp(o OpJSON) (model.Op, error) {
 	mk, ok := opNames[o.Op]
 	if !ok {
@@ -198,9 +200,12 @@ func DecodeOp(o OpJSON) (model.Op, error) {
 	}
 	p := mk()
 	if len(o.Args) > 0 {
-		if err := json.Unmarshal(o.Args, p); err != nil {
-			return nil, fmt.Errorf("operation %q: arguments %s: %w", o.Op, o.Args, err)
+		if err := decodeArgs(o.Args, p); err != nil {
+			return nil, fmt.Errorf("operation %q: %w", o.Op, err)
 		}
+	}
+	if err := validateDecoded(p); err != nil {
+		return nil, fmt.Errorf("operation %q: %w", o.Op, err)
 	}
 	switch v := p.(type) {
 	case *model.CreateSRQ:

@@ -2,18 +2,14 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/srqconform/srqconform/conformance"
@@ -45,42 +41,15 @@ func (d *deviceFlags) config() drivers.Config {
 	return cfg
 }
 
-func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: srqconform %s\n\nflags:\n", synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses flags; it returns false and the exit code on -h or an error.
-func parse(fs *flag.FlagSet, args []string) (bool, int) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return false, exitOK
-		}
-		return false, exitUsage
-	}
-	return true, 0
-}
-
 func fail(stderr io.Writer, format string, a ...any) int {
 	fmt.Fprintf(stderr, "srqconform: "+format+"\n", a...)
 	return exitUsage
 }
 
-// interruptible returns a context cancelled on SIGINT or SIGTERM, so that a
-// run stops cleanly and releases its verbs resources.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", stderr, "run [flags]")
+	fs := newFlagSet("run", stdout, stderr, "run [flags]")
 	var dev deviceFlags
-	dev.register(fs)
+	dev.register(fs.FlagSet)
 	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file (.yaml, .json)")
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
 	cases := fs.Int("cases", 100, "number of random cases (0: scenarios only)")
@@ -92,13 +61,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones (0: the driver's default)")
 	quiet := fs.Bool("q", false, "no progress on the terminal")
-	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last")
+	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last (an interrupted or failed run's, when one stops the sequence)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "run takes no arguments, got %q", fs.Args())
+	}
+	if err := dev.check(); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := fs.durations("wait", "settle"); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	if *runs < 1 {
 		return fail(stderr, "-runs must be at least 1, got %d", *runs)
@@ -121,13 +96,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *cases == 0 {
 		opts.Cases = -1
 	}
-	if *rules != "" {
-		for _, id := range strings.Split(*rules, ",") {
-			if _, ok := model.RuleByID(strings.TrimSpace(id)); !ok {
-				return fail(stderr, "unknown rule %q (see srqconform rules)", id)
-			}
-			opts.Rules = append(opts.Rules, strings.TrimSpace(id))
-		}
+	if opts.Rules, err = parseRules(*rules); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	outs := outputs{report: *out, format: *format, json: *jsonOut, replayDir: *replayDir}
+	if err := outs.check(); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	if !*quiet && isTerminal(stderr) {
 		opts.Progress = func(done, total int, what string) {
@@ -137,52 +111,89 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	ctx, cancel := interruptible()
-	defer cancel()
+	ctx, stop := interruptible(stderr)
+	defer stop()
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano()) >> 1
 	}
 	var rep *conformance.Report
-	deviating := 0
+	var deviatingSeeds []uint64
 	for i := range *runs {
+		if rep != nil && interrupted(ctx) { // between two runs
+			rep.Interrupted = true
+			break
+		}
 		o := opts
 		o.Seed = opts.Seed + uint64(i)
 		r, err := conformance.Check(ctx, drv, dev.config(), o)
-		if err != nil {
-			fmt.Fprintf(stderr, "srqconform: %v\n", err)
-			return exitUsage
+		if r == nil { // the device did not open
+			if rep != nil && interrupted(ctx) {
+				rep.Interrupted = true
+				break
+			}
+			if interrupted(ctx) {
+				fmt.Fprintf(stderr, "srqconform: interrupted before the device opened; no report\n")
+				return exitInterrupted
+			}
+			return fail(stderr, "%v", err)
+		}
+		if err != nil && !r.Interrupted && r.Error == "" {
+			r.Error = err.Error() // Check sets one of them; make sure
 		}
 		if *runs > 1 {
 			var failing []string
 			for _, f := range r.Failures {
 				failing = append(failing, f.Rule)
 			}
-			fmt.Fprintf(stderr, "run %d/%d seed %d: conformant=%v steps=%d elapsed=%v failing=%v\n", i+1, *runs, o.Seed, r.Conformant(), r.StepsRun, r.Elapsed.Round(time.Millisecond), failing)
+			fmt.Fprintf(stderr, "run %d/%d seed %d: conformant=%v steps=%d elapsed=%v failing=%v%s\n", i+1, *runs, o.Seed, r.Conformant(), r.StepsRun, r.Elapsed.Round(time.Millisecond), failing, stoppedNote(r))
+		}
+		if r.Interrupted || r.Error != "" {
+			rep = r // the partial report, which says why it stopped
+			break
 		}
 		if !r.Conformant() {
-			deviating++
+			deviatingSeeds = append(deviatingSeeds, o.Seed)
 		}
 		if rep == nil || rep.Conformant() { // keep the first deviating run
 			rep = r
 		}
 	}
 	if *runs > 1 {
-		fmt.Fprintf(stderr, "%d of %d runs deviated\n", deviating, *runs)
+		fmt.Fprintf(stderr, "%d of %d runs deviated\n", len(deviatingSeeds), *runs)
 	}
-	if *jsonOut != "" {
-		if err := writeReport(*jsonOut, "json", rep, stdout); err != nil {
-			return fail(stderr, "%v", err)
-		}
-	}
-	if *replayDir != "" {
-		if err := saveReplays(*replayDir, rep, stderr); err != nil {
-			return fail(stderr, "%v", err)
-		}
-	}
-	if err := writeReport(*out, *format, rep, stdout); err != nil {
+	if err := outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if !rep.Conformant() {
+	return finalStatus(rep, outs, deviatingSeeds, stderr)
+}
+
+// stoppedNote says, on a per-run line, why a run stopped early.
+func stoppedNote(r *conformance.Report) string {
+	switch {
+	case r.Interrupted:
+		return " (interrupted)"
+	case r.Error != "":
+		return " (harness error)"
+	}
+	return ""
+}
+
+// finalStatus prints the one line a partial report gets on stderr and
+// returns the exit status for rep. deviatingSeeds are the seeds of earlier
+// runs (-runs) that deviated.
+func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64, stderr io.Writer) int {
+	earlier := ""
+	if (rep.Interrupted || rep.Error != "") && len(deviatingSeeds) > 0 {
+		earlier = fmt.Sprintf("; earlier runs deviated with seeds %v", deviatingSeeds)
+	}
+	switch {
+	case rep.Interrupted:
+		fmt.Fprintf(stderr, "srqconform: interrupted: partial report (%d steps run) written to %s%s\n", rep.StepsRun, outs.where(), earlier)
+		return exitInterrupted
+	case rep.Error != "":
+		fmt.Fprintf(stderr, "srqconform: harness error, partial report written to %s: %s%s\n", outs.where(), rep.Error, earlier)
+		return exitHarness
+	case !rep.Conformant():
 		return exitDeviates
 	}
 	return exitOK
@@ -238,10 +249,13 @@ func isTerminal(w io.Writer) bool {
 }
 
 func cmdRules(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("rules", stderr, "rules [-format text|markdown|json]")
+	fs := newFlagSet("rules", stdout, stderr, "rules [-format text|markdown|json]")
 	format := fs.String("format", "text", "text, markdown or json")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, "rules takes no arguments, got %q", fs.Args())
 	}
 	switch *format {
 	case "markdown", "md":
@@ -268,13 +282,13 @@ func cmdRules(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdProfiles(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("profiles", stderr, "profiles [-format text|yaml|json] [NAME|FILE]")
+	fs := newFlagSet("profiles", stdout, stderr, "profiles [-format text|yaml|json] [NAME|FILE]")
 	format := fs.String("format", "text", "text, or yaml or json: the profile file format (-profile FILE reads it)")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if *format != "text" {
-		return printProfileFile(fs, *format, stdout, stderr)
+		return printProfileFile(fs.FlagSet, *format, stdout, stderr)
 	}
 	switch fs.NArg() {
 	case 0:
@@ -306,17 +320,23 @@ func cmdProfiles(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdReplay(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("replay", stderr, "replay [flags] FILE")
+	fs := newFlagSet("replay", stdout, stderr, "replay [flags] FILE")
 	var dev deviceFlags
-	dev.register(fs)
+	dev.register(fs.FlagSet)
 	profile := fs.String("profile", "", "profile (default: the one in the file)")
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
 		return fail(stderr, "replay takes one replay file, got %d arguments", fs.NArg())
+	}
+	if err := dev.check(); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := fs.durations("wait", "settle"); err != nil {
+		return fail(stderr, "%v", err)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
@@ -349,14 +369,25 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	ctx, cancel := interruptible()
-	defer cancel()
+	ctx, stop := interruptible(stderr)
+	defer stop()
 	tr, err := conformance.Replay(ctx, drv, cfg, p, rf.Relaxed, ops, conformance.Options{Wait: *wait, Settle: *settle})
 	if err != nil {
+		if interrupted(ctx) {
+			fmt.Fprintf(stderr, "srqconform: interrupted: %v\n", err)
+			return exitInterrupted
+		}
 		return fail(stderr, "%v", err)
+	}
+	if tr.Err != "" && tr.Unpredictable() && !interrupted(ctx) {
+		return fail(stderr, "%s: not a trace the model accepts: %s", fs.Arg(0), tr.Err)
 	}
 	fmt.Fprintf(stdout, "replay of %s (%s) on driver %s, profile %s\n%s", fs.Arg(0), rf.Source, name, p.Name, tr.Text())
 	switch {
+	case interrupted(ctx):
+		fmt.Fprintf(stdout, "INTERRUPTED after %d of %d steps\n", len(tr.Steps), len(ops))
+		fmt.Fprintf(stderr, "srqconform: interrupted: the replay stopped after %d of %d steps\n", len(tr.Steps), len(ops))
+		return exitInterrupted
 	case tr.Deviation != nil:
 		rule := tr.Deviation.Rule
 		if tr.Diagnosis != nil && len(tr.Diagnosis.Rules) > 0 {
@@ -365,8 +396,8 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "deviation reproduced: rule %s\n", rule)
 		return exitDeviates
 	case tr.Err != "":
-		fmt.Fprintf(stderr, "srqconform: replay stopped: %s\n", tr.Err)
-		return exitUsage
+		fmt.Fprintf(stderr, "srqconform: harness error: the replay stopped: %s\n", tr.Err)
+		return exitHarness
 	}
 	fmt.Fprintln(stdout, "no deviation: the trace passes")
 	return exitOK

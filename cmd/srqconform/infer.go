@@ -17,9 +17,9 @@ import (
 // defined field open and write the profile the device showed, as a profile
 // file that run -profile FILE reads.
 func cmdInfer(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("infer", stderr, "infer [flags]")
+	fs := newFlagSet("infer", stdout, stderr, "infer [flags]")
 	var dev deviceFlags
-	dev.register(fs)
+	dev.register(fs.FlagSet)
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is written in the profile's notes)")
 	cases := fs.Int("cases", 100, "random cases per run (0: scenarios only)")
 	steps := fs.Int("steps", 40, "most steps per random case")
@@ -29,7 +29,7 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones (0: the driver's default)")
 	quiet := fs.Bool("q", false, "print only errors and deviations")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -65,11 +65,14 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 	if *quiet {
 		logf = nil
 	}
-	ctx, cancel := interruptible()
+	ctx, cancel := interruptible(stderr)
 	defer cancel()
 	inf, err := conformance.Infer(ctx, drv, dev.config(), opts, logf)
 	if err != nil {
 		fmt.Fprintf(stderr, "srqconform: %v\n", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
 		return exitUsage
 	}
 	inf.Profile.Name = *name

@@ -2,26 +2,43 @@
 // reference model of SRQ semantics and reports every deviation with a short
 // trace that replays.
 //
-//	srqconform run [flags]        run the suite (default: the built-in emulator)
-//	srqconform rules [-format F]  print the rule catalogue
-//	srqconform profiles [NAME]    list the profiles, or show one (-format yaml|json: as a profile file)
+//	srqconform run [flags]          run the suite (default: the built-in emulator)
+//	srqconform rules [-format F]    print the rule catalogue
+//	srqconform profiles [NAME]      list the profiles, or show one (-format yaml|json: as a profile file)
 //	srqconform replay [flags] FILE  re-run a saved counterexample
-//	srqconform infer [flags]      write the profile a device shows
+//	srqconform infer [flags]        write the profile a device shows
+//	srqconform vm [flags]           run the suite on rxe in a QEMU guest
+//	srqconform render [-format F] REPORT.json
+//	srqconform matrix REPORT.json...
 //
-// Exit status: 0 conformant, 1 deviations found, 2 usage or environment error.
+// Exit status:
+//
+//	0    conformant (replay: the trace passes)
+//	1    deviations found (replay: the deviation reproduced)
+//	2    usage or environment error: a bad flag, argument or input file, a
+//	     device that would not open, an output that cannot be written
+//	3    the harness or the device failed during the run; the partial report
+//	     was written to every requested output, with the error in it
+//	130  interrupted (SIGINT or SIGTERM); the partial report, marked
+//	     interrupted, was written (vm stops the guest and has none). A
+//	     second signal exits at once.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 )
 
-// Exit codes.
+// Exit codes, as the package documentation describes them.
 const (
-	exitOK       = 0
-	exitDeviates = 1
-	exitUsage    = 2
+	exitOK          = 0
+	exitDeviates    = 1
+	exitUsage       = 2
+	exitHarness     = 3
+	exitInterrupted = 130
 )
 
 func main() {
@@ -42,6 +59,10 @@ commands:
   matrix     a rule-by-kernel Markdown table of saved JSON reports
 
 Run 'srqconform <command> -h' for a command's flags.
+
+Exit status: 0 conformant, 1 deviations found, 2 usage or environment error,
+3 harness or device failed (partial report written), 130 interrupted (partial
+report written).
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -67,9 +88,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "matrix":
 		return cmdMatrix(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+		switch {
+		case len(args) == 1:
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		case len(args) == 2 && slices.Contains(commands, args[1]):
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
+		return fail(stderr, "%s takes at most a command name, got %q; run 'srqconform -h' for the commands", args[0], args[1:])
 	}
-	fmt.Fprintf(stderr, "srqconform: unknown command %q\n\n%s", args[0], usage)
-	return exitUsage
+	return fail(stderr, "unknown command %q: want one of %s; run 'srqconform -h' for the commands", args[0], strings.Join(commands, ", "))
 }
+
+// commands lists the commands run knows.
+var commands = []string{"run", "rules", "profiles", "replay", "vm", "render", "matrix"}

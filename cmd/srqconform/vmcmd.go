@@ -32,7 +32,7 @@ func defaultProfileFor(suite string) string {
 // cmdVM boots a Debian kernel with rdma_rxe under QEMU, runs the suite
 // against rxe0 inside with the cgo driver, and reports on the host.
 func cmdVM(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("vm", stderr, "vm [-kernel SUITE | -image VMLINUZ -modules DIR] [flags]")
+	fs := newFlagSet("vm", stdout, stderr, "vm [-kernel SUITE | -image VMLINUZ -modules DIR] [flags]")
 	kernel := fs.String("kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(vm.Suites(), ", "))
 	image := fs.String("image", "", "boot this kernel image instead (with -modules)")
 	modules := fs.String("modules", "", "modules directory for -image (the one holding modules.dep or the kernel release's tree)")
@@ -50,11 +50,20 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	replayFile := fs.String("replay", "", "re-run this replay file on rxe0 in the guest instead of the suite")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "vm takes no arguments, got %q", fs.Args())
+	}
+	if *timeout <= 0 {
+		return fail(stderr, "-timeout is %v, want more than 0", *timeout)
+	}
+	if *runs < 1 {
+		return fail(stderr, "-runs must be at least 1, got %d", *runs)
+	}
+	if *cases < 0 || *steps <= 0 {
+		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
 	}
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q", *format)
@@ -84,11 +93,21 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if _, err := model.ProfileByName(pname); err != nil {
 		return fail(stderr, "%v", err)
 	}
+	outs := outputs{report: *out, format: *format, json: *jsonOut}
+	if *replayFile == "" {
+		if err := outs.check(); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano()) >> 1
 	}
-	ctx, cancel := interruptible()
-	defer cancel()
+	ctx, stop := interruptible(stderr)
+	defer stop()
+	interruptedNow := func() int {
+		fmt.Fprintln(stderr, "srqconform: interrupted: the guest was stopped; no report")
+		return exitInterrupted
+	}
 	ctx, cancelT := context.WithTimeout(ctx, *timeout)
 	defer cancelT()
 
@@ -101,6 +120,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(dir)
 		prog = filepath.Join(dir, "srqconform")
 		if err := buildWithCgo(ctx, prog, stderr); err != nil {
+			if interrupted(ctx) {
+				return interruptedNow()
+			}
 			return fail(stderr, "%v", err)
 		}
 	}
@@ -123,6 +145,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		opts.Args = []string{"replay", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-profile", pname, "/replay.json"}
 		res, err := vm.Run(ctx, opts)
 		if err != nil {
+			if interrupted(ctx) {
+				return interruptedNow()
+			}
 			return fail(stderr, "vm: %v", err)
 		}
 		stdout.Write(res.Output)
@@ -132,6 +157,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := vm.Run(ctx, opts)
 	if err != nil {
+		if interrupted(ctx) {
+			return interruptedNow()
+		}
 		return fail(stderr, "vm: %v", err)
 	}
 	rep, err := decodeReport(res.Output)
@@ -148,18 +176,10 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		stderr.Write(res.Stderr) // the per-run lines
 	}
 	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond))
-	if *jsonOut != "" {
-		if err := writeReport(*jsonOut, "json", rep, stdout); err != nil {
-			return fail(stderr, "%v", err)
-		}
-	}
-	if err := writeReport(*out, *format, rep, stdout); err != nil {
+	if err := outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if !rep.Conformant() {
-		return exitDeviates
-	}
-	return exitOK
+	return finalStatus(rep, outs, nil, stderr)
 }
 
 // accelSummary names the accelerator a guest ran under and, after a
@@ -203,7 +223,10 @@ func moduleRoot(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// decodeReport reads the JSON report the guest printed.
+// decodeReport reads a JSON report (as run -json or -format json writes
+// it, and as the guest prints it). It refuses JSON that is not a report:
+// one without a driver, a profile, or rules that each have an ID and a
+// status.
 func decodeReport(b []byte) (*conformance.Report, error) {
 	var v struct {
 		*conformance.Report
@@ -216,7 +239,25 @@ func decodeReport(b []byte) (*conformance.Report, error) {
 		return nil, fmt.Errorf("decode JSON report: %w", err)
 	}
 	if v.Report == nil {
-		return nil, errors.New("decode JSON report: no report object")
+		return nil, errors.New("not a srqconform JSON report: it has none of a report's fields (driver, profile, rules)")
+	}
+	var missing []string
+	if v.Driver == "" {
+		missing = append(missing, "driver")
+	}
+	if v.Profile == "" {
+		missing = append(missing, "profile")
+	}
+	if len(v.Rules) == 0 {
+		missing = append(missing, "rules")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("not a srqconform JSON report: it has no %s", strings.Join(missing, ", "))
+	}
+	for i, r := range v.Rules {
+		if r.Rule.ID == "" || r.Status == "" {
+			return nil, fmt.Errorf("not a srqconform JSON report: rules[%d] has no rule.id or status", i)
+		}
 	}
 	return v.Report, nil
 }
@@ -238,9 +279,9 @@ func readReports(paths []string) ([]*conformance.Report, error) {
 }
 
 func cmdRender(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("render", stderr, "render [-format F] REPORT.json")
+	fs := newFlagSet("render", stdout, stderr, "render [-format F] REPORT.json")
 	format := fs.String("format", "markdown", "text, markdown, json or junit")
-	if ok, code := parse(fs, args); !ok {
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -260,8 +301,8 @@ func cmdRender(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdMatrix(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("matrix", stderr, "matrix REPORT.json...")
-	if ok, code := parse(fs, args); !ok {
+	fs := newFlagSet("matrix", stdout, stderr, "matrix REPORT.json...")
+	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {

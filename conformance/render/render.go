@@ -31,11 +31,20 @@ func Write(w io.Writer, format string, rep *conformance.Report) error {
 	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
 
+// verdict is the report's one-word verdict; a run that was interrupted or
+// stopped by a harness error says so first, and the verdict is "so far".
 func verdict(rep *conformance.Report) string {
-	if rep.Conformant() {
-		return "CONFORMANT"
+	v := "CONFORMANT"
+	if !rep.Conformant() {
+		v = "DEVIATES"
 	}
-	return "DEVIATES"
+	switch {
+	case rep.Interrupted:
+		return "INTERRUPTED, " + v + " so far"
+	case rep.Error != "":
+		return "HARNESS ERROR, " + v + " so far"
+	}
+	return v
 }
 
 func header(rep *conformance.Report) []string {
@@ -51,6 +60,12 @@ func header(rep *conformance.Report) []string {
 			rep.Profile, rep.Seed, rep.Cases, rep.Steps, rep.StepsRun, rep.Elapsed.Round(1e6)),
 		fmt.Sprintf("verdict: %s (%d failing rules, %d counterexamples, %d profile findings)",
 			verdict(rep), countStatus(rep, conformance.Fail), len(rep.Failures), len(rep.Findings)))
+	if rep.Interrupted {
+		lines = append(lines, fmt.Sprintf("interrupted: the run was stopped before it finished (%d of %d random cases ran); the report holds what ran", rep.CasesRun, rep.Cases))
+	}
+	if rep.Error != "" {
+		lines = append(lines, "harness error: "+rep.Error)
+	}
 	return lines
 }
 
@@ -264,6 +279,14 @@ func JUnit(w io.Writer, rep *conformance.Report) error {
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, c)
+	}
+	if rep.Interrupted || rep.Error != "" {
+		msg := "interrupted: the run was stopped before it finished"
+		if rep.Error != "" {
+			msg = "harness error: " + rep.Error
+		}
+		s.Cases = append(s.Cases, junitCase{Name: "run", Classname: "srqconform.run", Failure: &junitFailure{Message: msg}})
+		s.Failures++
 	}
 	s.Tests = len(s.Cases)
 	out := junitSuites{Name: "srqconform", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Suites: []junitSuite{s}}

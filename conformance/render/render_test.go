@@ -1,0 +1,84 @@
+package render
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/model"
+)
+
+func partialReport() *conformance.Report {
+	r, _ := model.RuleByID("FETCH-FIFO")
+	return &conformance.Report{Driver: "emu", Profile: "documented", Cases: 100, CasesRun: 7,
+		Rules: []conformance.RuleResult{{Rule: r, Status: conformance.Pass}}}
+}
+
+func render(t *testing.T, format string, rep *conformance.Report) string {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, Write(&b, format, rep))
+	return b.String()
+}
+
+func TestAnInterruptedReportSaysSo(t *testing.T) {
+	rep := partialReport()
+	rep.Interrupted = true
+	text := render(t, "text", rep)
+	assert.Contains(t, text, "verdict: INTERRUPTED, CONFORMANT so far (")
+	assert.Contains(t, text, "(7 of 100 random cases ran)")
+	md := render(t, "markdown", rep)
+	assert.True(t, strings.HasPrefix(md, "# srqconform report: INTERRUPTED, CONFORMANT so far on "), md)
+	var v struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(render(t, "json", rep)), &v))
+	assert.True(t, v.Interrupted)
+	assert.Contains(t, render(t, "junit", rep), `message="interrupted: the run was stopped before it finished"`)
+}
+
+func TestAHarnessErrorIsInEveryFormat(t *testing.T) {
+	rep := partialReport()
+	rep.Error = "scenario \"x\": CreateSRQ: device lost"
+	text := render(t, "text", rep)
+	assert.Contains(t, text, "verdict: HARNESS ERROR, CONFORMANT so far (")
+	assert.Contains(t, text, "harness error: scenario \"x\": CreateSRQ: device lost\n")
+	md := render(t, "markdown", rep)
+	assert.True(t, strings.HasPrefix(md, "# srqconform report: HARNESS ERROR, CONFORMANT so far on "), md)
+	assert.Contains(t, md, "- harness error: scenario")
+	var v struct {
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(render(t, "json", rep)), &v))
+	assert.Equal(t, rep.Error, v.Error)
+	var j struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(render(t, "junit", rep)), &j))
+	assert.Equal(t, 1, j.Failures)
+	last := j.Suites[0].Cases[len(j.Suites[0].Cases)-1]
+	assert.Equal(t, "run", last.Name)
+	require.NotNil(t, last.Failure)
+	assert.Equal(t, "harness error: "+rep.Error, last.Failure.Message)
+}
+
+func TestACompleteReportHasAPlainVerdict(t *testing.T) {
+	text := render(t, "text", partialReport())
+	assert.Contains(t, text, "verdict: CONFORMANT (")
+	assert.NotContains(t, text, "interrupted")
+	assert.NotContains(t, text, "harness error")
+	assert.NotContains(t, render(t, "junit", partialReport()), "srqconform.run")
+}
