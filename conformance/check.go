@@ -236,7 +236,7 @@ func (c *checker) scenarios() error {
 	total := len(pending) + max(c.opts.Cases, 0)
 	done := 0
 	for round := 0; len(pending) > 0; round++ {
-		var fails []failing
+		var fails []*failing
 		for _, sc := range pending {
 			if c.ctx.Err() != nil {
 				return nil
@@ -251,7 +251,7 @@ func (c *checker) scenarios() error {
 			case tr.Interrupted || c.ctx.Err() != nil:
 				return nil
 			case tr.Deviation != nil:
-				fails = append(fails, failing{tr: tr, source: "scenario: " + sc.Name, sc: &sc})
+				fails = append(fails, &failing{tr: tr, source: "scenario: " + sc.Name, sc: &sc})
 			case tr.Err != "":
 				return fmt.Errorf("scenario %q (%s): %s", sc.Name, sc.Rule, tr.Err)
 			default:
@@ -302,7 +302,7 @@ func (c *checker) randomCases() error {
 			break
 		}
 		source := fmt.Sprintf("random case (seed %d)", c.opts.Seed+round)
-		if !c.settle([]failing{{tr: *res.fail, source: source}}) {
+		if !c.settle([]*failing{{tr: *res.fail, source: source}}) {
 			break // nothing new explains it: more cases would find it again
 		}
 	}
@@ -316,20 +316,20 @@ func (c *checker) randomCases() error {
 // again with it relaxed, so that a trace that needed it together with
 // another rule now names only the other. It reports whether it relaxed a
 // rule it had not before.
-func (c *checker) settle(fs []failing) bool {
+func (c *checker) settle(fs []*failing) bool {
 	key := func(set []string) string { return strings.Join(set, "+") }
 	pending := slices.Clone(fs)
 	var last []string
 	added := false
 	for len(pending) > 0 {
-		var still []failing
+		var still []*failing
 		for _, f := range pending {
 			f.diag = f.tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
 			if len(f.diag.Rules) == 0 && !f.diag.Unexplained && last != nil {
 				// Consistent now: the set relaxed last explains it, with
 				// those relaxed before.
 				f.diag = chooseDiagnosis(f.diag, last, c.opts.Profile, c.caps, slices.Clone(c.relaxed[:len(c.relaxed)-len(last)]), f.tr)
-				c.record(f, last)
+				c.record(*f, last)
 				continue
 			}
 			still = append(still, f)
@@ -372,7 +372,7 @@ func (c *checker) settle(fs []failing) bool {
 				continue
 			}
 			f.diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr)
-			c.record(f, set)
+			c.record(*f, set)
 		}
 		pending = still
 		for _, r := range set {
@@ -386,7 +386,7 @@ func (c *checker) settle(fs []failing) bool {
 	}
 	for _, f := range pending {
 		f.diag.Unexplained = true
-		c.record(f, nil)
+		c.record(*f, nil)
 	}
 	return added
 }

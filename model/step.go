@@ -221,6 +221,9 @@ func (m *machine) notAllReady() bool {
 }
 
 func (m *machine) post(o Post, got *Observation) (Observation, error) {
+	if got != nil {
+		return m.postObserved(o, got)
+	}
 	obs := Observation{BadWR: -1}
 	if m.copyMode == 0 && len(o.WRs) > 0 {
 		m.copyMode = 1 + m.choose("POST-COPY", 2)
@@ -340,6 +343,193 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 }
 
 func errnoIs(got, want int) bool { return got == want || got == -want }
+
+// postObserved checks a post against what the device did. The device's
+// bad_wr says where it stopped, so the model need not guess: every WR
+// before it was taken, and it was refused; a departure is admitted only
+// where a relaxed rule allows it. Only bad_wr itself, when POST-BADWR is
+// relaxed, and the reason for a refusal the model cannot explain are
+// branched on.
+func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
+	n := len(o.WRs)
+	if m.copyMode == 0 && n > 0 {
+		m.copyMode = 1 + m.choose("POST-COPY", 2)
+	}
+	m.touch("POST-BADWR")
+	stopAt := n
+	switch {
+	case got.Errno == 0 && got.BadWR >= 0:
+		if !m.excuse("POST-BADWR") {
+			return Observation{BadWR: -1}, dev("POST-BADWR", "bad_wr", "unset on success", got.BadWR)
+		}
+	case got.Errno != 0:
+		stopAt = got.BadWR
+		var alts []int
+		switch {
+		case got.BadWR < 0 || got.BadWR >= n:
+			for i := range n {
+				alts = append(alts, i)
+			}
+		default:
+			for _, i := range []int{got.BadWR - 1, got.BadWR + 1} {
+				if i >= 0 && i < n {
+					alts = append(alts, i)
+				}
+			}
+		}
+		if m.relaxed("POST-BADWR") && len(alts) > 0 {
+			k := 0
+			if got.BadWR < 0 || got.BadWR >= n {
+				k = 1 + m.branch(len(alts)) // misreported for certain
+				m.excuse("POST-BADWR")
+			} else {
+				k = m.choose("POST-BADWR", 1+len(alts))
+			}
+			if k > 0 {
+				stopAt = alts[k-1]
+			}
+		}
+		if stopAt < 0 || stopAt >= n {
+			return Observation{BadWR: -1}, dev("POST-BADWR", "bad_wr", fmt.Sprintf("0 to %d", n-1), got.BadWR)
+		}
+	}
+	notReady := m.notAllReady()
+	for i, w := range o.WRs {
+		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
+			return Observation{BadWR: -1}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
+		}
+		bad, err := m.sgeInvalid(w)
+		if err != nil {
+			return Observation{BadWR: -1}, err
+		}
+		m.touch("POST-SGE")
+		full := m.occupied() >= int(m.capacity)
+		if full && !m.capExact {
+			// The real capacity is unknown: the device may take more.
+			switch {
+			case i < stopAt:
+				full = false // taken: there was room
+				m.capacity = uint32(m.occupied() + 1)
+			case !bad || errnoIs(got.Errno, ENOMEM):
+				m.capExact = true // an ENOMEM here pins the capacity
+			default:
+				full = false // refused as a bad WR: says nothing of the capacity
+			}
+		}
+		if full || m.occupied()+1 >= int(m.capacity) {
+			m.touch("POST-FULL")
+			if m.fetched > 0 {
+				m.touch("SLOT-FREE")
+			}
+		}
+		if notReady {
+			m.touch("POST-ANY-STATE")
+		}
+		invalidKey := m.hasInvalidKey(w)
+		if invalidKey {
+			m.touch("POST-NO-KEY-CHECK")
+		}
+		if i < stopAt {
+			// The device took it.
+			if bad && !m.excuse("POST-SGE") {
+				return Observation{BadWR: -1}, dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+			}
+			if full && !m.excuse("POST-FULL") {
+				return Observation{BadWR: -1}, dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+			}
+			m.enqueue(w)
+			continue
+		}
+		// The device refused it: for the model's reasons, or for one a
+		// relaxed rule admits.
+		errno, rule, anyErrno := 0, "", false
+		switch {
+		case bad && full:
+			m.touch("POST-CHECK-ORDER")
+			errno, rule = ENOMEM, "POST-CHECK-ORDER"
+			if m.checkOrder() == SGEFirst {
+				errno = EINVAL
+			}
+		case bad:
+			errno, rule = EINVAL, "POST-SGE"
+		case full:
+			errno, rule = ENOMEM, "POST-FULL"
+		default:
+			type reason struct {
+				rule  string
+				errno int
+				any   bool
+			}
+			var rs []reason
+			if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
+				rs = append(rs, reason{"SLOT-FREE", ENOMEM, false})
+			}
+			if m.relaxed("POST-FULL") {
+				rs = append(rs, reason{"POST-FULL", ENOMEM, false})
+			}
+			if m.relaxed("POST-SGE") {
+				rs = append(rs, reason{"POST-SGE", EINVAL, false})
+			}
+			if notReady && m.relaxed("POST-ANY-STATE") {
+				rs = append(rs, reason{"POST-ANY-STATE", EINVAL, true})
+			}
+			if invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
+				rs = append(rs, reason{"POST-NO-KEY-CHECK", EINVAL, true})
+			}
+			if len(rs) == 0 {
+				r := "POST-SGE"
+				if errnoIs(got.Errno, ENOMEM) {
+					r = "POST-FULL"
+				}
+				return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", w.ID), got.Describe(o))
+			}
+			pick := rs[0]
+			if len(rs) > 1 {
+				pick = rs[m.branch(len(rs))]
+			}
+			m.excuse(pick.rule)
+			errno, rule, anyErrno = pick.errno, pick.rule, pick.any
+			if pick.rule == "SLOT-FREE" {
+				m.leaked += max(1, int(m.capacity)-m.occupied())
+			}
+		}
+		if i > 0 && m.may("POST-ORDER") {
+			// The failing list's prefix was dropped with it.
+			m.queue = m.queue[:len(m.queue)-i]
+			m.posted -= i
+		}
+		m.touch("POST-RETURN")
+		want := m.postErr(errno)
+		if !anyErrno && got.Errno != want {
+			r := rule
+			if errnoIs(got.Errno, errno) || got.Errno == -1 {
+				r = "POST-RETURN" // the right error, the wrong convention
+			}
+			if !m.excuse(r) {
+				return Observation{Errno: want, BadWR: i}, dev(r, "return value", ErrnoName(want), ErrnoName(got.Errno))
+			}
+		}
+		return *got, nil
+	}
+	return *got, nil
+}
+
+// enqueue adds a posted WR: a copy, or, where a relaxed POST-COPY device
+// keeps the caller's WR, what the harness scribbled over it.
+func (m *machine) enqueue(w WR) {
+	cp := w
+	cp.SGEs = append([]SGE(nil), w.SGEs...)
+	e := entry{wr: cp}
+	if m.copyMode == 2 {
+		e.wr.ID = ^w.ID
+		for k := range e.wr.SGEs {
+			e.wr.SGEs[k] = SGE{Length: 0xdeadbeef, Key: -1}
+		}
+		e.loose = true
+	}
+	m.queue = append(m.queue, e)
+	m.posted++
+}
 
 func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
 	if err := m.checkQP(o.QP); err != nil {

@@ -390,8 +390,16 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	case tr.Deviation != nil:
 		rule := tr.Deviation.Rule
-		if tr.Diagnosis != nil && len(tr.Diagnosis.Rules) > 0 {
-			rule = strings.Join(tr.Diagnosis.Rules, " and ")
+		if d := tr.Diagnosis; d != nil && len(d.Rules) > 0 {
+			rule = strings.Join(d.Rules, " and ")
+			// The run that wrote the file saw more of the device: where
+			// this trace alone is as consistent with the rule it blamed,
+			// say so in its terms.
+			for _, set := range d.Explains() {
+				if len(set) == 1 && set[0] == rf.Rule {
+					rule = rf.Rule
+				}
+			}
 		}
 		fmt.Fprintf(stdout, "deviation reproduced: rule %s\n", rule)
 		return exitDeviates

@@ -101,4 +101,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // commands lists the commands run knows.
-var commands = []string{"run", "rules", "profiles", "replay", "vm", "render", "matrix"}
+var commands = []string{"run", "rules", "profiles", "replay", "infer", "vm", "render", "matrix"}

@@ -148,8 +148,15 @@ func TestReadmeExamples(t *testing.T) {
 			checkSynopsis(t, c)
 			continue
 		}
-		code, out, errs := srq(t, c.args...)
+		args, redirect := c.args, ""
+		if k := len(args) - 2; k >= 0 && args[k] == ">" {
+			args, redirect = args[:k], args[k+1] // "> FILE": standard output to a file
+		}
+		code, out, errs := srq(t, args...)
 		assert.Equal(t, c.want, code, "README.md:%d: %s\nstderr:\n%s\nstdout:\n%.2000s", c.line, c.text, errs, out)
+		if redirect != "" {
+			require.NoError(t, os.WriteFile(redirect, []byte(out), 0o644), "README.md:%d", c.line)
+		}
 		ran++
 	}
 	assert.GreaterOrEqual(t, ran, 5, "README.md has fewer runnable examples than it had")
@@ -181,7 +188,7 @@ func TestReadmeCommandsAreFound(t *testing.T) {
 	assert.Contains(t, texts, "false 1 run|-deviations|mlx5|-replay-dir|cx|-json|mlx5.json")
 	assert.Contains(t, texts, "false 0 replay|-deviations||cx/01-QUERY-ATTR.json")
 	assert.Contains(t, texts, "false 0 run")
-	assert.Contains(t, texts, "true 0 profiles|[NAME]")
+	assert.Contains(t, texts, "true 0 profiles|[-format|text|yaml|json]|[NAME|FILE]")
 }
 
 // TestExitStatusesAreDocumented checks that README.md's table and the
