@@ -633,6 +633,11 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if over || o.Limit+1 >= m.capacity {
 		m.touch("LIMIT-BOUND")
 	}
+	if over && !m.capExact && got != nil && got.Errno == 0 {
+		// The capacity is only a lower bound: a device that takes the
+		// limit holds at least that many WRs.
+		m.capacity, over = o.Limit, false
+	}
 	if over {
 		if !errnoDiffers(EINVAL, got) || !m.excuse("LIMIT-BOUND") {
 			return m.plainResult("LIMIT-BOUND", EINVAL, got)
@@ -781,6 +786,9 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 			pending := q.pending
 			q.pending = nil
 			for _, msg := range pending {
+				if !q.state.Fetches() {
+					break // an error completion moved it to ERR: the rest are not processed
+				}
 				m.deliverNew(o.QP, msg)
 			}
 		}

@@ -326,7 +326,10 @@ func (s *srq) ModifyLimit(limit uint32) int {
 	}
 	if !s.cfg.has(LimitBoundMissing) {
 		bound := s.capacity
-		if s.cfg.has(CapacityPow2Unreported) {
+		if s.cfg.has(CapacityPow2Unreported) || s.cfg.has(CapacityHidden) {
+			// rxe-6.1 and siw bound the limit by the queue they hold
+			// (siw_modify_srq: srq_limit > srq->num_rqe, and num_rqe is
+			// roundup_pow_of_two(max_wr)).
 			bound = s.hold
 		}
 		if limit > bound || (s.cfg.has(LimitBoundStrict) && limit >= bound) {
