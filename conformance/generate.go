@@ -166,6 +166,6 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	}
 	msg := model.Message{Opcode: op, Len: uint32(n), Imm: rapid.Uint32().Draw(t, "imm")}
 	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStateSure[qp] && v.QPStates[qp].Fetches() &&
-		v.Outstanding > 0 && !v.SRQError && rapid.IntRange(0, 7).Draw(t, "partial?") == 0
+		v.MinOutstanding > 0 && !v.SRQErrorAny && rapid.IntRange(0, 7).Draw(t, "partial?") == 0
 	s.do(model.Arrive{QP: qp, Msg: msg, FirstPacketOnly: partial})
 }

@@ -83,6 +83,7 @@ type machine struct {
 	threshold uint32 // the count below which an armed limit fires
 	copyMode  int    // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
 	leaked    int    // fetched slots that never came back (SLOT-FREE relaxed)
+	slack     int    // how many more WRs a relaxed POST-FULL device holds than it should
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
@@ -418,7 +419,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 		w(uint64(p.i))
 	}
 	w(b(m.created), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
-		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.leaked),
+		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.leaked), uint64(int64(m.slack)),
 		b(m.resized), b(m.armedEver), b(m.createLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {

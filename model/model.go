@@ -310,13 +310,17 @@ type View struct {
 	// FillingAny and FillingAll say whether some or every candidate has it
 	// filling a WR.
 	QPStateSure []bool
-	FillingAny  []bool
-	FillingAll  []bool
-	KeysValid   []bool
-	HeadBytes   uint64 // sum of the head WR's SGE lengths, 0 counted as 0
-	CQ          int    // completions waiting to be polled
-	Events      int    // events waiting to be collected
-	Candidates  int
+	// MinOutstanding is the fewest WRs any candidate has in the SRQ, and
+	// SRQErrorAny whether any has the SRQ in error.
+	MinOutstanding int
+	SRQErrorAny    bool
+	FillingAny     []bool
+	FillingAll     []bool
+	KeysValid      []bool
+	HeadBytes      uint64 // sum of the head WR's SGE lengths, 0 counted as 0
+	CQ             int    // completions waiting to be polled
+	Events         int    // events waiting to be collected
+	Candidates     int
 }
 
 // View returns the state summary.
@@ -332,6 +336,11 @@ func (m *Model) View() View {
 		for _, sg := range c.queue[0].wr.SGEs {
 			v.HeadBytes += uint64(sg.Length)
 		}
+	}
+	v.MinOutstanding = len(c.queue)
+	for _, o := range m.cands {
+		v.MinOutstanding = min(v.MinOutstanding, len(o.queue))
+		v.SRQErrorAny = v.SRQErrorAny || o.srqErr
 	}
 	for i, q := range c.qps {
 		v.QPTypes = append(v.QPTypes, q.typ)

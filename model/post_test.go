@@ -33,7 +33,7 @@ func TestPostRules(t *testing.T) {
 		{"not full below max_wr", doc, []Op{post(wr(1, 8), wr(2, 8))}, post(wr(3, 8), wr(4, 8)),
 			ok(0), Observation{Errno: ENOMEM, BadWR: 1}, "POST-FULL", 4},
 		{"num_sge above max_sge", doc, nil, post(WR{ID: 1, NumSGE: 3, SGEs: make([]SGE, 3)}),
-			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-SGE", 0},
+			Observation{Errno: EINVAL, BadWR: 0}, Observation{Errno: ENOMEM, BadWR: 0}, "POST-FULL", 0},
 		{"num_sge at max_sge", doc, nil, post(wr(1, 8, 8)),
 			ok(0), Observation{Errno: EINVAL, BadWR: 0}, "POST-SGE", 1},
 		{"negative num_sge", doc, nil, post(WR{ID: 1, NumSGE: -1}),

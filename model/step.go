@@ -239,7 +239,7 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 		if m.may("POST-SGE") {
 			bad = !bad
 		}
-		full := m.occupied() >= int(m.capacity)
+		full := m.occupied() >= int(m.capacity)+m.slack
 		if full && !m.capExact {
 			// The real capacity is unknown: the device may take more.
 			// The observation decides; canonically the queue is full.
@@ -403,7 +403,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			return Observation{BadWR: -1}, err
 		}
 		m.touch("POST-SGE")
-		full := m.occupied() >= int(m.capacity)
+		full := m.occupied() >= int(m.capacity)+m.slack
 		if full && !m.capExact {
 			// The real capacity is unknown: the device may take more.
 			switch {
@@ -434,16 +434,70 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			if bad && !m.excuse("POST-SGE") {
 				return Observation{BadWR: -1}, dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
 			}
-			if full && !m.excuse("POST-FULL") {
-				return Observation{BadWR: -1}, dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+			if full {
+				if !m.excuse("POST-FULL") {
+					return Observation{BadWR: -1}, dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+				}
+				m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
 			}
 			m.enqueue(w)
 			continue
 		}
 		// The device refused it: for the model's reasons, or for one a
-		// relaxed rule admits.
-		errno, rule, anyErrno := 0, "", false
+		// relaxed rule admits (the queue full where the model has room, the
+		// WR invalid where the model finds it valid, any refusal where the
+		// rule forbids none).
+		type reason struct {
+			rule string
+			fix  func()
+			any  bool
+		}
+		var rs []reason
+		if bad || full {
+			rs = append(rs, reason{})
+		}
+		if !full {
+			if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
+				rs = append(rs, reason{"SLOT-FREE", func() { m.leaked += max(1, int(m.capacity)-m.occupied()); full = true }, false})
+			}
+			if m.relaxed("POST-FULL") {
+				// It holds fewer than the model thought.
+				rs = append(rs, reason{"POST-FULL", func() { full, m.slack = true, m.occupied()-int(m.capacity) }, false})
+			}
+		} else if bad && m.relaxed("POST-FULL") {
+			// It holds more, and refused the WR as bad only.
+			rs = append(rs, reason{"POST-FULL", func() { full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
+		}
+		if !bad && m.relaxed("POST-SGE") {
+			rs = append(rs, reason{"POST-SGE", func() { bad = true }, false})
+		}
+		if notReady && m.relaxed("POST-ANY-STATE") {
+			rs = append(rs, reason{"POST-ANY-STATE", nil, true})
+		}
+		if invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
+			rs = append(rs, reason{"POST-NO-KEY-CHECK", nil, true})
+		}
+		if len(rs) == 0 {
+			r := "POST-SGE"
+			if errnoIs(got.Errno, ENOMEM) {
+				r = "POST-FULL"
+			}
+			return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", w.ID), got.Describe(o))
+		}
+		pick := rs[0]
+		if len(rs) > 1 {
+			pick = rs[m.branch(len(rs))]
+		}
+		if pick.rule != "" {
+			m.excuse(pick.rule)
+		}
+		if pick.fix != nil {
+			pick.fix()
+		}
+		errno, rule, anyErrno := 0, pick.rule, pick.any
 		switch {
+		case anyErrno:
+			errno = EINVAL
 		case bad && full:
 			m.touch("POST-CHECK-ORDER")
 			errno, rule = ENOMEM, "POST-CHECK-ORDER"
@@ -454,44 +508,6 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			errno, rule = EINVAL, "POST-SGE"
 		case full:
 			errno, rule = ENOMEM, "POST-FULL"
-		default:
-			type reason struct {
-				rule  string
-				errno int
-				any   bool
-			}
-			var rs []reason
-			if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
-				rs = append(rs, reason{"SLOT-FREE", ENOMEM, false})
-			}
-			if m.relaxed("POST-FULL") {
-				rs = append(rs, reason{"POST-FULL", ENOMEM, false})
-			}
-			if m.relaxed("POST-SGE") {
-				rs = append(rs, reason{"POST-SGE", EINVAL, false})
-			}
-			if notReady && m.relaxed("POST-ANY-STATE") {
-				rs = append(rs, reason{"POST-ANY-STATE", EINVAL, true})
-			}
-			if invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
-				rs = append(rs, reason{"POST-NO-KEY-CHECK", EINVAL, true})
-			}
-			if len(rs) == 0 {
-				r := "POST-SGE"
-				if errnoIs(got.Errno, ENOMEM) {
-					r = "POST-FULL"
-				}
-				return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", w.ID), got.Describe(o))
-			}
-			pick := rs[0]
-			if len(rs) > 1 {
-				pick = rs[m.branch(len(rs))]
-			}
-			m.excuse(pick.rule)
-			errno, rule, anyErrno = pick.errno, pick.rule, pick.any
-			if pick.rule == "SLOT-FREE" {
-				m.leaked += max(1, int(m.capacity)-m.occupied())
-			}
 		}
 		if i > 0 && m.may("POST-ORDER") {
 			// The failing list's prefix was dropped with it.
