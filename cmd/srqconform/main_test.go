@@ -24,14 +24,14 @@ func TestRunOnTheEmulatorIsConformant(t *testing.T) {
 	code, out, _ := srq(t, "run", "-cases", "20", "-seed", "3")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "verdict: CONFORMANT")
-	assert.Contains(t, out, "pass     FETCH-FIFO")
+	assert.Contains(t, out, "pass        FETCH-FIFO")
 }
 
 func TestRunFindsADeviationAndItReplays(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := srq(t, "run", "-deviations", "badwr-off-by-one", "-cases", "10", "-seed", "3", "-replay-dir", dir)
 	require.Equal(t, exitDeviates, code, errs)
-	assert.Contains(t, out, "fail     POST-BADWR")
+	assert.Contains(t, out, "fail        POST-BADWR")
 	files, err := filepath.Glob(filepath.Join(dir, "*-POST-BADWR.json"))
 	require.NoError(t, err)
 	require.Len(t, files, 1)

@@ -93,9 +93,9 @@ func Text(w io.Writer, rep *conformance.Report) error {
 	for _, l := range header(rep) {
 		b.WriteString("  " + l + "\n")
 	}
-	b.WriteString("\nRULES\n")
+	b.WriteString("\nRULES (status, rule, steps whose check of it ran and agreed, statement)\n")
 	for _, r := range rep.Rules {
-		fmt.Fprintf(&b, "  %-8s %-20s %s", r.Status, r.Rule.ID, r.Rule.Statement)
+		fmt.Fprintf(&b, "  %-11s %-20s %6d  %s", r.Status, r.Rule.ID, r.Checks, r.Rule.Statement)
 		if r.Reason != "" {
 			fmt.Fprintf(&b, " [%s]", r.Reason)
 		}
@@ -167,13 +167,13 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 	for _, l := range header(rep) {
 		b.WriteString("- " + l + "\n")
 	}
-	b.WriteString("\n## Rules\n\n| Rule | Status | Statement | Notes |\n|---|---|---|---|\n")
+	b.WriteString("\n## Rules\n\n| Rule | Status | Checks | Statement | Notes |\n|---|---|---|---|---|\n")
 	for _, r := range rep.Rules {
 		note := r.Reason
 		if len(r.Failures) > 0 {
 			note = "counterexample " + refs(r.Failures)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Rule.ID, r.Status, cell(r.Rule.Statement), cell(note))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", r.Rule.ID, r.Status, r.Checks, cell(r.Rule.Statement), cell(note))
 	}
 	var fb strings.Builder
 	writeFindings(&fb, rep, "- ")
@@ -190,13 +190,30 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		if r, ok := ruleOf(rep, f.Rule); ok {
 			fmt.Fprintf(&b, "%s Source: %s.\n\n", r.Rule.Statement, r.Rule.Source)
 		}
-		b.WriteString("| # | Operation | Model allows | Driver did | Rule |\n|---|---|---|---|---|\n")
+		if d := f.Trace.Diagnosis; d != nil {
+			if len(d.Rules) > 0 {
+				fmt.Fprintf(&b, "Diagnosis: %s broken; the device departed at step %d, and the %s check saw it at step %d.", strings.Join(d.Rules, " and "), d.DepartedAt, d.NoticedBy, d.VisibleAt)
+				for _, a := range d.Also {
+					fmt.Fprintf(&b, " Also consistent with %s.", strings.Join(a, " and "))
+				}
+				b.WriteString("\n\n")
+			} else if d.Unexplained {
+				fmt.Fprintf(&b, "Diagnosis: no rule, nor pair of rules, explains this trace; the %s check saw it at step %d.\n\n", d.NoticedBy, d.VisibleAt)
+			}
+		}
+		b.WriteString("| # | Operation | Model allows | Driver did | Noticed by |\n|---|---|---|---|---|\n")
 		for _, s := range f.Trace.Steps {
-			allowed := ""
+			allowed, n := "", fmt.Sprint(s.N)
 			if s.Rule != "" {
 				allowed = s.Allowed
 			}
-			fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s |\n", s.N, s.OpText, cell(allowed), cell(s.Got), s.Rule)
+			switch {
+			case s.Evidence:
+				n += " (evidence, not checked)"
+			case f.Trace.Diagnosis != nil && f.Trace.Diagnosis.DepartedAt == s.N && s.Rule == "":
+				n += " (departed)"
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", n, s.OpText, cell(allowed), cell(s.Got), s.Rule)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
