@@ -287,7 +287,7 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 			errno, rule, anyErrno = EINVAL, "POST-NO-KEY-CHECK", true
 		}
 		if errno != 0 {
-			if i > 0 && m.may("POST-ORDER") {
+			if i > 0 && m.dropsPrefix() {
 				// The failing list's prefix was dropped with it.
 				m.queue = m.queue[:len(m.queue)-i]
 				m.posted -= i
@@ -343,6 +343,17 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 }
 
 func errnoIs(got, want int) bool { return got == want || got == -want }
+
+// dropsPrefix reports whether a failing list's prefix is dropped with it:
+// a relaxed POST-ORDER device does so from its first failing list on.
+func (m *machine) dropsPrefix() bool {
+	if m.orderMode == 0 {
+		m.orderMode = 1 + m.choose("POST-ORDER", 2)
+	} else {
+		m.touch("POST-ORDER")
+	}
+	return m.orderMode == 2
+}
 
 // postObserved checks a post against what the device did. The device's
 // bad_wr says where it stopped, so the model need not guess: every WR
@@ -509,7 +520,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 		case full:
 			errno, rule = ENOMEM, "POST-FULL"
 		}
-		if i > 0 && m.may("POST-ORDER") {
+		if i > 0 && m.dropsPrefix() {
 			// The failing list's prefix was dropped with it.
 			m.queue = m.queue[:len(m.queue)-i]
 			m.posted -= i
@@ -925,11 +936,19 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 }
 
 // fetch takes the head WR (FIFO) and applies the limit rule. Relaxed
-// FETCH-FIFO lets it take the newest instead.
+// FETCH-FIFO lets the device fetch from the wrong end, the newest first,
+// from its first fetch on.
 func (m *machine) fetch() entry {
 	pos := 0
-	if len(m.queue) > 1 && m.may("FETCH-FIFO") {
-		pos = len(m.queue) - 1
+	if len(m.queue) > 1 {
+		if m.fifoMode == 0 {
+			m.fifoMode = 1 + m.choose("FETCH-FIFO", 2)
+		} else {
+			m.touch("FETCH-FIFO")
+		}
+		if m.fifoMode == 2 {
+			pos = len(m.queue) - 1
+		}
 	}
 	e := m.queue[pos]
 	m.queue = append(clip(m.queue[:pos]), m.queue[pos+1:]...)
