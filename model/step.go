@@ -220,6 +220,8 @@ func (m *machine) notAllReady() bool {
 	return len(m.qps) == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return q.state != RTS })
 }
 
+// post applies a post: checked against what the device did when got is
+// set (postObserved), else with the canonical outcome.
 func (m *machine) post(o Post, got *Observation) (Observation, error) {
 	if got != nil {
 		return m.postObserved(o, got)
@@ -236,108 +238,27 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 		if err != nil {
 			return obs, err
 		}
-		if m.may("POST-SGE") {
-			bad = !bad
-		}
 		full := m.occupied() >= int(m.capacity)+m.slack
 		if full && !m.capExact {
-			// The real capacity is unknown: the device may take more.
-			// The observation decides; canonically the queue is full.
-			switch {
-			case got == nil || (got.BadWR == i && (!bad || errnoIs(got.Errno, ENOMEM))):
-				m.capExact = true // an ENOMEM here pins the capacity
-			case got.BadWR == i:
-				full = false // refused as a bad WR: says nothing of the capacity
-			default:
-				full = false // taken: there was room
-				m.capacity = uint32(m.occupied() + 1)
-			}
+			m.capExact = true // canonically the queue is full: an ENOMEM here pins the capacity
 		}
-		if full || m.occupied()+1 >= int(m.capacity) {
-			if m.fetched > 0 {
-				m.touch("SLOT-FREE")
-			}
-			if m.may("POST-FULL") {
-				full = !full
-			}
-		}
-		// A slot that never came back: the device finds the queue full
-		// where the model has room (relaxed SLOT-FREE adopts the leak).
-		if !full && got != nil && got.BadWR == i && errnoIs(got.Errno, ENOMEM) &&
-			m.fetched > m.held+m.leaked && m.excuse("SLOT-FREE") {
-			m.leaked += int(m.capacity) - m.occupied()
-			full = true
-		}
-		errno, rule, anyErrno := 0, "", false
+		errno := 0
 		switch {
-		case m.notAllReady() && m.may("POST-ANY-STATE"):
-			errno, rule, anyErrno = EINVAL, "POST-ANY-STATE", true
 		case bad && full:
-			m.touch("POST-CHECK-ORDER")
+			errno = ENOMEM
 			if m.checkOrder() == SGEFirst {
-				errno, rule = EINVAL, "POST-CHECK-ORDER"
-			} else {
-				errno, rule = ENOMEM, "POST-CHECK-ORDER"
+				errno = EINVAL
 			}
 		case bad:
-			errno, rule = EINVAL, "POST-SGE"
+			errno = EINVAL
 		case full:
-			errno, rule = ENOMEM, "POST-FULL"
-		case m.hasInvalidKey(w) && m.may("POST-NO-KEY-CHECK"):
-			errno, rule, anyErrno = EINVAL, "POST-NO-KEY-CHECK", true
+			errno = ENOMEM
 		}
 		if errno != 0 {
-			if i > 0 && m.dropsPrefix() {
-				// The failing list's prefix was dropped with it.
-				m.queue = m.queue[:len(m.queue)-i]
-				m.posted -= i
-			}
 			obs.Errno, obs.BadWR = m.postErr(errno), i
-			m.touch("POST-BADWR")
-			m.touch("POST-RETURN")
-			if got == nil {
-				return obs, nil
-			}
-			if got.Errno == 0 {
-				return obs, dev(rule, "result", fmt.Sprintf("%s with bad_wr=%d (wr%d)", ErrnoName(obs.Errno), i, w.ID), "0 (all posted)")
-			}
-			// A misreported bad_wr is one off, or not set.
-			if got.BadWR != i && (got.BadWR < i-1 || got.BadWR > i+1 || !m.excuse("POST-BADWR")) {
-				return obs, dev("POST-BADWR", "bad_wr", fmt.Sprintf("%d (wr%d)", i, w.ID), got.BadWR)
-			}
-			if got.Errno != obs.Errno && !anyErrno {
-				r := rule
-				if errnoIs(got.Errno, errno) || got.Errno == -1 {
-					r = "POST-RETURN" // the right error, the wrong convention
-				}
-				if !m.excuse(r) {
-					return obs, dev(r, "return value", ErrnoName(obs.Errno), ErrnoName(got.Errno))
-				}
-			}
-			return *got, nil
+			return obs, nil
 		}
-		// The SRQ keeps a copy: the caller may reuse its WR at once.
-		cp := w
-		cp.SGEs = append([]SGE(nil), w.SGEs...)
-		e := entry{wr: cp}
-		if m.copyMode == 2 {
-			// The device kept the caller's WR, which the harness scribbles
-			// right after the post (^wr_id, SGEs of no valid key).
-			e.wr.ID = ^w.ID
-			for k := range e.wr.SGEs {
-				e.wr.SGEs[k] = SGE{Length: 0xdeadbeef, Key: -1}
-			}
-			e.loose = true
-		}
-		m.queue = append(m.queue, e)
-		m.posted++
-	}
-	if got != nil && (got.Errno != 0 || got.BadWR >= 0) {
-		rule := "POST-SGE"
-		if errnoIs(got.Errno, ENOMEM) {
-			rule = "POST-FULL"
-		}
-		return obs, dev(rule, "result", fmt.Sprintf("0 (all %d posted)", len(o.WRs)), got.Describe(o))
+		m.enqueue(w)
 	}
 	return obs, nil
 }
