@@ -124,12 +124,13 @@ var rxeRunFields = []string{
 	"KeyErrorRCQP", "Resize", "ResizeBelowLimit", "LastWQE",
 }
 
-// RXE returns the profile of the soft-RoCE driver rxe on Linux 6.10 and
+// RXE returns the profile of the soft-RoCE driver rxe on Linux 6.10 (and the
+// stable 6.6.36 and 6.9.7, which carry the UD oversize fix) and
 // later (Debian trixie and sid) with rdma-core 40 or later.
 func RXE() Profile {
 	p := Documented()
 	p.Name = "rxe"
-	p.Description = "Soft-RoCE (rdma_rxe) on Linux >= 6.10 (UD oversize fix f67ac0061c76, LAST_WQE event c3e1bf626eb3), rdma-core >= 40 rxe provider."
+	p.Description = "Soft-RoCE (rdma_rxe) on Linux >= 6.10, and stable >= 6.6.36 and >= 6.9.7 (UD oversize fix f67ac0061c76, LAST_WQE event c3e1bf626eb3), rdma-core >= 40 rxe provider."
 	p.Notes = map[string]Note{}
 	set := func(field string, n Note) { p.Notes[field] = n }
 
@@ -160,9 +161,9 @@ func RXE() Profile {
 	set("OversizeRCStatus", unread("kernel rxe_resp.c: a too-long send completes with IB_WC_LOC_QP_OP_ERR"))
 	set("OversizeRCQP", unread("kernel rxe_resp.c: the QP moves to ERR"))
 	p.OversizeUDStatus = Statuses(WCRemInvReq)
-	set("OversizeUDStatus", unread("kernel commit f67ac0061c76 (v6.10): UD with SRQ completes IB_WC_REM_INV_REQ_ERR"))
+	set("OversizeUDStatus", unread("kernel commit f67ac0061c76 \"RDMA/rxe: Fix responder length checking for UD request packets\" (v6.10; backported to stable 6.6.36 and 6.9.7 as 163868ec1f6c and 943c94f41dfe, the CVE-2024-40992 references): UD with SRQ completes IB_WC_REM_INV_REQ_ERR"))
 	p.OversizeUDQP = One(Unchanged)
-	set("OversizeUDQP", unread("kernel commit f67ac0061c76 (v6.10): the UD QP stays as it was"))
+	set("OversizeUDQP", unread("kernel commit f67ac0061c76 (v6.10; stable 6.6.36, 6.9.7): the UD QP stays as it was"))
 	p.KeyCheck = One(CheckTouchedSGEs)
 	set("KeyCheck", unread("kernel rxe_resp.c copy_data: an SGE's key is looked up only when bytes land in it"))
 	p.KeyErrorStatus = Statuses(WCLocQPOpErr)
@@ -204,7 +205,7 @@ func RXE61() Profile {
 	p.LastWQERepeat = One(OncePerEntry)
 	p.Notes["LastWQERepeat"] = unread("no LAST_WQE_REACHED event before v6.5")
 	p.CapacityReport = One(ReportUnchanged)
-	p.Notes["CapacityReport"] = seen("kernel before commit 06e1f13ffd8b (2023): create does not write the rounded max_wr back (seen on 6.1)")
+	p.Notes["CapacityReport"] = seen("kernel before commit cc28f351155d \"RDMA/rxe: Fix rxe_modify_srq\" (v6.6; stable 6.4.16 and 6.5.3): create does not write the rounded max_wr back (seen on 6.1)")
 	p.Capacity = One(CapacityPow2)
 	p.Notes["Capacity"] = unread("kernel rxe_queue.c rxe_queue_init: the queue still holds roundup_pow2(max_wr+1)-1; query reports it")
 	p.PostRecvBadWR = One(BadWRNull)
