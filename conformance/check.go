@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"math"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -34,6 +35,10 @@ type Options struct {
 	Wait, Settle time.Duration
 	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s).
 	ShrinkTime time.Duration
+	// Duration, when set, is a time budget for the random cases: they run
+	// until it is spent (Cases then bounds them only if it is set too).
+	Duration time.Duration
+	deadline time.Time // when Duration runs out
 	// Progress, when set, is told of every finished unit of work.
 	Progress func(done, total int, what string)
 }
@@ -113,6 +118,8 @@ type Report struct {
 	Profile  string       `json:"profile"`
 	Seed     uint64       `json:"seed"`
 	Cases    int          `json:"cases"`
+	// Duration is the time budget the random cases ran under, if any.
+	Duration time.Duration `json:"duration_ns,omitempty"`
 	Steps    int          `json:"max_steps"`
 	Rules    []RuleResult `json:"rules"`
 	Failures []Failure    `json:"failures"`
@@ -194,7 +201,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	start := time.Now()
 	x := newExecutor(dev, opts)
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
-		Cases: max(opts.Cases, 0), Steps: opts.Steps}
+		Cases: max(opts.Cases, 0), Steps: opts.Steps, Duration: opts.Duration}
 	c := &checker{ctx: ctx, opts: opts, x: x, rep: rep, caps: capsOf(x.info),
 		coverage: map[string]int{}, ran: map[string]int{}, skipped: map[string]string{}, blocked: map[string]string{},
 		resolved: map[string]map[string]bool{}}
@@ -288,8 +295,25 @@ func (c *checker) randomCases() error {
 	remaining := c.opts.Cases
 	done := len(selectScenarios(c.opts.Rules))
 	total := done + max(c.opts.Cases, 0)
+	opts := c.opts
+	if c.opts.Duration > 0 {
+		opts.deadline = time.Now().Add(c.opts.Duration)
+		// A failure found within the budget is shrunk for at most as long
+		// again, so that a time budget bounds the run.
+		opts.ShrinkTime = min(opts.ShrinkTime, max(c.opts.Duration, time.Second))
+		if c.opts.Cases <= 0 {
+			remaining = math.MaxInt
+		}
+	}
 	for round := uint64(0); remaining > 0 && c.ctx.Err() == nil; round++ {
-		res, err := randomRun(c.ctx, c.x, c.opts, c.opts.Seed+round, remaining, c.relaxed, done+c.rep.CasesRun, total)
+		if !opts.deadline.IsZero() && time.Now().After(opts.deadline) {
+			break
+		}
+		batch := remaining
+		if !opts.deadline.IsZero() {
+			batch = min(remaining, 200) // batches, so that the budget decides
+		}
+		res, err := randomRun(c.ctx, c.x, opts, c.opts.Seed+round, batch, c.relaxed, done+c.rep.CasesRun, total)
 		c.rep.StepsRun += res.steps
 		c.rep.CasesRun += res.cases
 		c.rep.Unpredictable += res.unpredictable
@@ -299,7 +323,10 @@ func (c *checker) randomCases() error {
 			return err
 		}
 		if res.fail == nil {
-			break
+			if opts.deadline.IsZero() {
+				break
+			}
+			continue // the budget is time: another batch, another seed
 		}
 		source := fmt.Sprintf("random case (seed %d)", c.opts.Seed+round)
 		if !c.settle([]*failing{{tr: *res.fail, source: source}}) {
@@ -709,6 +736,9 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 	tb := &progTB{}
 	var firstFail time.Time
 	prop := func(t *rapid.T) {
+		if !failed && !opts.deadline.IsZero() && time.Now().After(opts.deadline) {
+			return // the time budget is spent: no new case
+		}
 		if ctx.Err() != nil {
 			runtime.Goexit() // see below
 		}

@@ -164,3 +164,18 @@ func TestRunsAreNotLostWhenCandidatesDisagree(t *testing.T) {
 		assert.True(t, rep.Conformant(), "seed %d: the documented profile allows a UD QP to die", seed)
 	}
 }
+
+// TestDurationBudgetRunsCasesUntilSpent: with a time budget and no case
+// count, random cases run in batches until the budget is spent.
+func TestDurationBudgetRunsCasesUntilSpent(t *testing.T) {
+	rep, err := conformance.Check(context.Background(), emu.New(), drivers.Config{}, conformance.Options{
+		Profile: model.Documented(), Cases: -1, Seed: 9, Duration: 400 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, 400*time.Millisecond, rep.Duration)
+	assert.Positive(t, rep.CasesRun, "no random case ran under a time budget")
+	assert.True(t, rep.Conformant())
+	none, err := conformance.Check(context.Background(), emu.New(), drivers.Config{}, conformance.Options{
+		Profile: model.Documented(), Cases: -1, Seed: 9})
+	require.NoError(t, err)
+	assert.Zero(t, none.CasesRun, "without a budget, -cases 0 runs no random case")
+}

@@ -53,6 +53,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file (.yaml, .json)")
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
 	cases := fs.Int("cases", 100, "number of random cases (0: scenarios only)")
+	duration := fs.Duration("duration", 0, "time budget for the random cases: run them until it is spent (with -cases, at most that many)")
 	steps := fs.Int("steps", 40, "most steps per random case")
 	rules := fs.String("rules", "", "comma-separated rule IDs: run only their scenarios")
 	format := fs.String("format", "text", "report format: "+strings.Join(render.Formats, ", "))
@@ -92,9 +93,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	opts := conformance.Options{Profile: p, Seed: *seed, Cases: *cases, Steps: *steps, Wait: *wait, Settle: *settle}
-	if *cases == 0 {
-		opts.Cases = -1
+	if *duration < 0 {
+		return fail(stderr, "-duration must not be negative, got %v", *duration)
+	}
+	opts := conformance.Options{Profile: p, Seed: *seed, Cases: *cases, Steps: *steps, Wait: *wait, Settle: *settle, Duration: *duration}
+	casesSet := false
+	fs.Visit(func(f *flag.Flag) { casesSet = casesSet || f.Name == "cases" })
+	switch {
+	case *duration > 0 && !casesSet:
+		opts.Cases = -1 // the budget alone decides
+		opts.Duration = *duration
+	case *cases == 0:
+		opts.Cases, opts.Duration = -1, 0
 	}
 	if opts.Rules, err = parseRules(*rules); err != nil {
 		return fail(stderr, "%v", err)

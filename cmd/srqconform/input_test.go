@@ -54,6 +54,8 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"profiles", "rxe", "mlx5"}, `profiles takes at most one name`},
 		{[]string{"render", notReport, notReport}, `render takes one JSON report, got 2 arguments`},
 		{[]string{"run", "-wait", "-1s"}, "-wait is -1s, want 0 or more"},
+		{[]string{"run", "-duration", "-1s"}, "-duration must not be negative, got -1s"},
+		{[]string{"vm", "-duration", "-1s"}, "-duration must not be negative, got -1s"},
 		{[]string{"run", "-settle", "-5ms"}, "-settle is -5ms, want 0 or more"},
 		{[]string{"run", "-i", "-1"}, "-i (port) is -1, want 1 or more"},
 		{[]string{"run", "-x", "-2"}, "-x (GID index) is -2, want 0 or more"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,6 +40,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	profile := fs.String("profile", "", "profile (default: rxe-6.1 for bookworm, rxe otherwise)")
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
 	cases := fs.Int("cases", 50, "number of random cases")
+	duration := fs.Duration("duration", 0, "time budget for the random cases in the guest (with -cases, at most that many)")
 	steps := fs.Int("steps", 40, "most steps per random case")
 	format := fs.String("format", "text", "report format: text, markdown, json, junit")
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
@@ -64,6 +66,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if *cases < 0 || *steps <= 0 {
 		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
+	}
+	if *duration < 0 {
+		return fail(stderr, "-duration must not be negative, got %v", *duration)
 	}
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q", *format)
@@ -129,7 +134,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	opts := vm.Options{
 		Kernel:   k,
 		Program:  prog,
-		Args:     []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", pname, "-seed", strconv.FormatUint(*seed, 10), "-cases", strconv.Itoa(*cases), "-steps", strconv.Itoa(*steps), "-runs", strconv.Itoa(*runs)},
+		Args:     guestRunArgs(pname, *seed, *cases, *steps, *runs, *duration, fs.FlagSet),
 		Timeout:  *timeout,
 		Accel:    *accel,
 		CacheDir: *cache,
@@ -316,4 +321,21 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	return exitOK
+}
+
+// guestRunArgs is the run command the guest executes: the budget is the
+// case count, or the time given with -duration (bounded by -cases only
+// when -cases was given too).
+func guestRunArgs(profile string, seed uint64, cases, steps, runs int, duration time.Duration, fs *flag.FlagSet) []string {
+	args := []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", profile,
+		"-seed", strconv.FormatUint(seed, 10), "-steps", strconv.Itoa(steps), "-runs", strconv.Itoa(runs)}
+	casesSet := false
+	fs.Visit(func(f *flag.Flag) { casesSet = casesSet || f.Name == "cases" })
+	if duration > 0 {
+		args = append(args, "-duration", duration.String())
+	}
+	if duration == 0 || casesSet {
+		args = append(args, "-cases", strconv.Itoa(cases))
+	}
+	return args
 }

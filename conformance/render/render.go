@@ -56,8 +56,8 @@ func header(rep *conformance.Report) []string {
 		lines = append(lines, fmt.Sprintf("kernel %s, rdma-core %s", orDash(d.Kernel), orDash(d.RDMACore)))
 	}
 	lines = append(lines,
-		fmt.Sprintf("profile %s; seed %d; %d random cases of up to %d steps; %d steps run in %v",
-			rep.Profile, rep.Seed, rep.Cases, rep.Steps, rep.StepsRun, rep.Elapsed.Round(1e6)),
+		fmt.Sprintf("profile %s; seed %d; %s of up to %d steps; %d steps run in %v",
+			rep.Profile, rep.Seed, casesText(rep), rep.Steps, rep.StepsRun, rep.Elapsed.Round(1e6)),
 		fmt.Sprintf("verdict: %s (%d failing rules, %d counterexamples, %d profile findings)",
 			verdict(rep), countStatus(rep, conformance.Fail), len(rep.Failures), len(rep.Findings)))
 	if rep.Interrupted {
@@ -67,6 +67,15 @@ func header(rep *conformance.Report) []string {
 		lines = append(lines, "harness error: "+rep.Error)
 	}
 	return lines
+}
+
+// casesText says how many random cases were asked for and, under a time
+// budget, how many ran.
+func casesText(rep *conformance.Report) string {
+	if rep.Duration > 0 {
+		return fmt.Sprintf("random cases for %v (%d run)", rep.Duration, rep.CasesRun)
+	}
+	return fmt.Sprintf("%d random cases", rep.Cases)
 }
 
 func orDash(s string) string {
