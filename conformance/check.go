@@ -2,9 +2,9 @@ package conformance
 
 import (
 	"context"
-	"math"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -113,17 +113,17 @@ type Finding struct {
 
 // Report is the outcome of a conformance run.
 type Report struct {
-	Driver   string       `json:"driver"`
-	Device   drivers.Info `json:"device"`
-	Profile  string       `json:"profile"`
-	Seed     uint64       `json:"seed"`
-	Cases    int          `json:"cases"`
+	Driver  string       `json:"driver"`
+	Device  drivers.Info `json:"device"`
+	Profile string       `json:"profile"`
+	Seed    uint64       `json:"seed"`
+	Cases   int          `json:"cases"`
 	// Duration is the time budget the random cases ran under, if any.
 	Duration time.Duration `json:"duration_ns,omitempty"`
-	Steps    int          `json:"max_steps"`
-	Rules    []RuleResult `json:"rules"`
-	Failures []Failure    `json:"failures"`
-	Findings []Finding    `json:"findings"`
+	Steps    int           `json:"max_steps"`
+	Rules    []RuleResult  `json:"rules"`
+	Failures []Failure     `json:"failures"`
+	Findings []Finding     `json:"findings"`
 	// Resolved lists, for each choice the profile left open, the values the
 	// device's behaviour allowed.
 	Resolved map[string][]string `json:"resolved,omitempty"`
