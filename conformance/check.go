@@ -532,6 +532,51 @@ func (c *checker) prune() {
 	}
 }
 
+// minimize removes steps from a counterexample, one at a time, for as long
+// as the trace still fails the same way: it deviates with the rules the run
+// had relaxed when it failed, and is consistent with the diagnosed rules
+// relaxed as well. The result is 1-minimal: no single step can go. Every
+// attempt runs on the device; the attempts stop at the shrink budget.
+func (c *checker) minimize(f *Failure) {
+	if len(f.Rules) == 0 {
+		return
+	}
+	base := f.Replay.Relaxed
+	with := append(slices.Clone(base), f.Rules...)
+	deadline := time.Now().Add(c.opts.ShrinkTime)
+	try := func(ops []model.Op) (Trace, bool) {
+		tr, _, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
+			for _, op := range ops {
+				s.do(op)
+			}
+		})
+		c.rep.StepsRun += len(tr.Steps)
+		ok := tr.Deviation != nil && replayOnModel(c.opts.Profile, c.caps, with, tr) == nil
+		return tr, ok
+	}
+	ops := f.Trace.Ops()
+	tr := f.Trace
+	for changed := true; changed; {
+		changed = false
+		for i := len(ops) - 1; i >= 1 && i < len(ops); i-- {
+			if time.Now().After(deadline) || c.ctx.Err() != nil {
+				break
+			}
+			cand := append(slices.Clone(ops[:i]), ops[i+1:]...)
+			if t, ok := try(cand); ok {
+				tr, ops, changed = t, t.Ops(), true
+			}
+		}
+	}
+	if len(tr.Steps) == len(f.Trace.Steps) {
+		return
+	}
+	d := chooseDiagnosis(tr.diagnose(c.opts.Profile, c.caps, base), f.Rules, c.opts.Profile, c.caps, base, tr)
+	tr.Diagnosis = &d
+	f.Trace = tr
+	f.Replay = c.replay(tr.Ops(), f.Rule, f.Source, base)
+}
+
 // finish builds the rule table, the findings and the open choices.
 func (c *checker) finish() {
 	rep := c.rep
@@ -539,6 +584,11 @@ func (c *checker) finish() {
 		c.prune()
 	}
 	rep.Failures = shortestPerRule(rep.Failures)
+	if c.ctx.Err() == nil {
+		for i := range rep.Failures {
+			c.minimize(&rep.Failures[i])
+		}
+	}
 	rep.Rules = c.ruleTable()
 	if c.ctx.Err() == nil {
 		rep.Findings = declaredNotShown(c.opts.Profile, c.x.info, c.passing, c.relaxed)

@@ -179,3 +179,31 @@ func TestDurationBudgetRunsCasesUntilSpent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, none.CasesRun, "without a budget, -cases 0 runs no random case")
 }
+
+// TestCounterexamplesAreOneMinimal: removing any single step (but the
+// create) from a reported counterexample loses the failure: the replay
+// passes, or fails in a way its diagnosed rules do not explain.
+func TestCounterexamplesAreOneMinimal(t *testing.T) {
+	for _, m := range []emu.Deviation{emu.LIFO, emu.LimitAtEqual, emu.SlotLeak, emu.PostAllOrNothing, emu.UDNoGRH, emu.WriteConsumes} {
+		t.Run(string(m), func(t *testing.T) {
+			rep := check(t, emu.New(m), model.Documented(), 100, 3)
+			require.NotEmpty(t, rep.Failures)
+			for _, f := range rep.Failures {
+				var ops []model.Op
+				for _, o := range f.Replay.Ops {
+					op, err := conformance.DecodeOp(o)
+					require.NoError(t, err)
+					ops = append(ops, op)
+				}
+				for i := 1; i < len(ops); i++ {
+					cut := append(slices.Clone(ops[:i]), ops[i+1:]...)
+					tr, err := conformance.Replay(context.Background(), emu.New(m), drivers.Config{}, model.Documented(), f.Replay.Relaxed, cut, conformance.Options{})
+					require.NoError(t, err)
+					same := tr.Deviation != nil && tr.Diagnosis != nil &&
+						slices.ContainsFunc(tr.Diagnosis.Explains(), func(s []string) bool { return slices.Equal(s, f.Rules) })
+					assert.False(t, same, "%s: step %d (%s) can go and %v still fails:\n%s", f.Source, i+1, ops[i], f.Rules, f.Trace.Text())
+				}
+			}
+		})
+	}
+}
