@@ -19,6 +19,9 @@ var (
 // genCase draws and runs one random case on s.
 func genCase(t *rapid.T, s *session, maxSteps int) {
 	info := s.x.info
+	// wr_ids from 1, or from a base with high bits set: a driver that
+	// truncates wr_id to 32 bits, or sign-extends it, shows.
+	s.idBase = rapid.SampledFrom([]uint64{0, 0, 1 << 32, 0xffffffff00000000, 0x7fffffffffff0000}).Draw(t, "wr_id base")
 	maxWR := genMaxWR.Draw(t, "max_wr")
 	if maxWR > info.MaxSRQWR {
 		maxWR = info.MaxSRQWR

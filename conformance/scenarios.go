@@ -20,7 +20,7 @@ func (s *session) view() model.View { return s.model.View() }
 // wr is a WR with SGEs of the given lengths on key 0, with a fresh wr_id.
 func (s *session) wr(lengths ...uint32) model.WR {
 	s.ids++
-	w := model.WR{ID: s.ids, NumSGE: len(lengths)}
+	w := model.WR{ID: s.ids + s.idBase, NumSGE: len(lengths)}
 	for _, l := range lengths {
 		w.SGEs = append(w.SGEs, model.SGE{Length: l})
 	}

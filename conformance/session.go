@@ -18,7 +18,10 @@ type session struct {
 	model   *model.Model
 	x       *executor
 	trace   Trace
-	ids     uint64 // the last wr_id handed out
+	ids     uint64 // how many wr_ids were handed out
+	// idBase is added to every wr_id: random cases spread them over 64
+	// bits, so that a driver that keeps only some of the bits shows.
+	idBase uint64
 	// skip is set when the scenario needs something the driver lacks.
 	skip string
 	// unpredictable is set when the model could not predict a step (a

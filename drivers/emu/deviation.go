@@ -95,6 +95,7 @@ const (
 	WriteImmNoConsume   Deviation = "write-imm-no-consume"
 	WrongByteLen        Deviation = "wrong-byte-len"
 	WrongQP             Deviation = "wrong-qp"
+	WRIDTruncated       Deviation = "wrid-truncated"
 	ImmDropped          Deviation = "imm-dropped"
 	WriteImmScatters    Deviation = "write-imm-scatters"
 	FitStrict           Deviation = "fit-strict"
@@ -218,6 +219,7 @@ var catalogue = []DeviationInfo{
 	{WriteImmNoConsume, KindMutant, "FETCH-OPCODES", "an RDMA Write with immediate consumes nothing", nil},
 	{WrongByteLen, KindMutant, "RECV-COMPLETION", "byte_len is the WQE's capacity", nil},
 	{WrongQP, KindMutant, "RECV-COMPLETION", "every completion names QP 0", nil},
+	{WRIDTruncated, KindMutant, "RECV-COMPLETION", "completions carry only the low 32 bits of wr_id", nil},
 	{ImmDropped, KindMutant, "RECV-IMM", "a Send with immediate completes without the immediate", nil},
 	{WriteImmScatters, KindMutant, "RECV-WRITE-IMM", "a Write with immediate must fit the WQE like a Send", nil},
 	{FitStrict, KindMutant, "RECV-FIT", "a message must be shorter than the WQE's capacity (len == capacity fails)", nil},

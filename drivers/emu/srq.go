@@ -495,6 +495,9 @@ func (s *srq) pushCQE(c drivers.Completion, holds bool) {
 	if s.cfg.has(WrongQP) {
 		c.QP = 0
 	}
+	if s.cfg.has(WRIDTruncated) {
+		c.WRID &= 0xffffffff // a 32-bit field somewhere on the way
+	}
 	s.cq = append(s.cq, cqe{Completion: c, holds: holds})
 	if c.Status == wcSuccess {
 		s.successes++
