@@ -93,6 +93,7 @@ var probes = []struct {
 	{emu.WriteImmNoConsume, receive(drivers.RC, drivers.WriteImm, 8, sge64), "peer 0 [{id=1 st=0 op=1 len=8 qp=0 imm=0xabc}] []", "peer 0 [] []"},
 	{emu.WrongByteLen, receive(drivers.RC, drivers.Send, 8, sge64), "peer 0 [{id=1 st=0 op=0 len=8 qp=0}] []", "peer 0 [{id=1 st=0 op=0 len=64 qp=0}] []"},
 	{emu.WrongQP, secondQP, "[{id=1 st=0 op=0 len=8 qp=1}]", "[{id=1 st=0 op=0 len=8 qp=0}]"},
+	{emu.WRIDTruncated, highWRID, "[4294967297]", "[1]"},
 	{emu.ImmDropped, receive(drivers.RC, drivers.SendImm, 8, sge64), "peer 0 [{id=1 st=0 op=0 len=8 qp=0 imm=0xabc}] []", "peer 0 [{id=1 st=0 op=0 len=8 qp=0}] []"},
 	{emu.WriteImmScatters, receive(drivers.RC, drivers.WriteImm, 65, sge64), "peer 0 [{id=1 st=0 op=1 len=65 qp=0 imm=0xabc}] []", "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] [lastwqe(0)]"},
 	{emu.FitStrict, receive(drivers.RC, drivers.Send, 64, sge64), "peer 0 [{id=1 st=0 op=0 len=64 qp=0}] []", "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] [lastwqe(0)]"},
@@ -384,6 +385,22 @@ func secondQP(t *testing.T, devs ...emu.Deviation) string {
 	r.postN(1)
 	r.send(q, drivers.Send, 8)
 	return r.pollStr()
+}
+
+// highWRID receives into a WR whose wr_id has bits above 32 and returns the
+// completion's wr_id.
+func highWRID(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	q := r.qp(drivers.RC, drivers.RTS)
+	wr := drivers.RecvWR{ID: 1<<32 + 1, NumSGE: 1, SGEs: []drivers.SGE{sge64}}
+	r.post(wr)
+	r.send(q, drivers.Send, 8)
+	var ids []uint64
+	cs, _ := r.srq.PollCQ(0)
+	for _, c := range cs {
+		ids = append(ids, c.WRID)
+	}
+	return fmt.Sprint(ids)
 }
 
 func rnr(t *testing.T, devs ...emu.Deviation) string {
