@@ -816,6 +816,9 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 			return // the generator's fault: discard the case
 		}
 		if tr.Failed() {
+			if failed && last.Deviation != nil && tr.Deviation == nil {
+				return // shrinking a deviation: a candidate the harness cannot run is not one
+			}
 			if !failed {
 				firstFail = time.Now()
 			}
