@@ -302,6 +302,21 @@ var scenarios = []Scenario{
 		s.do(model.Arm{Limit: 6})
 		s.do(model.Resize{MaxWR: 4})
 		s.do(model.Query{})
+		s.poll()
+	}},
+	{"MODIFY-ONLY-MASKED", "a resize keeps the armed limit", "", func(s *session) {
+		s.setup(16, 1, rc)
+		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
+		for range 8 {
+			s.post(s.wr(8))
+		}
+		s.do(model.Arm{Limit: 4}) // below the count: armed, nothing fires
+		s.do(model.Resize{MaxWR: 32})
+		s.do(model.Query{})
+		for range 5 {
+			s.send(0, model.Send, 1)
+		}
+		s.poll()
 	}},
 	{"RESIZE-CAPACITY", "grow with WRs outstanding: they stay, in order, and the new max_wr fits", "RUT ModifyMaxWr", func(s *session) {
 		s.setup(4, 1, rc)
