@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"context"
 	"path/filepath"
 	"slices"
@@ -24,10 +25,17 @@ import (
 // srq_limit by the reported max_wr, the model by the capacity it learned;
 // seeds 2, 4-13, 15-25), on the mlx5 set QP-FETCH-STATES (seed 10). Fewer
 // cases (50) miss rxe's KeyErrorUDQP, which no scenario reaches.
-const (
-	inferSeed  = 3
+var (
+	inferSeed  = envInt("SRQCONFORM_INFER_SEED", 3)
 	inferCases = 100
 )
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
 
 // TestInferReproducesTheBuiltInProfiles infers the profile of every emulated
 // behaviour set (and of the plain emulator, the documented profile) and
@@ -71,7 +79,7 @@ func TestInferReproducesTheBuiltInProfiles(t *testing.T) {
 					opts = append(opts, emu.Deviation(set))
 				}
 				rep, err := conformance.Check(context.Background(), emu.New(opts...), drivers.Config{},
-					conformance.Options{Profile: p, Seed: inferSeed, Cases: inferCases})
+					conformance.Options{Profile: p, Seed: uint64(inferSeed), Cases: inferCases})
 				require.NoError(t, err)
 				return rep
 			}
@@ -81,14 +89,16 @@ func TestInferReproducesTheBuiltInProfiles(t *testing.T) {
 				untestable[f.Field] = f.Untestable
 			}
 			// told reports whether the suite tells value w of field f from
-			// the built-in's on this device: the built-in with w fails a
-			// rule the built-in itself passes.
+			// the built-in's on this device, given the other fields as the
+			// inference left them: the inferred profile narrowed to w fails.
+			// (Two fields can be open together where no run tells their
+			// joint values apart, as the capacity report and the capacity
+			// on rxe-6.1: "at least the request" for both explains the
+			// device as well as the built-in's pair.)
 			told := func(f, w string) bool {
-				q := builtin
+				q := inferred
 				require.NoError(t, q.SetField(f, []string{w}))
-				return slices.ContainsFunc(check(q).Failures, func(x conformance.Failure) bool {
-					return !slices.ContainsFunc(own.Failures, func(y conformance.Failure) bool { return x.Rule == y.Rule })
-				})
+				return len(check(q).Failures) > 0
 			}
 			var mismatches []string
 			for _, f := range model.FieldNames() {
