@@ -1,8 +1,8 @@
 package main
 
 import (
-	"os"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
