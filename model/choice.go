@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -101,17 +100,4 @@ type choice interface {
 	pick(i int) any
 	describe() string
 	texts() []string
-	widen(all any) any
-}
-
-// widen returns c allowing also every value of all (a Choice[T]), c's own
-// values first.
-func (c Choice[T]) widen(all any) any {
-	out := Choice[T]{vals: append([]T(nil), c.vals...)}
-	for _, v := range all.(Choice[T]).vals {
-		if !slices.Contains(out.vals, v) {
-			out.vals = append(out.vals, v)
-		}
-	}
-	return out
 }

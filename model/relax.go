@@ -161,44 +161,27 @@ func (m *machine) decided(field string, i int) {
 	}
 }
 
-// fieldValues lists every value of each profile field's type.
-var fieldValues = map[reflect.Type]any{
-	reflect.TypeFor[Choice[ErrnoSign]]():      Either(ErrnoPositive, ErrnoNegative, ErrnoMinusOne),
-	reflect.TypeFor[Choice[CheckOrder]]():     Either(FullFirst, SGEFirst),
-	reflect.TypeFor[Choice[SGELimit]]():       Either(SGEAgainstSRQ, SGEAgainstDevice),
-	reflect.TypeFor[Choice[Acceptance]]():     Either(Accepted, Rejected),
-	reflect.TypeFor[Choice[CapacityReport]](): Either(ReportAtLeast, ReportPow2Less1),
-	reflect.TypeFor[Choice[CapacityRule]]():   Either(CapacityExact, CapacityAtLeast, CapacityPow2),
-	reflect.TypeFor[Choice[QueryRule]]():      Either(QuerySame, QueryAtLeast, QueryENOSYS, QueryEOPNOTSUPP),
-	reflect.TypeFor[Choice[SlotFree]]():       Either(FreeAtFetch, FreeAtPoll),
-	reflect.TypeFor[Choice[LimitAfterFire]](): Either(LimitReadsZero, LimitKept),
-	reflect.TypeFor[Choice[ArmBelow]]():       Either(FireAtNextFetch, FireAtOnce),
-	reflect.TypeFor[Choice[LimitBound]]():     Either(LimitUpToCapacity, LimitBelowCapacity),
-	reflect.TypeFor[Choice[ZeroLength]]():     Either(ZeroIs2GiB, ZeroIsZero),
-	reflect.TypeFor[Choice[BeforeRTR]]():      Either(Dropped, Buffered),
-	reflect.TypeFor[Choice[Fate]]():           Either(ToErr, Unchanged),
-	reflect.TypeFor[Choice[KeyCheck]]():       Either(CheckAllSGEs, CheckTouchedSGEs),
-	reflect.TypeFor[Choice[ResizeSupport]]():  Either(ResizeAsAdvertised, ResizeUnsupported),
-	reflect.TypeFor[Choice[Raised]]():         Either(Raise, NoRaise),
-	reflect.TypeFor[Choice[BadWRReport]]():    Either(BadWRFirst, BadWRNull),
-	reflect.TypeFor[Choice[Repeat]]():         Either(OncePerEntry, PerPacket),
-	reflect.TypeFor[StatusSet]():              AnyError,
-}
-
-// openField sets field name of p to every value its type has, keeping the
-// profile's own values first so that the canonical outcome is unchanged.
+// openField sets field name of p to every value its type has (fieldKinds),
+// keeping the profile's own values first so that the canonical outcome is
+// unchanged.
 func openField(p *Profile, name string) {
 	v := reflect.ValueOf(p).Elem().FieldByName(name)
 	if !v.IsValid() {
 		return
 	}
-	all, ok := fieldValues[v.Type()]
-	if !ok {
-		panic(fmt.Sprintf("model: no value list for profile field %s of type %s", name, v.Type()))
-	}
 	if s, ok := v.Interface().(StatusSet); ok {
 		v.Set(reflect.ValueOf(s | AnyError))
 		return
 	}
-	v.Set(reflect.ValueOf(v.Interface().(choice).widen(all)))
+	k, ok := fieldKinds[v.Type()]
+	if !ok {
+		panic(fmt.Sprintf("model: no value list for profile field %s of type %s", name, v.Type()))
+	}
+	vals := p.values(name)
+	for _, x := range k.values {
+		if !slices.Contains(vals, x) {
+			vals = append(vals, x)
+		}
+	}
+	v.Set(reflect.ValueOf(k.build(vals)))
 }
