@@ -127,6 +127,9 @@ type Report struct {
 	// Resolved lists, for each choice the profile left open, the values the
 	// device's behaviour allowed.
 	Resolved map[string][]string `json:"resolved,omitempty"`
+	// Features counts the state-space features (FeatureNames) the steps
+	// that agreed reached; a feature never reached is absent.
+	Features map[string]int `json:"features"`
 	// Broken lists the rules diagnosed broken, in the order found; the run
 	// adopted the device's behaviour for each and went on testing the rest.
 	Broken []string `json:"broken,omitempty"`
@@ -249,9 +252,10 @@ func (c *checker) scenarios() error {
 				return nil
 			}
 			var m *model.Model
-			tr, skip, reached := run(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) { m = s.model; sc.Run(s) })
+			tr, skip, reached, feats := runCounting(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) { m = s.model; sc.Run(s) })
 			c.rep.StepsRun += len(tr.Steps)
 			c.cover(reached)
+			c.feature(feats)
 			switch {
 			case skip != "":
 				c.skipped[sc.Rule] = skip
@@ -318,6 +322,7 @@ func (c *checker) randomCases() error {
 		c.rep.CasesRun += res.cases
 		c.rep.Unpredictable += res.unpredictable
 		c.cover(res.coverage)
+		c.feature(res.features)
 		remaining -= max(res.cases, 1)
 		if err != nil {
 			return err
@@ -457,6 +462,15 @@ func (c *checker) record(f failing, set []string) {
 	}
 	c.rep.Failures = append(c.rep.Failures, Failure{Rule: rule, Rules: set, Source: f.source, Trace: f.tr,
 		Replay: c.replay(f.tr.Ops(), rule, f.source, slices.Clone(c.relaxed))})
+}
+
+func (c *checker) feature(counts map[string]int) {
+	if c.rep.Features == nil {
+		c.rep.Features = map[string]int{}
+	}
+	for f, n := range counts {
+		c.rep.Features[f] += n
+	}
 }
 
 func (c *checker) cover(reached map[string]int) {
@@ -763,6 +777,7 @@ type randomResult struct {
 	cases, steps  int
 	unpredictable int
 	coverage      map[string]int
+	features      map[string]int
 }
 
 // randomRun runs up to cases rapid-driven random cases with seed, the rules
@@ -772,7 +787,7 @@ type randomResult struct {
 func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, cases int, relaxed []string, done, total int) (randomResult, error) {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
-	res := randomResult{coverage: map[string]int{}}
+	res := randomResult{coverage: map[string]int{}, features: map[string]int{}}
 	o := opts
 	o.Seed, o.Cases = seed, cases
 	if err := setRapid(o); err != nil {
@@ -797,7 +812,7 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 		if failed && time.Since(firstFail) > opts.ShrinkTime {
 			return
 		}
-		tr, _, reached := run(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
+		tr, _, reached, feats := runCounting(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
 		res.steps += len(tr.Steps)
 		if ctx.Err() != nil {
 			runtime.Goexit() // cut short by the interrupt: not a failure
@@ -806,6 +821,9 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 			res.cases++
 			for r, n := range reached {
 				res.coverage[r] += n
+			}
+			for f, n := range feats {
+				res.features[f] += n
 			}
 			progress(opts, done+res.cases, total, "random case")
 		}

@@ -27,6 +27,7 @@ type session struct {
 	// unpredictable is set when the model could not predict a step (a
 	// generator's or scenario's fault, not the device's).
 	unpredictable bool
+	features      *featureTracker
 }
 
 type stop struct{}
@@ -36,7 +37,7 @@ func newSession(ctx context.Context, p model.Profile, relaxed []string, x *execu
 	if err != nil {
 		return nil, err
 	}
-	return &session{ctx: ctx, profile: p, relaxed: relaxed, model: m, x: x}, nil
+	return &session{ctx: ctx, profile: p, relaxed: relaxed, model: m, x: x, features: newFeatureTracker()}, nil
 }
 
 // do performs op on both sides and returns the driver's observation.
@@ -54,6 +55,7 @@ func (s *session) do(op model.Op) model.Observation {
 		panic(stop{})
 	}
 	step.Allowed = want.Describe(op)
+	before := s.model.View()
 	got, err := s.x.exec(s.ctx, op, want)
 	step.Got = got.Describe(op)
 	step.obs = got
@@ -72,6 +74,9 @@ func (s *session) do(op model.Op) model.Observation {
 		}
 	}
 	s.trace.Steps = append(s.trace.Steps, step)
+	if err == nil {
+		s.features.observe(op, before, got)
+	}
 	if err != nil {
 		if s.trace.Deviation != nil {
 			s.evidence(op)
@@ -101,15 +106,22 @@ func (s *session) evidence(after model.Op) {
 // It returns the trace, the reason a scenario skipped, and the model's
 // coverage of the steps that agreed.
 func run(ctx context.Context, p model.Profile, relaxed []string, x *executor, f func(*session)) (tr Trace, skip string, reached map[string]int) {
+	tr, skip, reached, _ = runCounting(ctx, p, relaxed, x, f)
+	return
+}
+
+// runCounting is run that also returns the state-space features the
+// session's agreeing steps reached.
+func runCounting(ctx context.Context, p model.Profile, relaxed []string, x *executor, f func(*session)) (tr Trace, skip string, reached, features map[string]int) {
 	s, err := newSession(ctx, p, relaxed, x)
 	if err != nil {
-		return Trace{Err: err.Error()}, "", nil
+		return Trace{Err: err.Error()}, "", nil, nil
 	}
 	defer func() {
 		if err := x.close(); err != nil && s.trace.Err == "" && s.trace.Deviation == nil {
 			s.trace.Err = fmt.Sprintf("closing the SRQ: %v", err)
 		}
-		tr, skip, reached = s.trace, s.skip, s.model.Reached()
+		tr, skip, reached, features = s.trace, s.skip, s.model.Reached(), s.features.counts
 		tr.unpredictable = s.unpredictable
 	}()
 	defer func() {

@@ -318,9 +318,12 @@ type View struct {
 	FillingAll     []bool
 	KeysValid      []bool
 	HeadBytes      uint64 // sum of the head WR's SGE lengths, 0 counted as 0
-	CQ             int    // completions waiting to be polled
-	Events         int    // events waiting to be collected
-	Candidates     int
+	// HeadZeroPastFirst says the head WR has an SGE of length 0 after its
+	// first.
+	HeadZeroPastFirst bool
+	CQ                int // completions waiting to be polled
+	Events            int // events waiting to be collected
+	Candidates        int
 }
 
 // View returns the state summary.
@@ -333,8 +336,9 @@ func (m *Model) View() View {
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
 		KeysValid: append([]bool(nil), c.keys...), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
 	if len(c.queue) > 0 {
-		for _, sg := range c.queue[0].wr.SGEs {
+		for i, sg := range c.queue[0].wr.SGEs {
 			v.HeadBytes += uint64(sg.Length)
+			v.HeadZeroPastFirst = v.HeadZeroPastFirst || (i > 0 && sg.Length == 0)
 		}
 	}
 	v.MinOutstanding = len(c.queue)

@@ -113,6 +113,7 @@ func Text(w io.Writer, rep *conformance.Report) error {
 		}
 		b.WriteString("\n")
 	}
+	writeFeatures(&b, rep, "  ")
 	writeFindings(&b, rep, "  ")
 	for i, f := range rep.Failures {
 		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %d steps\n", i+1, f.Rule, f.Source, len(f.Trace.Steps))
@@ -143,6 +144,19 @@ func ruleOf(rep *conformance.Report, id string) (conformance.RuleResult, bool) {
 		}
 	}
 	return conformance.RuleResult{}, false
+}
+
+// writeFeatures lists the state-space features the run reached, and says
+// which it never reached.
+func writeFeatures(b *strings.Builder, rep *conformance.Report, indent string) {
+	b.WriteString("\nCOVERAGE (state-space features the agreeing steps reached)\n")
+	for _, f := range conformance.FeatureNames {
+		if n := rep.Features[f]; n > 0 {
+			fmt.Fprintf(b, "%s%6d  %s\n", indent, n, f)
+		} else {
+			fmt.Fprintf(b, "%s%6s  %s\n", indent, "never", f)
+		}
+	}
 }
 
 func writeFindings(b *strings.Builder, rep *conformance.Report, indent string) {
@@ -183,6 +197,14 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 			note = "counterexample " + refs(r.Failures)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", r.Rule.ID, r.Status, r.Checks, cell(r.Rule.Statement), cell(note))
+	}
+	b.WriteString("\n## Coverage\n\nState-space features the agreeing steps reached.\n\n| Feature | Steps |\n|---|---|\n")
+	for _, f := range conformance.FeatureNames {
+		n := "never"
+		if rep.Features[f] > 0 {
+			n = fmt.Sprint(rep.Features[f])
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", cell(f), n)
 	}
 	var fb strings.Builder
 	writeFindings(&fb, rep, "- ")
