@@ -32,7 +32,7 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 		limit = rapid.Uint32Range(1, maxWR).Draw(t, "create_limit")
 	}
 	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit})
-	nqp := rapid.IntRange(1, 3).Draw(t, "qps")
+	nqp := rapid.IntRange(1, 4).Draw(t, "qps")
 	for i := range nqp {
 		typ := model.RC
 		if info.UD && rapid.Bool().Draw(t, "ud") {
@@ -78,6 +78,12 @@ func genStep(t *rapid.T, s *session) {
 	case 14, 15:
 		if v.FillingAny[qp] {
 			s.do(model.ModifyQP{QP: qp, State: model.Err}) // valid whether or not it is filling
+			return
+		}
+		if rapid.IntRange(0, 3).Draw(t, "revive?") == 0 {
+			// Bring the QP back up through RESET: drivers keep state across
+			// a reset that they should not (issue 8: never reached before).
+			s.to(qp, model.Reset, model.Init, model.RTR, model.RTS)
 			return
 		}
 		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
