@@ -663,6 +663,12 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		}
 		newCap = uint32(m.occupied())
 	}
+	if errnoDiffers(0, got) && errnoIs(got.Errno, EINVAL) && m.fetched > m.held+m.leaked &&
+		int(newCap) >= m.occupied() && m.relaxed("SLOT-FREE") && m.excuse("SLOT-FREE") {
+		// Refused as below the count: slots that never came back hold it.
+		m.leaked += int(newCap) - m.occupied() + 1
+		return *got, nil
+	}
 	if int(o.MaxWR) < m.occupied() {
 		m.touch("RESIZE-BELOW-COUNT")
 		if errnoDiffers(0, got) && m.excuse("RESIZE-BELOW-COUNT") {
