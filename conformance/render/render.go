@@ -150,6 +150,10 @@ func ruleOf(rep *conformance.Report, id string) (conformance.RuleResult, bool) {
 // which it never reached.
 func writeFeatures(b *strings.Builder, rep *conformance.Report, indent string) {
 	b.WriteString("\nCOVERAGE (state-space features the agreeing steps reached)\n")
+	if rep.Features == nil {
+		b.WriteString(indent + "not recorded: the report comes from a version without it\n")
+		return
+	}
 	for _, f := range conformance.FeatureNames {
 		if n := rep.Features[f]; n > 0 {
 			fmt.Fprintf(b, "%s%6d  %s\n", indent, n, f)
@@ -198,13 +202,18 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", r.Rule.ID, r.Status, r.Checks, cell(r.Rule.Statement), cell(note))
 	}
-	b.WriteString("\n## Coverage\n\nState-space features the agreeing steps reached.\n\n| Feature | Steps |\n|---|---|\n")
-	for _, f := range conformance.FeatureNames {
-		n := "never"
-		if rep.Features[f] > 0 {
-			n = fmt.Sprint(rep.Features[f])
+	b.WriteString("\n## Coverage\n\nState-space features the agreeing steps reached.\n\n")
+	if rep.Features == nil {
+		b.WriteString("Not recorded: the report comes from a version without it.\n")
+	} else {
+		b.WriteString("| Feature | Steps |\n|---|---|\n")
+		for _, f := range conformance.FeatureNames {
+			n := "never"
+			if rep.Features[f] > 0 {
+				n = fmt.Sprint(rep.Features[f])
+			}
+			fmt.Fprintf(&b, "| %s | %s |\n", cell(f), n)
 		}
-		fmt.Fprintf(&b, "| %s | %s |\n", cell(f), n)
 	}
 	var fb strings.Builder
 	writeFindings(&fb, rep, "- ")
