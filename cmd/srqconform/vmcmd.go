@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/srqconform/srqconform/cmd/srqconform/vm"
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/conformance/render"
 	"github.com/srqconform/srqconform/model"
+	"github.com/srqconform/srqconform/qemuvm"
 )
 
 // defaultProfileFor is the profile a suite's kernel is held to.
@@ -34,7 +34,7 @@ func defaultProfileFor(suite string) string {
 // against rxe0 inside with the cgo driver, and reports on the host.
 func cmdVM(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("vm", stdout, stderr, "vm [-kernel SUITE | -image VMLINUZ -modules DIR] [flags]")
-	kernel := fs.String("kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(vm.Suites(), ", "))
+	kernel := fs.String("kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(qemuvm.Suites(), ", "))
 	image := fs.String("image", "", "boot this kernel image instead (with -modules)")
 	modules := fs.String("modules", "", "modules directory for -image (the one holding modules.dep or the kernel release's tree)")
 	profile := fs.String("profile", "", "profile (default: rxe-6.1 for bookworm, rxe otherwise)")
@@ -73,10 +73,10 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q", *format)
 	}
-	if !slices.Contains(vm.Accels(), *accel) {
-		return fail(stderr, "unknown accelerator %q for -accel: want one of %s", *accel, strings.Join(vm.Accels(), ", "))
+	if !slices.Contains(qemuvm.Accels(), *accel) {
+		return fail(stderr, "unknown accelerator %q for -accel: want one of %s", *accel, strings.Join(qemuvm.Accels(), ", "))
 	}
-	k := vm.SuiteKernel(*kernel)
+	k := qemuvm.SuiteKernel(*kernel)
 	suite := *kernel
 	if *image != "" || *modules != "" {
 		if *image == "" || *modules == "" {
@@ -87,9 +87,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 				return fail(stderr, "kernel path: %v", err)
 			}
 		}
-		k, suite = vm.CustomKernel(*image, *modules), "custom"
-	} else if !slices.Contains(vm.Suites(), *kernel) {
-		return fail(stderr, "unknown kernel suite %q: want one of %s, or -image and -modules", *kernel, strings.Join(vm.Suites(), ", "))
+		k, suite = qemuvm.CustomKernel(*image, *modules), "custom"
+	} else if !slices.Contains(qemuvm.Suites(), *kernel) {
+		return fail(stderr, "unknown kernel suite %q: want one of %s, or -image and -modules", *kernel, strings.Join(qemuvm.Suites(), ", "))
 	}
 	pname := *profile
 	if pname == "" {
@@ -131,7 +131,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "%v", err)
 		}
 	}
-	opts := vm.Options{
+	opts := qemuvm.Options{
 		Kernel:   k,
 		Program:  prog,
 		Args:     guestRunArgs(pname, *seed, *cases, *steps, *runs, *duration, fs.FlagSet),
@@ -148,7 +148,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.ExtraFiles = map[string]string{"/replay.json": *replayFile}
 		opts.Args = []string{"replay", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-profile", pname, "/replay.json"}
-		res, err := vm.Run(ctx, opts)
+		res, err := qemuvm.Run(ctx, opts)
 		if err != nil {
 			if interrupted(ctx) {
 				return interruptedNow()
@@ -160,7 +160,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vm: kernel %s, %s, replay exit %d\n", res.KernelRelease, accelSummary(res), res.ExitCode)
 		return res.ExitCode
 	}
-	res, err := vm.Run(ctx, opts)
+	res, err := qemuvm.Run(ctx, opts)
 	if err != nil {
 		if interrupted(ctx) {
 			return interruptedNow()
@@ -190,7 +190,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 // accelSummary names the accelerator a guest ran under and, after a
 // fallback, why KVM was left: "tcg (fell back: no console output for
 // 1m0s under kvm)".
-func accelSummary(res *vm.Result) string {
+func accelSummary(res *qemuvm.Result) string {
 	if res.AccelFallback != "" {
 		return fmt.Sprintf("%s (fell back: %s)", res.Accel, res.AccelFallback)
 	}

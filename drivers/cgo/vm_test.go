@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/srqconform/srqconform/cmd/srqconform/vm"
+	"github.com/srqconform/srqconform/qemuvm"
 )
 
 // TestVM builds this package's tests with -tags rdma (and again with
@@ -34,7 +34,7 @@ func TestVM(t *testing.T) {
 	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
 		t.Skip("set SRQCONFORM_VM_TEST=1 to run the cgo driver's tests in QEMU guests with rxe0")
 	}
-	suites := vm.Suites()
+	suites := qemuvm.Suites()
 	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
 		suites = strings.Split(s, ",")
 	}
@@ -50,8 +50,8 @@ func TestVM(t *testing.T) {
 		env = append(env, "SRQCONFORM_RDMA_CORE="+filepath.Base(real))
 	}
 	accel := os.Getenv("SRQCONFORM_VM_ACCEL")
-	if accel != "" && !slices.Contains(vm.Accels(), accel) {
-		t.Fatalf("SRQCONFORM_VM_ACCEL=%q; expected one of %s", accel, strings.Join(vm.Accels(), ", "))
+	if accel != "" && !slices.Contains(qemuvm.Accels(), accel) {
+		t.Fatalf("SRQCONFORM_VM_ACCEL=%q; expected one of %s", accel, strings.Join(qemuvm.Accels(), ", "))
 	}
 	variants := strings.Split(envOr("SRQCONFORM_VM_VARIANTS", "plain,cgocheck2"), ",")
 	t.Setenv("CGO_ENABLED", "1")
@@ -65,8 +65,8 @@ func TestVM(t *testing.T) {
 				defer cancel()
 				var log strings.Builder
 				start := time.Now()
-				res, err := vm.RunGoTest(ctx, vm.Options{
-					Kernel:   vm.SuiteKernel(suite),
+				res, err := qemuvm.RunGoTest(ctx, qemuvm.Options{
+					Kernel:   qemuvm.SuiteKernel(suite),
 					Env:      env,
 					Timeout:  35 * time.Minute,
 					Accel:    accel,
@@ -77,7 +77,7 @@ func TestVM(t *testing.T) {
 					if res != nil {
 						t.Logf("serial log:\n%s", res.SerialLog)
 					}
-					t.Fatalf("vm.RunGoTest(%s, %s): %v\nlog:\n%s", suite, variant, err, log.String())
+					t.Fatalf("qemuvm.RunGoTest(%s, %s): %v\nlog:\n%s", suite, variant, err, log.String())
 				}
 				t.Logf("%s (%s), rdma-core %s, %s: go test exit %d, boot+run %v, whole run %v (%v with the build)\n%s",
 					suite, res.KernelRelease, res.RDMACoreVersion, variant, res.ExitCode, res.BootTime, res.WallTime, time.Since(start), res.Output)

@@ -1,4 +1,4 @@
-package vm_test
+package qemuvm_test
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 	"log"
 	"time"
 
-	"github.com/srqconform/srqconform/cmd/srqconform/vm"
+	"github.com/srqconform/srqconform/qemuvm"
 )
 
 // ExampleRun runs the srqconform binary inside a trixie guest and
 // decodes the JSON report it prints on stdout. Output is returned
 // byte for byte, so binary-safe formats work too.
 func ExampleRun() {
-	res, err := vm.Run(context.Background(), vm.Options{
-		Kernel:  vm.SuiteKernel("trixie"),
+	res, err := qemuvm.Run(context.Background(), qemuvm.Options{
+		Kernel:  qemuvm.SuiteKernel("trixie"),
 		Program: "./srqconform", // a host binary; cgo builds bring their libraries
 		Args:    []string{"-device", "rxe0", "-json"},
 		Timeout: 5 * time.Minute,
@@ -33,8 +33,8 @@ func ExampleRun() {
 // ExampleRunGoTest runs a package's Go tests (for instance the cgo
 // driver's) inside a sid guest against rxe0.
 func ExampleRunGoTest() {
-	res, err := vm.RunGoTest(context.Background(),
-		vm.Options{Kernel: vm.SuiteKernel("sid")},
+	res, err := qemuvm.RunGoTest(context.Background(),
+		qemuvm.Options{Kernel: qemuvm.SuiteKernel("sid")},
 		"./drivers/verbs",
 		[]string{"-test.v", "-test.run", "^TestSRQ"})
 	if err != nil {
@@ -45,8 +45,8 @@ func ExampleRunGoTest() {
 
 // ExampleCustomKernel boots a kernel a developer built themselves.
 func ExampleCustomKernel() {
-	res, err := vm.Run(context.Background(), vm.Options{
-		Kernel:  vm.CustomKernel("/src/linux/arch/x86/boot/bzImage", "/tmp/modroot/lib/modules/7.3.0-rc1"),
+	res, err := qemuvm.Run(context.Background(), qemuvm.Options{
+		Kernel:  qemuvm.CustomKernel("/src/linux/arch/x86/boot/bzImage", "/tmp/modroot/lib/modules/7.3.0-rc1"),
 		Program: "/usr/bin/ibv_devinfo",
 		Args:    []string{"-d", "rxe0"},
 	})

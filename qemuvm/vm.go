@@ -1,4 +1,4 @@
-// Package vm boots Debian kernels with the soft-RoCE driver rdma_rxe
+// Package qemuvm boots Debian kernels with the soft-RoCE driver rdma_rxe
 // under QEMU and runs a host program inside the guest against a real
 // rxe device, returning the program's output to the host.
 //
@@ -21,12 +21,12 @@
 // The unit tests need no QEMU. The integration tests boot real kernels
 // (network access to the Debian mirror on the first run, then cached):
 //
-//	SRQCONFORM_VM_TEST=1 go test -v -run Integration ./cmd/srqconform/vm
+//	SRQCONFORM_VM_TEST=1 go test -v -run Integration ./qemuvm
 //
 // SRQCONFORM_VM_SUITES=sid,trixie narrows the suites,
 // SRQCONFORM_VM_ACCEL=tcg (or kvm, auto) sets Options.Accel and
 // SRQCONFORM_VM_CACHE moves the cache.
-package vm
+package qemuvm
 
 import (
 	"context"
