@@ -427,7 +427,7 @@ func (c *checker) settle(fs []*failing) bool {
 func setRank(set []string) int {
 	r := 0
 	for _, id := range set {
-		r = r*1000 + slices.Index(append(slices.Clone(model.Specificity), id), id)
+		r = r*1000 + model.Rank(id)
 	}
 	return r
 }

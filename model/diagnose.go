@@ -55,8 +55,9 @@ var Specificity = []string{
 	"FETCH-FIFO", "FETCH-ONCE", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
 }
 
-// rank is a rule's place in the tie-break order.
-func rank(id string) int {
+// Rank is a rule's place in the tie-break order: its place in Specificity,
+// then catalogue order.
+func Rank(id string) int {
 	if i := slices.Index(Specificity, id); i >= 0 {
 		return i
 	}
@@ -156,11 +157,11 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		// step that failed.
 		for _, a := range helpers {
 			for _, b := range candidates {
-				if a == b || (slices.Contains(helpers, b) && rank(b) < rank(a)) {
+				if a == b || (slices.Contains(helpers, b) && Rank(b) < Rank(a)) {
 					continue
 				}
 				pair := []string{a, b}
-				slices.SortFunc(pair, func(x, y string) int { return rank(x) - rank(y) })
+				slices.SortFunc(pair, func(x, y string) int { return Rank(x) - Rank(y) })
 				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps, pair...); err == nil {
 					sets = append(sets, found{pair, faults})
 				}
@@ -179,7 +180,7 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 			return na - nb // the fewest departures of the rules blamed
 		}
 		for i := range min(len(a.rules), len(b.rules)) {
-			if d := rank(a.rules[i]) - rank(b.rules[i]); d != 0 {
+			if d := Rank(a.rules[i]) - Rank(b.rules[i]); d != 0 {
 				return d
 			}
 		}

@@ -48,10 +48,9 @@ type inflight struct {
 type cqe struct {
 	c       Completion
 	allowed StatusSet
-	rule    string  // the rule at stake if the device's completion differs
-	state   QPState // the QP's state when the WR was filled
-	holds   bool    // it still holds an SRQ slot (SlotFree == FreeAtPoll)
-	loose   bool    // only wr_id and QP are known (a departure made it)
+	rule    string // the rule at stake if the device's completion differs
+	holds   bool   // it still holds an SRQ slot (SlotFree == FreeAtPoll)
+	loose   bool   // only wr_id and QP are known (a departure made it)
 	// scatterLost: a departure made a message fit that the WR cannot hold,
 	// so its bytes cannot all have landed.
 	scatterLost bool
@@ -76,9 +75,7 @@ type machine struct {
 	cq       []cqe
 	events   []Event
 
-	resized     bool // a resize succeeded since the last query
-	armedEver   bool // the limit was armed by modify or at create
-	createLimit bool // create was given a non-zero srq_limit
+	resized bool // a resize succeeded since the last query
 
 	threshold uint32 // the count below which an armed limit fires
 	copyMode  int    // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
@@ -335,7 +332,7 @@ func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
 // and QP are known.
 func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
-	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, state: m.qps[c.QP].state, loose: loose})
+	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose})
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }
 
@@ -422,7 +419,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 	}
 	w(b(m.created), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), b(m.armedEver), b(m.createLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))
@@ -434,7 +431,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 	for _, e := range m.cq {
 		c := e.c
 		w(c.WRID, uint64(c.Status), uint64(c.Opcode), uint64(c.ByteLen), b(c.HasImm), uint64(c.Imm), uint64(c.QP),
-			uint64(e.allowed), uint64(e.state), b(e.holds), b(e.loose), b(e.scatterLost))
+			uint64(e.allowed), b(e.holds), b(e.loose), b(e.scatterLost))
 		h.WriteString(e.rule)
 	}
 	w(uint64(len(m.events)))

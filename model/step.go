@@ -127,8 +127,9 @@ func failResult(rule string, canonical int, got *Observation) (Observation, erro
 	return *got, nil
 }
 
-// errnoResult compares the errno of a verb with want. It reports whether
-// they differ, so that a caller can excuse the difference.
+// errnoDiffers reports whether the observed errno of a verb contradicts
+// want (0: success, else a failure of any errno), so that a caller can
+// excuse the difference.
 func errnoDiffers(want int, got *Observation) bool {
 	if got == nil {
 		return false
@@ -182,11 +183,10 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	if adopted {
 		obs = *got // the report departs; the SRQ holds what the request gives
 	}
-	m.createLimit = o.Limit > 0
 	if o.Limit > 0 {
 		m.touch("CREATE-LIMIT")
 		if m.limitAtCreate() == Accepted {
-			m.armed, m.limit, m.threshold, m.armedEver = true, o.Limit, o.Limit, true
+			m.armed, m.limit, m.threshold = true, o.Limit, o.Limit
 		}
 	}
 	return obs, nil
@@ -601,7 +601,7 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if m.may("LIMIT-ARM") {
 		return m.plainResult("LIMIT-ARM", 0, got) // accepted, but not armed
 	}
-	m.armed, m.limit, m.threshold, m.firesThisArming, m.armedEver = true, o.Limit, o.Limit, 0, true
+	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
 	if uint32(len(m.queue)) < o.Limit {
 		m.touch("LIMIT-FIRE")
 		if m.armBelow() == FireAtOnce {
