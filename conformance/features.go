@@ -15,7 +15,9 @@ var FeatureNames = []string{
 	"traffic after RESET->INIT->RTR->RTS (a QP brought back up)",
 	"traffic after ERR",
 	"traffic in SQD or SQE",
+	"traffic after SQD->RTS",
 	"limit armed, fired, re-armed",
+	"limit re-armed with the value that fired",
 	"post refused at full",
 	"ring wrapped (more posted than it holds)",
 	"failing WR first in a list",
@@ -29,19 +31,43 @@ var FeatureNames = []string{
 	"message one byte over the head WR",
 }
 
+// Feature indexes into FeatureNames.
+const (
+	featRevived = iota
+	featAfterErr
+	featSQDSQE
+	featResumed
+	featRearmed
+	featRearmedSame
+	featFull
+	featWrapped
+	featBadFirst
+	featBadMid
+	featBadLast
+	featZeroPastFirst
+	featThreeQPs
+	featResizeOutstanding
+	featUnder
+	featExact
+	featOver
+)
+
 // featureTracker counts features in one session.
 type featureTracker struct {
 	counts   map[string]int
 	revived  map[int]bool // QP went through RESET after it had been up
 	wasUp    map[int]bool
-	fired    bool // the limit fired since it was last armed
+	fired    bool         // the limit fired since it was last armed
+	limit    uint32       // the limit last armed
+	resumed  map[int]bool // QP went SQD -> RTS
+	wasSQD   map[int]bool
 	qpsTook  map[int]bool
 	postedIn int  // WRs posted in this session
 	wrapped  bool // more were posted than the SRQ holds
 }
 
 func newFeatureTracker() *featureTracker {
-	return &featureTracker{counts: map[string]int{}, revived: map[int]bool{}, wasUp: map[int]bool{}, qpsTook: map[int]bool{}}
+	return &featureTracker{counts: map[string]int{}, revived: map[int]bool{}, wasUp: map[int]bool{}, resumed: map[int]bool{}, wasSQD: map[int]bool{}, qpsTook: map[int]bool{}}
 }
 
 // observe counts the features of one step that agreed: before is the
@@ -55,12 +81,23 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 				f.revived[o.QP] = true
 			case o.State == model.RTS:
 				f.wasUp[o.QP] = true
+				f.resumed[o.QP] = f.resumed[o.QP] || f.wasSQD[o.QP]
+			}
+			f.wasSQD[o.QP] = o.State == model.SQD
+			if o.State != model.RTS {
+				f.resumed[o.QP] = false
 			}
 		}
 	case model.Arm:
 		if got.Errno == 0 && o.Limit > 0 && f.fired {
-			f.counts[FeatureNames[3]]++
+			f.hit(featRearmed)
+			if o.Limit == f.limit {
+				f.hit(featRearmedSame)
+			}
 			f.fired = false
+		}
+		if got.Errno == 0 {
+			f.limit = o.Limit
 		}
 	case model.Poll:
 		for _, e := range got.Events {
@@ -71,16 +108,16 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 	case model.Post:
 		if got.Errno != 0 && got.BadWR >= 0 {
 			if got.Errno == model.ENOMEM || got.Errno == -model.ENOMEM {
-				f.counts[FeatureNames[4]]++
+				f.hit(featFull)
 			}
 			if len(o.WRs) > 1 {
 				switch got.BadWR {
 				case 0:
-					f.counts[FeatureNames[6]]++
+					f.hit(featBadFirst)
 				case len(o.WRs) - 1:
-					f.counts[FeatureNames[8]]++
+					f.hit(featBadLast)
 				default:
-					f.counts[FeatureNames[7]]++
+					f.hit(featBadMid)
 				}
 			}
 		}
@@ -91,11 +128,11 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 		f.postedIn += taken
 		if !f.wrapped && before.Capacity > 0 && f.postedIn > int(before.Capacity) {
 			f.wrapped = true
-			f.counts[FeatureNames[5]]++
+			f.hit(featWrapped)
 		}
 	case model.Resize:
 		if got.Errno == 0 && before.Outstanding > 0 {
-			f.counts[FeatureNames[11]]++
+			f.hit(featResizeOutstanding)
 		}
 	case model.Arrive:
 		if o.QP >= len(before.QPStates) || !before.QPStates[o.QP].Fetches() && before.QPStates[o.QP] != model.Err {
@@ -104,18 +141,21 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 		st := before.QPStates[o.QP]
 		switch {
 		case st == model.Err:
-			f.counts[FeatureNames[1]]++
+			f.hit(featAfterErr)
 		case st == model.SQD || st == model.SQE:
-			f.counts[FeatureNames[2]]++
+			f.hit(featSQDSQE)
 		case st == model.RTS && f.revived[o.QP]:
-			f.counts[FeatureNames[0]]++
+			f.hit(featRevived)
+		}
+		if st == model.RTS && f.resumed[o.QP] {
+			f.hit(featResumed)
 		}
 		if !o.Msg.Opcode.Consumes() || before.Outstanding == 0 || !st.Fetches() {
 			return
 		}
 		f.qpsTook[o.QP] = true
 		if len(f.qpsTook) >= 3 {
-			f.counts[FeatureNames[10]]++
+			f.hit(featThreeQPs)
 		}
 		need := uint64(o.Msg.Len)
 		if before.QPTypes[o.QP] == model.UD {
@@ -123,14 +163,17 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 		}
 		switch {
 		case need+1 == before.HeadBytes:
-			f.counts[FeatureNames[12]]++
+			f.hit(featUnder)
 		case need == before.HeadBytes:
-			f.counts[FeatureNames[13]]++
+			f.hit(featExact)
 		case need == before.HeadBytes+1:
-			f.counts[FeatureNames[14]]++
+			f.hit(featOver)
 		}
 		if before.HeadZeroPastFirst && o.Msg.Opcode.Scatters() {
-			f.counts[FeatureNames[9]]++
+			f.hit(featZeroPastFirst)
 		}
 	}
 }
+
+// hit counts one occurrence of feature i.
+func (f *featureTracker) hit(i int) { f.counts[FeatureNames[i]]++ }

@@ -20,26 +20,40 @@ func TestFeatureTrackerCountsWhatItNames(t *testing.T) {
 	f.observe(model.Arrive{QP: 0, Msg: model.Message{Opcode: model.Send, Len: 8}}, up, ok)
 	f.observe(model.Post{WRs: make([]model.WR, 3)}, up, model.Observation{Errno: model.EINVAL, BadWR: 1})
 	f.observe(model.Post{WRs: make([]model.WR, 5)}, up, model.Observation{Errno: model.ENOMEM, BadWR: 4})
+	f.observe(model.Arm{Limit: 1}, up, ok)
 	f.observe(model.Poll{}, up, model.Observation{Events: []model.Event{{Type: model.EventSRQLimitReached, QP: -1}}})
 	f.observe(model.Arm{Limit: 1}, up, ok)
+	f.observe(model.ModifyQP{QP: 0, State: model.SQD}, up, ok)
+	f.observe(model.ModifyQP{QP: 0, State: model.RTS}, up, ok)
+	f.observe(model.Arrive{QP: 0, Msg: model.Message{Opcode: model.Send, Len: 7}}, up, ok)
 	assert.Equal(t, map[string]int{
-		FeatureNames[0]:  1, // traffic after the QP came back up
-		FeatureNames[13]: 1, // 8 bytes into an 8-byte head WR
-		FeatureNames[7]:  1, // refused mid-list
-		FeatureNames[4]:  1, // ENOMEM
-		FeatureNames[8]:  1, // refused last
-		FeatureNames[5]:  1, // 1+4 posted into a 4-WR SRQ
-		FeatureNames[3]:  1, // re-armed after the event
+		FeatureNames[featRevived]:     2, // traffic after the QP came back up (SQD -> RTS keeps it so)
+		FeatureNames[featExact]:       1, // 8 bytes into an 8-byte head WR
+		FeatureNames[featUnder]:       1, // 7 bytes
+		FeatureNames[featBadMid]:      1,
+		FeatureNames[featFull]:        1, // ENOMEM
+		FeatureNames[featBadLast]:     1,
+		FeatureNames[featWrapped]:     1, // 1+4 posted into a 4-WR SRQ
+		FeatureNames[featRearmed]:     1, // re-armed after the event
+		FeatureNames[featRearmedSame]: 1, // with the value that fired
+		FeatureNames[featResumed]:     1, // traffic after SQD -> RTS
 	}, f.counts)
+	assert.Len(t, FeatureNames, featOver+1, "a feature constant per name")
 }
 
 func TestEveryReportCountsFeatures(t *testing.T) {
-	// The emulator, held to the documented profile: the default run reaches
-	// these features on any seed (the rest is issue 8's work).
+	// The emulator, held to the documented profile: the default budget
+	// reaches every feature and every rule's check on any seed.
 	for _, seed := range []uint64{1, 2} {
-		rep := mustCheck(t, seed)
-		for _, f := range []string{FeatureNames[4], FeatureNames[6], FeatureNames[7], FeatureNames[13]} {
+		rep, err := Check(context.Background(), emu.New(), drivers.Config{}, Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range FeatureNames {
 			assert.Positive(t, rep.Features[f], "seed %d: %s never reached", seed, f)
+		}
+		for _, r := range rep.Rules {
+			assert.Positive(t, r.Checks, "seed %d: rule %s never checked", seed, r.Rule.ID)
 		}
 	}
 }

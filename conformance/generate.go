@@ -16,6 +16,70 @@ var (
 	genSGELen = rapid.SampledFrom([]uint32{0, 1, 8, 40, 64, 104, 1000, 4096, 1<<31 - 1, 1 << 30})
 )
 
+// Step kinds, for swarm testing: each case enables a random subset of
+// them (posts, arrivals and polls always), so that one case floods and
+// drains the queue while another arms the limit over and over, instead of
+// every case mixing every kind thinly (Groce et al., "Swarm Testing",
+// ISSTA 2012). The directed kinds drive the device into the states real
+// driver bugs live in and then send to them.
+const (
+	kindPost = iota
+	kindArrive
+	kindPoll
+	kindQuery
+	kindArm
+	kindModify
+	kindResize
+	kindInvalidate
+	kindSpecial
+	kindRevive    // a QP through RESET back to RTS, then traffic on it
+	kindLimit     // arm, fire, re-arm with the same value, fire again
+	kindWrap      // fill to full, drain, refill: the ring wraps
+	kindAllQPs    // every QP up and taking a WR, in turn
+	kindSQDResume // RTS -> SQD -> RTS, then traffic
+	numKinds
+)
+
+// kindWeights are the kinds' base weights when enabled.
+var kindWeights = [numKinds]int{
+	kindPost: 5, kindArrive: 5, kindPoll: 3, kindQuery: 1, kindArm: 1, kindModify: 2,
+	kindResize: 1, kindInvalidate: 1, kindSpecial: 1,
+	kindRevive: 1, kindLimit: 1, kindWrap: 1, kindAllQPs: 1, kindSQDResume: 1,
+}
+
+// swarm is one case's enabled step kinds.
+type swarm struct {
+	kinds  []int
+	weight []int
+}
+
+func drawSwarm(t *rapid.T) swarm {
+	var w swarm
+	for k := range numKinds {
+		if k == kindPost || k == kindArrive || k == kindPoll || rapid.Bool().Draw(t, "enable") {
+			w.kinds = append(w.kinds, k)
+			w.weight = append(w.weight, kindWeights[k])
+		}
+	}
+	return w
+}
+
+// pick draws an enabled kind by weight.
+func (w swarm) pick(t *rapid.T) int {
+	total := 0
+	for _, n := range w.weight {
+		total += n
+	}
+	r := rapid.IntRange(0, total-1).Draw(t, "kind")
+	for i, n := range w.weight {
+		if r < n {
+			return w.kinds[i]
+		}
+		r -= n
+	}
+	return kindPoll
+}
+
 // genCase draws and runs one random case on s.
 func genCase(t *rapid.T, s *session, maxSteps int) {
 	info := s.x.info
@@ -44,19 +108,20 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 			s.to(i, model.Init, model.RTR, model.RTS)
 		}
 	}
+	w := drawSwarm(t)
 	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
 	for range steps {
-		genStep(t, s)
+		genStep(t, s, w.pick(t))
 	}
 	s.do(model.Poll{})
 }
 
-func genStep(t *rapid.T, s *session) {
+func genStep(t *rapid.T, s *session, kind int) {
 	v := s.view()
 	info := s.x.info
 	qp := rapid.IntRange(0, len(v.QPTypes)-1).Draw(t, "qp")
-	switch rapid.IntRange(0, 19).Draw(t, "kind") {
-	case 0, 1, 2, 3, 4:
+	switch kind {
+	case kindPost:
 		n := rapid.IntRange(1, 4).Draw(t, "list")
 		if rapid.IntRange(0, 5).Draw(t, "flood?") == 0 {
 			n = int(v.Capacity) - v.Occupied + rapid.IntRange(0, 2).Draw(t, "over")
@@ -66,34 +131,28 @@ func genStep(t *rapid.T, s *session) {
 			ws[i] = genWR(t, s, v)
 		}
 		s.post(ws...)
-	case 5, 6, 7, 8, 9:
+	case kindArrive:
 		genArrival(t, s, v, qp)
-	case 10, 11:
+	case kindPoll:
 		s.do(model.Poll{Max: rapid.IntRange(0, 2).Draw(t, "poll_max")})
-	case 12:
+	case kindQuery:
 		s.do(model.Query{})
-	case 13:
+	case kindArm:
 		c := uint32(v.Outstanding)
 		s.do(model.Arm{Limit: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity, v.Capacity + 1}).Draw(t, "limit")})
-	case 14, 15:
+	case kindModify:
 		if v.FillingAny[qp] {
 			s.do(model.ModifyQP{QP: qp, State: model.Err}) // valid whether or not it is filling
 			return
 		}
-		if rapid.IntRange(0, 3).Draw(t, "revive?") == 0 {
-			// Bring the QP back up through RESET: drivers keep state across
-			// a reset that they should not (issue 8: never reached before).
-			s.to(qp, model.Reset, model.Init, model.RTR, model.RTS)
-			return
-		}
 		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
-	case 16:
+	case kindResize:
 		c := uint32(v.Occupied)
 		s.do(model.Resize{MaxWR: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity * 2, 1}).Draw(t, "resize")})
 		s.do(model.Query{})
-	case 17:
+	case kindInvalidate:
 		s.do(model.Invalidate{Key: 1})
-	case 18:
+	case kindSpecial:
 		switch {
 		case info.InjectSQE && v.QPStateSure[qp] && v.QPStates[qp] == model.RTS && !v.FillingAny[qp] && rapid.Bool().Draw(t, "sqe"):
 			s.do(model.InjectSQE{QP: qp})
@@ -102,9 +161,148 @@ func genStep(t *rapid.T, s *session) {
 		default:
 			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})
 		}
+	case kindRevive:
+		if up(s, qp) {
+			// Drivers keep state across a reset that they should not.
+			s.to(qp, model.Reset, model.Init, model.RTR, model.RTS)
+			traffic(t, s, qp)
+		}
+	case kindSQDResume:
+		// Drain and resume, once or more, with traffic in SQD and after.
+		for range rapid.IntRange(1, 3).Draw(t, "resumes") {
+			if !up(s, qp) {
+				return
+			}
+			s.to(qp, model.SQD)
+			if settled(s.view(), qp) && s.view().QPStates[qp] == model.SQD {
+				traffic(t, s, qp)
+			}
+			if up(s, qp) {
+				traffic(t, s, qp)
+			}
+		}
+	case kindLimit:
+		limitCycle(t, s, qp)
+	case kindWrap:
+		wrap(t, s, qp)
+	case kindAllQPs:
+		for q := range v.QPTypes {
+			if up(s, q) {
+				traffic(t, s, q)
+			}
+		}
+	}
+}
+
+// settled says every candidate has the QP in one known state and none is
+// filling a WR on it, so directed steps may plan around it.
+func settled(v model.View, qp int) bool {
+	return qp < len(v.QPStates) && v.QPStateSure[qp] && !v.FillingAny[qp] && !v.SRQErrorAny
+}
+
+// up brings the QP to RTS from wherever it is and reports whether it got
+// there (a device whose departures the run adopted may refuse).
+func up(s *session, qp int) bool {
+	v := s.view()
+	if !settled(v, qp) {
+		return false
+	}
+	var path []model.QPState
+	switch v.QPStates[qp] {
+	case model.RTS:
+		return true
+	case model.Reset:
+		path = []model.QPState{model.Init, model.RTR, model.RTS}
+	case model.Init:
+		path = []model.QPState{model.RTR, model.RTS}
+	case model.RTR, model.SQD, model.SQE:
+		path = []model.QPState{model.RTS}
 	default:
+		path = []model.QPState{model.Reset, model.Init, model.RTR, model.RTS}
+	}
+	for _, st := range path {
+		if s.do(model.ModifyQP{QP: qp, State: st}).Errno != 0 {
+			return false
+		}
+	}
+	return settled(s.view(), qp) && s.view().QPStates[qp] == model.RTS
+}
+
+// directedWR is a one-SGE WR any message the directed steps send fits.
+func directedWR(s *session) model.WR { return s.wr(64) }
+
+// traffic posts a WR unless the queue is full and sends a message that
+// fits it to the QP: a consuming send, or now and then another opcode.
+func traffic(t *rapid.T, s *session, qp int) {
+	if v := s.view(); v.Occupied < int(v.Capacity) {
+		s.post(directedWR(s))
+	}
+	if !settled(s.view(), qp) {
+		return
+	}
+	op := model.Send
+	if rapid.IntRange(0, 3).Draw(t, "traffic_op?") == 0 {
+		op = rapid.SampledFrom([]model.Opcode{model.SendImm, model.Write}).Draw(t, "traffic_op")
+		if !op.ValidOn(s.view().QPTypes[qp]) {
+			op = model.SendImm
+		}
+	}
+	s.do(model.Arrive{QP: qp, Msg: model.Message{Opcode: op, Len: rapid.SampledFrom([]uint32{0, 1, 24}).Draw(t, "traffic_len")}})
+}
+
+// drain sends n consuming messages to the QP while it takes them.
+func drain(s *session, qp, n int) {
+	for range n {
+		v := s.view()
+		if !settled(v, qp) || !v.QPStates[qp].Fetches() || v.Outstanding == 0 {
+			return
+		}
+		s.do(model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send, Len: 1}})
+	}
+}
+
+// limitCycle arms the limit, drains until it fires, collects the event and
+// arms it again with the same value, then drains to the second firing.
+func limitCycle(t *rapid.T, s *session, qp int) {
+	if !up(s, qp) {
+		return
+	}
+	v := s.view()
+	if v.Capacity < 2 {
+		return
+	}
+	limit := rapid.Uint32Range(1, min(v.Capacity-1, 4)).Draw(t, "cycle_limit")
+	for range 2 {
+		for v := s.view(); v.Outstanding <= int(limit) && v.Occupied < int(v.Capacity); v = s.view() {
+			if s.post(directedWR(s)).Errno != 0 {
+				return
+			}
+		}
+		if s.x.info.SRQResize && rapid.Bool().Draw(t, "cycle_resize?") {
+			// A resize that carries the WRs over: the count the limit is
+			// compared with must carry over too.
+			v := s.view()
+			s.do(model.Resize{MaxWR: v.Capacity + rapid.Uint32Range(0, 3).Draw(t, "cycle_grow")})
+		}
+		if s.do(model.Arm{Limit: limit}).Errno != 0 {
+			return
+		}
+		drain(s, qp, s.view().Outstanding-int(limit)+1)
 		s.do(model.Poll{})
 	}
+}
+
+// wrap fills the SRQ until a post is refused, drains part of it through
+// the QP and fills it again, so that the ring's indices wrap.
+func wrap(t *rapid.T, s *session, qp int) {
+	if !up(s, qp) {
+		return
+	}
+	s.fillWith(directedWR)
+	s.post(directedWR(s)) // refused at full
+	drain(s, qp, rapid.IntRange(1, int(s.view().Capacity)).Draw(t, "drain"))
+	s.do(model.Poll{})
+	s.fillWith(directedWR)
 }
 
 func genWR(t *rapid.T, s *session, v model.View) model.WR {

@@ -97,6 +97,25 @@ func replay(p Profile, c Caps, rules []string, steps []Step, count ...string) (i
 	}
 	for i, s := range steps {
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
+			if m.pruned && m.width < maxCandidates {
+				// The beam may have dropped the explaining candidate.
+				return replayWide(p, c, rules, steps, count...)
+			}
+			return i, err, nil
+		}
+	}
+	return len(steps), nil, m.Faults(count...)
+}
+
+// replayWide is replay keeping up to maxCandidates candidates.
+func replayWide(p Profile, c Caps, rules []string, steps []Step, count ...string) (int, error, []FaultUse) {
+	m, err := NewRelaxed(p, c, rules)
+	if err != nil {
+		return 0, err, nil
+	}
+	m.width = maxCandidates
+	for i, s := range steps {
+		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
 			return i, err, nil
 		}
 	}
@@ -179,6 +198,7 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		if na, nb := countIn(a.faults, a.rules), countIn(b.faults, b.rules); na != nb {
 			return na - nb // the fewest departures of the rules blamed
 		}
+
 		for i := range min(len(a.rules), len(b.rules)) {
 			if d := Rank(a.rules[i]) - Rank(b.rules[i]); d != 0 {
 				return d

@@ -80,6 +80,7 @@ type machine struct {
 	threshold uint32 // the count below which an armed limit fires
 	copyMode  int    // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
 	fifoMode  int    // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
+	grhMode   int    // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
 	orderMode int    // POST-ORDER: 0 undecided, 1 keeps a failed list's prefix, 2 drops it
 	leaked    int    // fetched slots that never came back (SLOT-FREE relaxed)
 	slack     int    // how many more WRs a relaxed POST-FULL device holds than it should
@@ -418,7 +419,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 		w(uint64(p.i))
 	}
 	w(b(m.created), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
-		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
+		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
 		b(m.resized), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {

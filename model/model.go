@@ -12,7 +12,7 @@ const maxCandidates = 1 << 12
 
 // beam is how many candidates a model with relaxed rules keeps, the most
 // parsimonious first, when the departures it admits multiply them.
-const beam = 256
+const beam = 1024
 
 // Model is the reference model of one SRQ and its QPs under a profile. It
 // holds one candidate machine per combination of the profile's open choices
@@ -29,6 +29,11 @@ type Model struct {
 	caps    Caps
 	relaxed []string
 	history []Step
+
+	// width is how many candidates a relaxed model keeps (0: beam);
+	// pruned says some were dropped, so a deviation may be the beam's.
+	width  int
+	pruned bool
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -63,6 +68,34 @@ func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
 	m.relax, m.ownWidth = set, own
 	return &Model{cands: []*machine{m}, reached: map[string]int{}, prof: p, caps: c,
 		relaxed: slices.Clone(relaxed)}, nil
+}
+
+// beamWidth is how many candidates a relaxed model keeps.
+func (m *Model) beamWidth() int {
+	if m.width > 0 {
+		return m.width
+	}
+	return beam
+}
+
+// widened replays the model's history in a model that keeps up to
+// maxCandidates candidates, and reports whether every step is consistent
+// there.
+func (m *Model) widened() (*Model, bool) {
+	if m.beamWidth() >= maxCandidates {
+		return nil, false
+	}
+	w, err := NewRelaxed(m.prof, m.caps, m.relaxed)
+	if err != nil {
+		return nil, false
+	}
+	w.width = maxCandidates
+	for _, s := range m.history {
+		if err := w.advance(s.Op, &s.Obs); err != nil {
+			return nil, false
+		}
+	}
+	return w, true
 }
 
 // Reached returns, for every rule whose check ran, how many steps checked it
@@ -206,11 +239,12 @@ func (m *Model) advance(op Op, got *Observation) error {
 	if len(next) > 1 {
 		next = dedupe(next)
 	}
-	if len(next) > beam && len(m.relaxed) > 0 {
+	if w := m.beamWidth(); len(next) > w && len(m.relaxed) > 0 {
 		// Relaxed rules can explain one observation many ways: keep the
 		// most parsimonious explanations (fewest departures).
 		slices.SortStableFunc(next, func(a, b *machine) int { return len(a.faults) - len(b.faults) })
-		next = next[:beam]
+		next = next[:w]
+		m.pruned = true
 	}
 	if len(next) > maxCandidates {
 		return fmt.Errorf("model: %d candidates after %s: the profile has too many open choices", len(next), op)

@@ -942,7 +942,15 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	noGRH := false
 	if !rc {
 		grh := uint64(UDHeader)
-		if m.may("UD-GRH") {
+		// A device that ignores the GRH area ignores it on every UD
+		// message: one persistent choice, not one per message, or the
+		// candidates double with every arrival.
+		if m.grhMode == 0 {
+			m.grhMode = 1 + m.choose("UD-GRH", 2)
+		} else {
+			m.touch("UD-GRH")
+		}
+		if m.grhMode == 2 {
 			grh, noGRH = 0, true
 		}
 		need, byteLen = need+grh, byteLen+grh

@@ -148,7 +148,7 @@ var valued = map[Deviation]int{
 	KeyErrorStatus:   2,
 }
 
-var catalogue = []DeviationInfo{
+var baseCatalogue = []DeviationInfo{
 	{ErrnoNegative, KindBehaviour, "profile:PostErrno", "siw: post verbs return -errno instead of errno", nil},
 	{ErrnoMinusOne, KindBehaviour, "profile:PostErrno", "mlx4: post verbs return -1 instead of errno", nil},
 	{CheckSGEFirst, KindBehaviour, "profile:PostCheckOrder", "mlx5: num_sge is checked before the full queue, so a WR failing both gets EINVAL", nil},
@@ -231,6 +231,9 @@ var catalogue = []DeviationInfo{
 	{RNRSilent, KindMutant, "RECV-RNR", "an RC peer gets status 0 when the SRQ is empty", nil},
 	{SlotLeak, KindMutant, "SLOT-FREE", "every 4th fetched WQE's slot never frees", nil},
 }
+
+// catalogue is every deviation: the base ones, then the stateful mutants.
+var catalogue = append(baseCatalogue, statefulCatalogue...)
 
 var byName = func() map[Deviation]DeviationInfo {
 	m := make(map[Deviation]DeviationInfo, len(catalogue))

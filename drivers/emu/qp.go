@@ -84,6 +84,9 @@ func (q *qp) Modify(state drivers.QPState) int {
 			s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
 		}
 	default:
+		if s.cfg.has(SQDAgainNoFetch) && q.state == drivers.SQD && state == drivers.RTS {
+			s.st.drained = setKey(s.st.drained, q.idx, true)
+		}
 		q.state = state
 		if state == drivers.RTR {
 			msgs := q.buffered
@@ -112,6 +115,12 @@ func (q *qp) enterErr() {
 		default:
 			s.pushCQE(drivers.Completion{WRID: f.w.id, Status: wcFlushErr, QP: q.idx}, f.w.holds)
 		}
+	}
+	if s.cfg.has(LastWQEOncePerQP) {
+		if s.st.lastWQE[q.idx] {
+			return
+		}
+		s.st.lastWQE = setKey(s.st.lastWQE, q.idx, true)
 	}
 	if !s.cfg.has(NoLastWQE) {
 		s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
@@ -143,7 +152,7 @@ func (q *qp) fetching() bool {
 	case drivers.RTR, drivers.RTS:
 		return true
 	case drivers.SQD:
-		return !c.has(SQDNoFetch)
+		return !c.has(SQDNoFetch) && !q.s.st.drained[q.idx]
 	case drivers.SQE:
 		return !c.has(SQENoFetch)
 	case drivers.Init:

@@ -63,6 +63,8 @@ type srq struct {
 
 	fetches   uint64 // WQEs fetched so far
 	successes uint64 // successful completions written so far
+	wraps     uint64 // times the producer index went round the ring
+	st        stateful
 }
 
 var _ drivers.SRQ = (*srq)(nil)
@@ -94,6 +96,8 @@ func (s *srq) fullAt() uint32 {
 	case s.cfg.has(CapacityOneShort) && s.hold > 0:
 		return s.hold - 1
 	case s.cfg.has(CapacityOneOver):
+		return s.hold + 1
+	case s.cfg.has(WrapFullLate) && s.wrapped():
 		return s.hold + 1
 	}
 	return s.hold
@@ -150,6 +154,9 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 		}
 		s.ring[prod&mask] = s.makeWQE(&wrs[i])
 		prod++
+		if prod&mask == 0 {
+			s.wraps++
+		}
 	}
 	s.prod = prod // doorbell
 	return 0, -1
@@ -265,7 +272,7 @@ func (s *srq) checkLimit() {
 	if s.armed == 0 || s.cfg.has(LimitNever) {
 		return
 	}
-	n := s.outstanding()
+	n := s.limitCount()
 	if n < s.armed || (s.cfg.has(LimitAtEqual) && n == s.armed) {
 		s.fireLimit()
 	}
@@ -274,6 +281,7 @@ func (s *srq) checkLimit() {
 // fireLimit raises SRQ_LIMIT_REACHED and disarms as the deviations say.
 func (s *srq) fireLimit() {
 	s.events = append(s.events, drivers.Event{Type: evSRQLimit, QP: -1})
+	s.st.lastFired = s.armed
 	switch {
 	case s.cfg.has(LimitReadsArmed):
 	case s.cfg.has(LimitNotDisarmed):
@@ -336,6 +344,10 @@ func (s *srq) ModifyLimit(limit uint32) int {
 			return eINVAL
 		}
 	}
+	if s.cfg.has(RearmSameIgnored) && limit == s.st.lastFired {
+		s.shown = limit // "unchanged": the hardware is not told
+		return 0
+	}
 	s.arm(limit)
 	if s.cfg.has(ArmFiresAtOnce) && s.outstanding() < limit {
 		s.fireLimit()
@@ -373,6 +385,7 @@ func (s *srq) Resize(maxWR uint32) int {
 		ring[i] = s.ring[(s.cons+i)&oldMask]
 	}
 	s.ring, s.cons, s.prod = ring, 0, keep
+	s.st.carried = keep
 	s.capacity, s.hold = capacity, hold
 	if c.has(ResizeClearsLimit) {
 		s.armed, s.shown = 0, 0
@@ -492,6 +505,7 @@ func (s *srq) destroy() {
 // pushCQE writes a completion, twice for every third success under
 // double-complete.
 func (s *srq) pushCQE(c drivers.Completion, holds bool) {
+	c.QP = s.reportedQP(c.QP)
 	if s.cfg.has(WrongQP) {
 		c.QP = 0
 	}

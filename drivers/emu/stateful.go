@@ -1,0 +1,78 @@
+package emu
+
+// Stateful mutants: rule violations that show only after a history the
+// short random cases of old rarely built (issue 8): a QP brought back up
+// through RESET, a limit armed again after it fired, a resize with WRs
+// outstanding, a ring that wrapped, a QP resumed from SQD, three QPs
+// sharing the SRQ. Each keeps the state a careless driver would keep.
+const (
+	LastWQEOncePerQP    Deviation = "last-wqe-once-per-qp"
+	RearmSameIgnored    Deviation = "rearm-same-ignored"
+	ResizeLimitMiscount Deviation = "resize-limit-miscount"
+	WrapFullLate        Deviation = "wrap-full-late"
+	SQDAgainNoFetch     Deviation = "sqd-again-no-fetch"
+	ThirdQPWrongQP      Deviation = "third-qp-wrong-qp"
+)
+
+// StatefulMutants lists the stateful mutants.
+var StatefulMutants = []Deviation{LastWQEOncePerQP, RearmSameIgnored, ResizeLimitMiscount, WrapFullLate, SQDAgainNoFetch, ThirdQPWrongQP}
+
+// statefulCatalogue describes the stateful mutants.
+var statefulCatalogue = []DeviationInfo{
+	{LastWQEOncePerQP, KindMutant, "QP-LAST-WQE", "the QP's last-WQE flag survives RESET: a QP brought back up raises no QP_LAST_WQE_REACHED when it enters ERR again", nil},
+	{RearmSameIgnored, KindMutant, "LIMIT-FIRE", "arming with the value that last fired is taken as unchanged: it returns 0 and query reads it, but the SRQ stays disarmed", nil},
+	{ResizeLimitMiscount, KindMutant, "LIMIT-FIRE", "after a resize that carried WRs over, the limit count leaves those WRs out, so the limit fires early", nil},
+	{WrapFullLate, KindMutant, "POST-FULL", "once the producer index has wrapped the ring, the full check is off by one: max_wr+1 WRs can be outstanding", nil},
+	{SQDAgainNoFetch, KindMutant, "QP-FETCH-STATES", "a QP's drained flag is never cleared: back in SQD a second time, it fetches nothing (RNR on RC, dropped on UD)", nil},
+	{ThirdQPWrongQP, KindMutant, "RECV-COMPLETION", "completions name the QP through a two-entry table: the third and later QPs to fetch are reported as the first", nil},
+}
+
+// stateful is the state the stateful mutants keep, per SRQ.
+type stateful struct {
+	lastFired uint32       // the limit value that fired last (rearm-same-ignored)
+	carried   uint32       // WRs a resize carried over (resize-limit-miscount)
+	qpSlots   []int        // QPs in the order they first fetched (third-qp-wrong-qp)
+	lastWQE   map[int]bool // QPs that raised LAST_WQE once (last-wqe-once-per-qp)
+	drained   map[int]bool // QPs that left SQD once (sqd-again-no-fetch)
+}
+
+// limitCount is the count the limit is compared with.
+func (s *srq) limitCount() uint32 {
+	n := s.outstanding()
+	if s.cfg.has(ResizeLimitMiscount) {
+		n -= min(n, s.st.carried)
+	}
+	return n
+}
+
+// wrapped says the producer index has gone round the ring.
+func (s *srq) wrapped() bool { return s.wraps > 0 }
+
+// reportedQP is the QP number a completion of QP idx carries.
+func (s *srq) reportedQP(idx int) int {
+	if !s.cfg.has(ThirdQPWrongQP) {
+		return idx
+	}
+	for i, q := range s.st.qpSlots {
+		if q == idx {
+			if i >= 2 {
+				return s.st.qpSlots[0]
+			}
+			return idx
+		}
+	}
+	s.st.qpSlots = append(s.st.qpSlots, idx)
+	if len(s.st.qpSlots) > 2 {
+		return s.st.qpSlots[0]
+	}
+	return idx
+}
+
+// setKey sets m[k] = v, making m if it is nil.
+func setKey(m map[int]bool, k int, v bool) map[int]bool {
+	if m == nil {
+		m = map[int]bool{}
+	}
+	m[k] = v
+	return m
+}
