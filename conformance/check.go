@@ -39,6 +39,9 @@ type Options struct {
 	// until it is spent (Cases then bounds them only if it is set too).
 	Duration time.Duration
 	deadline time.Time // when Duration runs out
+	// FailFast stops the run at its first failure, diagnosed: the report
+	// holds it and what ran before it.
+	FailFast bool
 	// Progress, when set, is told of every finished unit of work.
 	Progress func(done, total int, what string)
 }
@@ -216,7 +219,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		return rf
 	}
 	err = c.scenarios()
-	if err == nil && ctx.Err() == nil {
+	if err == nil && ctx.Err() == nil && !c.stopped() {
 		err = c.randomCases()
 	}
 	c.finish()
@@ -231,6 +234,16 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	return rep, nil
 }
+
+// DefaultBudget is the time budget srqconform run gives the random cases
+// on the emulator when neither a case count nor a duration is given:
+// seconds, in which the state-directed generator reaches every rule's check
+// and every state-space feature (BenchmarkCoverage) and catches every
+// emulator mutant (TestMutantsAreCaughtWithinTheDefaultBudget).
+const DefaultBudget = 5 * time.Second
+
+// stopped says the run should stop: FailFast and a failure found.
+func (c *checker) stopped() bool { return c.opts.FailFast && len(c.rep.Failures) > 0 }
 
 // failing is a failing trace waiting for its diagnosis.
 type failing struct {
@@ -285,6 +298,9 @@ func (c *checker) scenarios() error {
 			break
 		}
 		explained := c.settle(fails)
+		if c.stopped() {
+			return nil
+		}
 		for _, f := range fails {
 			if f.artefact {
 				continue
@@ -342,7 +358,7 @@ func (c *checker) randomCases() error {
 			continue // the budget is time: another batch, another seed
 		}
 		source := fmt.Sprintf("random case (seed %d)", c.opts.Seed+round)
-		if !c.settle([]*failing{{tr: *res.fail, source: source}}) {
+		if !c.settle([]*failing{{tr: c.disambiguate(*res.fail), source: source}}) || c.stopped() {
 			break // nothing new explains it: more cases would find it again
 		}
 	}
@@ -567,6 +583,40 @@ func (c *checker) prune() {
 	}
 }
 
+// disambiguate looks harder at a failing trace that more than one rule
+// explains equally well: it runs the trace again on the device with a poll
+// after every step, so that each departure shows where it happens (an event
+// that did not come, a completion that did), and returns that trace if it
+// still deviates and fewer rules explain it. Shrinking keeps traces short,
+// and a short trace often leaves open which promise broke.
+func (c *checker) disambiguate(tr Trace) Trace {
+	d := tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
+		return tr
+	}
+	ops := tr.Ops()
+	var looked []model.Op
+	for i, op := range ops {
+		looked = append(looked, op)
+		if _, isPoll := op.(model.Poll); !isPoll && i < len(ops)-1 {
+			looked = append(looked, model.Poll{})
+		}
+	}
+	t, _, _ := run(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) {
+		for _, op := range looked {
+			s.do(op)
+		}
+	})
+	c.rep.StepsRun += len(t.Steps)
+	if t.Deviation == nil {
+		return tr
+	}
+	if d2 := t.diagnose(c.opts.Profile, c.caps, c.relaxed); len(d2.Rules) > 0 && len(d2.Also) < len(d.Also) {
+		return t
+	}
+	return tr
+}
+
 // minimize removes steps from a counterexample, one at a time, for as long
 // as the trace still fails the same way: it deviates with the rules the run
 // had relaxed when it failed, and is consistent with the diagnosed rules
@@ -603,8 +653,8 @@ func (c *checker) minimize(f *Failure) {
 			}
 		}
 	}
-	if len(tr.Steps) == len(f.Trace.Steps) {
-		return
+	if len(tr.Ops()) == len(f.Trace.Ops()) {
+		return // nothing could go (evidence steps do not count)
 	}
 	d := chooseDiagnosis(tr.diagnose(c.opts.Profile, c.caps, base), f.Rules, c.opts.Profile, c.caps, base, tr)
 	tr.Diagnosis = &d

@@ -11,25 +11,13 @@ import (
 // failing WR's place in a list, empty SGEs past the first, traffic from
 // several QPs at once, a resize with WRs outstanding, and messages at the
 // fit boundary. FeatureNames lists them in report order.
-var FeatureNames = []string{
-	"traffic after RESET->INIT->RTR->RTS (a QP brought back up)",
-	"traffic after ERR",
-	"traffic in SQD or SQE",
-	"traffic after SQD->RTS",
-	"limit armed, fired, re-armed",
-	"limit re-armed with the value that fired",
-	"post refused at full",
-	"ring wrapped (more posted than it holds)",
-	"failing WR first in a list",
-	"failing WR mid-list",
-	"failing WR last in a list",
-	"0-length SGE past the first, filled",
-	"3 or more QPs took WRs in one case",
-	"resize with WRs outstanding",
-	"message one byte under the head WR",
-	"message exactly the head WR",
-	"message one byte over the head WR",
-}
+var FeatureNames = func() []string {
+	var names []string
+	for _, f := range model.Features {
+		names = append(names, f.Name)
+	}
+	return names
+}()
 
 // Feature indexes into FeatureNames.
 const (

@@ -79,28 +79,59 @@ func (s *session) do(op model.Op) model.Observation {
 	}
 	if err != nil {
 		if s.trace.Deviation != nil {
-			s.evidence(op)
+			s.evidence(op, before)
 		}
 		panic(stop{})
 	}
 	return got
 }
 
-// evidence polls once after a deviation, so that the diagnosis sees what
-// the departure left behind (a completion that shows which WR a message
-// took, an event); the poll is not checked, only recorded.
-func (s *session) evidence(after model.Op) {
-	if _, ok := after.(model.Poll); ok || s.ctx.Err() != nil {
+// evidence looks once more after a deviation, unchecked, so that the
+// diagnosis sees what the departure left behind: it polls (a completion
+// that shows which WR a message took, an event), then probes every QP the
+// model had settled before the failing step with a WR and an empty Send and polls again: whether
+// the QP takes it shows whether the device had moved it to ERR, which an
+// event missing or a QP's fate on an error completion leaves open.
+func (s *session) evidence(after model.Op, v model.View) {
+	if s.ctx.Err() != nil {
 		return
 	}
-	op := model.Poll{}
-	got, err := s.x.exec(s.ctx, op, model.Observation{})
-	if err != nil && len(got.Completions) == 0 && len(got.Events) == 0 {
+	look := func(op model.Op) bool {
+		got, err := s.x.exec(s.ctx, op, model.Observation{})
+		if err != nil && len(got.Completions) == 0 && len(got.Events) == 0 {
+			return false
+		}
+		s.trace.Steps = append(s.trace.Steps, Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
+			Got: got.Describe(op), Evidence: true, obs: got})
+		return true
+	}
+	if _, ok := after.(model.Poll); !ok && !look(model.Poll{}) {
 		return
 	}
-	s.trace.Steps = append(s.trace.Steps, Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
-		Got: got.Describe(op), Evidence: true, obs: got})
+	// v is the model's view before the failing step: after it the model
+	// has no candidate left.
+	if !v.Created || v.SRQErrorAny {
+		return
+	}
+	probed := false
+	for qp := range v.QPTypes {
+		if !settled(v, qp) || !v.QPStates[qp].Fetches() && v.QPStates[qp] != model.Err {
+			continue
+		}
+		// A wr_id no generated WR has: the probe's completion is its own.
+		probe := model.WR{ID: evidenceWRID + uint64(qp), NumSGE: 1, SGEs: []model.SGE{{Length: 64}}}
+		if !look(model.Post{WRs: []model.WR{probe}}) || !look(model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}) {
+			return
+		}
+		probed = true
+	}
+	if probed {
+		look(model.Poll{})
+	}
 }
+
+// evidenceWRID is the first wr_id of the evidence probes' WRs.
+const evidenceWRID = 0xe0e0_0000_0000_0000
 
 // run executes f in a fresh session and always releases the driver's SRQ.
 // It returns the trace, the reason a scenario skipped, and the model's

@@ -294,7 +294,7 @@ func (m *machine) fire(ev EventType, qpn int) {
 
 // checkLimit fires the limit event if a fetch left fewer WRs than the limit.
 // Relaxed LIMIT-FIRE lets the event come at the count equal to the limit,
-// or not at all.
+// or at any fetch above it (a miscount), or not at all.
 func (m *machine) checkLimit() {
 	if !m.armed {
 		return
@@ -304,6 +304,8 @@ func (m *machine) checkLimit() {
 		if m.may("LIMIT-FIRE") {
 			below = !below
 		}
+	} else if m.may("LIMIT-FIRE") {
+		below = true // fired early: the device miscounts
 	}
 	if below {
 		m.fireLimit()

@@ -63,7 +63,11 @@ func WriteCatalogue(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("## Seed statements\n\nEvery SRQ statement in the seed documents (paraphrased), with the rules that check it or the reason it is out of scope.\n\n")
+	b.WriteString("## State-space features\n\nEvery report counts the agreeing steps that reached each feature: the states the run put the device through. They are chosen from what real driver bugs depend on.\n\n| Feature | Why it is counted |\n|---|---|\n")
+	for _, f := range Features {
+		fmt.Fprintf(&b, "| %s | %s |\n", cell(f.Name), cell(f.Why))
+	}
+	b.WriteString("\n## Seed statements\n\nEvery SRQ statement in the seed documents (paraphrased), with the rules that check it or the reason it is out of scope.\n\n")
 	b.WriteString("| Seed | Section | Statement | Rules | Out of scope because |\n|---|---|---|---|---|\n")
 	for _, s := range seedMap {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", s.Seed, s.Section, cell(s.Statement), strings.Join(s.Rules, ", "), cell(s.OutOfScope))

@@ -1060,6 +1060,11 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 	obs.Events = append([]Event(nil), m.events...)
 	if got != nil {
 		cs := m.dropDuplicates(got.Completions)
+		if o.Max > 0 && len(cs) < len(got.Completions) {
+			// Duplicates took slots of the poll: it returned fewer of
+			// the completions due.
+			n = min(n, len(cs))
+		}
 		if err := m.checkCompletions(cs, n); err != nil {
 			return obs, err
 		}

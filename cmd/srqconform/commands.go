@@ -41,6 +41,16 @@ func (d *deviceFlags) config() drivers.Config {
 	return cfg
 }
 
+// defaultBudget is the time a run gives its random cases when neither
+// -cases nor -duration is given: seconds on the emulator, where that is
+// tens of thousands of steps; a minute on a device, where steps cost
+// round trips.
+var defaultBudget = map[string]time.Duration{"emu": conformance.DefaultBudget, "cgo": time.Minute}
+
+func defaultBudgetText() string {
+	return fmt.Sprintf("%v on the emulator, %v on a device", defaultBudget["emu"], defaultBudget["cgo"])
+}
+
 func fail(stderr io.Writer, format string, a ...any) int {
 	fmt.Fprintf(stderr, "srqconform: "+format+"\n", a...)
 	return exitUsage
@@ -52,8 +62,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	dev.register(fs.FlagSet)
 	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file (.yaml, .json)")
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
-	cases := fs.Int("cases", 100, "number of random cases (0: scenarios only)")
+	cases := fs.Int("cases", 0, "number of random cases (0: scenarios only); with no -cases and no -duration the budget is time: "+defaultBudgetText())
 	duration := fs.Duration("duration", 0, "time budget for the random cases: run them until it is spent (with -cases, at most that many)")
+	failFast := fs.Bool("failfast", false, "stop at the first failure (diagnosed and reported)")
 	steps := fs.Int("steps", 40, "most steps per random case")
 	rules := fs.String("rules", "", "comma-separated rule IDs: run only their scenarios")
 	format := fs.String("format", "text", "report format: "+strings.Join(render.Formats, ", "))
@@ -96,10 +107,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *duration < 0 {
 		return fail(stderr, "-duration must not be negative, got %v", *duration)
 	}
-	opts := conformance.Options{Profile: p, Seed: *seed, Cases: *cases, Steps: *steps, Wait: *wait, Settle: *settle, Duration: *duration}
-	casesSet := false
-	fs.Visit(func(f *flag.Flag) { casesSet = casesSet || f.Name == "cases" })
+	opts := conformance.Options{Profile: p, Seed: *seed, Cases: *cases, Steps: *steps, Wait: *wait, Settle: *settle, Duration: *duration, FailFast: *failFast}
+	casesSet, durationSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		casesSet = casesSet || f.Name == "cases"
+		durationSet = durationSet || f.Name == "duration"
+	})
 	switch {
+	case !casesSet && !durationSet:
+		opts.Cases, opts.Duration = -1, defaultBudget[dev.driver] // explore deeply by default
 	case *duration > 0 && !casesSet:
 		opts.Cases = -1 // the budget alone decides
 		opts.Duration = *duration

@@ -76,6 +76,7 @@ func (q *qp) Modify(state drivers.QPState) int {
 			q.filling = nil
 		}
 		q.buffered = nil
+		q.partial = false // the reset abandons the peer's half-sent message
 		q.state = drivers.Reset
 	case drivers.Err:
 		if q.state != drivers.Err {

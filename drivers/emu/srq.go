@@ -345,8 +345,7 @@ func (s *srq) ModifyLimit(limit uint32) int {
 		}
 	}
 	if s.cfg.has(RearmSameIgnored) && limit == s.st.lastFired {
-		s.shown = limit // "unchanged": the hardware is not told
-		return 0
+		return 0 // taken for "unchanged": nothing is armed or recorded
 	}
 	s.arm(limit)
 	if s.cfg.has(ArmFiresAtOnce) && s.outstanding() < limit {

@@ -20,7 +20,7 @@ var StatefulMutants = []Deviation{LastWQEOncePerQP, RearmSameIgnored, ResizeLimi
 // statefulCatalogue describes the stateful mutants.
 var statefulCatalogue = []DeviationInfo{
 	{LastWQEOncePerQP, KindMutant, "QP-LAST-WQE", "the QP's last-WQE flag survives RESET: a QP brought back up raises no QP_LAST_WQE_REACHED when it enters ERR again", nil},
-	{RearmSameIgnored, KindMutant, "LIMIT-FIRE", "arming with the value that last fired is taken as unchanged: it returns 0 and query reads it, but the SRQ stays disarmed", nil},
+	{RearmSameIgnored, KindMutant, "LIMIT-ARM", "arming with the value that last fired is taken as unchanged: it returns 0, but the SRQ stays disarmed and query reads 0", nil},
 	{ResizeLimitMiscount, KindMutant, "LIMIT-FIRE", "after a resize that carried WRs over, the limit count leaves those WRs out, so the limit fires early", nil},
 	{WrapFullLate, KindMutant, "POST-FULL", "once the producer index has wrapped the ring, the full check is off by one: max_wr+1 WRs can be outstanding", nil},
 	{SQDAgainNoFetch, KindMutant, "QP-FETCH-STATES", "a QP's drained flag is never cleared: back in SQD a second time, it fetches nothing (RNR on RC, dropped on UD)", nil},

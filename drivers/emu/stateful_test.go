@@ -15,7 +15,7 @@ func init() {
 		def, got string
 	}{
 		{emu.LastWQEOncePerQP, reviveToErr, "[lastwqe(0)] [lastwqe(0)]", "[lastwqe(0)] []"},
-		{emu.RearmSameIgnored, limitSteps("post 4", "limit 2", "fetch 3", "post 3", "limit 2", "fetch 3"), "4 0 [limit(-1)] 3 0 [limit(-1)] query 0", "4 0 [limit(-1)] 3 0 [] query 2"},
+		{emu.RearmSameIgnored, limitSteps("post 4", "limit 2", "fetch 3", "post 3", "limit 2", "fetch 3"), "4 0 [limit(-1)] 3 0 [limit(-1)] query 0", "4 0 [limit(-1)] 3 0 [] query 0"},
 		{emu.ResizeLimitMiscount, limitSteps("post 3", "resize 8", "limit 2", "fetch 1"), "3 0 0 [] query 2", "3 0 0 [limit(-1)] query 0"},
 		{emu.WrapFullLate, wrapAndFill, "before 4 after 4", "before 4 after 5"},
 		{emu.SQDAgainNoFetch, sqdTwice, "peer 0 [{id=1 st=0 op=0 len=8 qp=0}]", "peer 2 []"},
