@@ -49,6 +49,16 @@ func harness(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", errHarness, fmt.Sprintf(format, a...))
 }
 
+// optional wraps the error of an optional operation: unsupported stays
+// recognisable (errors.Is(err, drivers.ErrUnsupported): the session skips
+// the scenario), anything else is the harness's.
+func optional(what string, err error, a ...any) error {
+	if errors.Is(err, drivers.ErrUnsupported) {
+		return fmt.Errorf("%s: %w", fmt.Sprintf(what, a...), err)
+	}
+	return harness("%s: %v", fmt.Sprintf(what, a...), err)
+}
+
 func (x *executor) close() error {
 	if x.srq == nil {
 		return nil
@@ -133,6 +143,18 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 		if err := x.qps[o.QP].InjectSQE(); err != nil {
 			return obs, harness("InjectSQE: %v", err)
 		}
+	case model.DestroyQP:
+		e, err := x.qps[o.QP].Destroy()
+		if err != nil {
+			return obs, optional("DestroyQP(qp%d)", err, o.QP)
+		}
+		obs.Errno = e
+	case model.DestroySRQ:
+		e, err := x.srq.Destroy()
+		if err != nil {
+			return obs, optional("DestroySRQ", err)
+		}
+		obs.Errno = e
 	default:
 		return obs, harness("unknown operation %T", op)
 	}

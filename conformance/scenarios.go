@@ -63,6 +63,14 @@ func (s *session) send(qp int, op model.Opcode, n uint32) model.Observation {
 
 func (s *session) poll() model.Observation { return s.do(model.Poll{}) }
 
+// destroySRQ tries ibv_destroy_srq and reports whether the SRQ is gone, in
+// which case the scenario can only end (a run that adopted a device's
+// DESTROY-BUSY departure gets here with QPs attached).
+func (s *session) destroySRQ() bool {
+	s.do(model.DestroySRQ{})
+	return s.view().Destroyed
+}
+
 const rc, ud = model.RC, model.UD
 
 // Scenarios returns the deterministic scenarios, one or more per rule.
@@ -198,6 +206,25 @@ var scenarios = []Scenario{
 		s.do(model.Arm{Limit: 2})
 		s.do(model.Arm{Limit: s.view().Capacity + 1})
 		s.do(model.Query{})
+	}},
+	{"DESTROY-BUSY", "destroy with QPs attached fails and the SRQ keeps working; with none it succeeds", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.do(model.CreateQP{Type: rc}) // attached in RESET: it counts too
+		s.post(s.wr(64), s.wr(64))
+		if s.destroySRQ() {
+			return
+		}
+		s.do(model.Query{})
+		s.post(s.wr(64))
+		s.send(0, model.Send, 8)
+		s.poll()
+		s.do(model.DestroyQP{QP: 0})
+		if s.destroySRQ() { // qp1 is still attached
+			return
+		}
+		s.do(model.DestroyQP{QP: 1})
+		s.destroySRQ()
+		s.poll()
 	}},
 	{"LIMIT-ARM", "arm, consume below, event", "rdma-core test_modify_srq_limit", func(s *session) {
 		s.setup(16, 1, rc)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -57,6 +58,10 @@ func (s *session) do(op model.Op) model.Observation {
 	step.Allowed = want.Describe(op)
 	before := s.model.View()
 	got, err := s.x.exec(s.ctx, op, want)
+	if errors.Is(err, drivers.ErrUnsupported) {
+		s.skip = err.Error()
+		panic(stop{})
+	}
 	step.Got = got.Describe(op)
 	step.obs = got
 	var d *model.Deviation

@@ -86,6 +86,8 @@ func validateOp(op model.Op) error {
 		}
 	case model.InjectSQE:
 		return checkQPIndex(o.QP)
+	case model.DestroyQP:
+		return checkQPIndex(o.QP)
 	}
 	return nil
 }
@@ -138,6 +140,8 @@ func qpIndex(op model.Op) (int, bool) {
 	case model.ArriveRest:
 		return o.QP, true
 	case model.InjectSQE:
+		return o.QP, true
+	case model.DestroyQP:
 		return o.QP, true
 	}
 	return 0, false

@@ -107,6 +107,13 @@ type SRQ interface {
 	PollEvents() ([]Event, error)
 	// InjectSRQError puts the SRQ in error, or returns ErrUnsupported.
 	InjectSRQError() error
+	// Destroy is ibv_destroy_srq on the SRQ alone, with its QPs, CQ and
+	// regions left as they are. It returns the verb's return value. When
+	// it fails the SRQ stays usable; when it succeeds PollCQ and
+	// PollEvents still work, other verbs on the SRQ are refused, and
+	// Close releases the rest without destroying the SRQ again. It
+	// returns ErrUnsupported where the driver cannot do it.
+	Destroy() (errno int, err error)
 	// Close destroys the QPs, peers, SRQ, regions and CQ.
 	Close() error
 }
@@ -127,6 +134,12 @@ type QP interface {
 	DeliverRest(ctx context.Context) (PeerStatus, error)
 	// InjectSQE moves the QP from RTS to SQE as a send error would.
 	InjectSQE() error
+	// Destroy is ibv_destroy_qp on the QP, after its peer is destroyed.
+	// It returns the verb's return value (a driver may report a failure as
+	// an error instead: the QP is then in no known state); once it
+	// succeeds the QP is no longer attached to the SRQ and takes no
+	// further call. It returns ErrUnsupported where the driver cannot.
+	Destroy() (errno int, err error)
 }
 
 // SRQAttr is struct ibv_srq_attr.

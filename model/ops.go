@@ -67,6 +67,15 @@ type ArriveRest struct{ QP int }
 // every pending asynchronous event.
 type Poll struct{ Max int }
 
+// DestroyQP is ibv_destroy_qp on an attached QP (and its peer). The QP's
+// number is not reused; a destroyed QP takes no further operation.
+type DestroyQP struct{ QP int }
+
+// DestroySRQ is ibv_destroy_srq on the SRQ under test. It fails, leaving
+// the SRQ as it was, while a QP is attached (rule DESTROY-BUSY); once it
+// succeeds only polls of the CQ, which outlives the SRQ, remain.
+type DestroySRQ struct{}
+
 // InjectSRQError puts the SRQ in its error state, as a device does on a
 // catastrophic error.
 type InjectSRQError struct{}
@@ -87,6 +96,8 @@ func (Invalidate) Name() string     { return "dereg_mr" }
 func (Arrive) Name() string         { return "arrive" }
 func (ArriveRest) Name() string     { return "arrive_rest" }
 func (Poll) Name() string           { return "poll" }
+func (DestroyQP) Name() string      { return "destroy_qp" }
+func (DestroySRQ) Name() string     { return "destroy_srq" }
 func (InjectSRQError) Name() string { return "inject_srq_error" }
 func (InjectSQE) Name() string      { return "inject_sqe" }
 
@@ -121,6 +132,8 @@ func (o Arrive) String() string {
 }
 func (o ArriveRest) String() string   { return fmt.Sprintf("arrive_rest qp%d", o.QP) }
 func (o Poll) String() string         { return fmt.Sprintf("poll max=%d", o.Max) }
+func (o DestroyQP) String() string    { return fmt.Sprintf("destroy_qp qp%d", o.QP) }
+func (DestroySRQ) String() string     { return "destroy_srq" }
 func (InjectSRQError) String() string { return "inject_srq_error" }
 func (o InjectSQE) String() string    { return fmt.Sprintf("inject_sqe qp%d", o.QP) }
 

@@ -15,7 +15,11 @@ const (
 	srcMojoQuery    = "rdmamojo, ibv_query_srq()"
 	srcBook         = "book chapter 13.5, Shared Receive Queue"
 	srcNotes        = "notes/driver-behaviour.md"
-	srcIBTA         = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
+	// srcKernelDestroySRQ: the linux tree is too large to mirror here; the
+	// check was read through code search, in every version it found.
+	srcKernelDestroySRQ = "kernel drivers/infiniband/core/verbs.c ib_destroy_srq_user (if (atomic_read(&srq->usecnt)) return -EBUSY; usecnt counts the QPs created with the SRQ), read through code search, no commit pinned"
+	srcRXEDestroySRQ    = "rdma-core 691953d8 providers/rxe/rxe.c rxe_destroy_srq and providers/mlx5/verbs.c mlx5_destroy_srq (the kernel's errno returned, the SRQ kept on failure)"
+	srcIBTA             = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
 )
 
 func doc(source string) Note    { return Note{Source: source} }

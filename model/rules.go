@@ -68,6 +68,8 @@ var catalogue = []Rule{
 		srcMojoQuery + ", FAQ on caching attributes; " + srcManQuerySRQ, KindImplementation, []string{"Query"}},
 	{"QUERY-LIMIT", "Query returns the armed limit, and 0 when the SRQ is not armed.",
 		srcManQuerySRQ + ", NOTES; " + srcMojoQuery + ", struct ibv_srq_attr (srq_limit)", KindDocumented, nil},
+	{"DESTROY-BUSY", "ibv_destroy_srq fails with EBUSY while a QP is attached, and the SRQ keeps working as before; once its QPs are destroyed it succeeds.",
+		srcManCreateSRQ + ", NOTES (fails if any queue pair is still associated); " + srcKernelDestroySRQ + "; " + srcRXEDestroySRQ, KindDocumented, nil},
 	{"MODIFY-ONLY-MASKED", "A modify changes only the attributes its mask names, and nothing when it fails.",
 		srcManModifySRQ + ", NOTES (an invalid attribute modifies none)", KindDocumented, nil},
 

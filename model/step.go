@@ -45,6 +45,9 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	if _, ok := op.(CreateSRQ); !ok && !m.created {
 		return Observation{}, unmodelled("%s before create_srq", op.Name())
 	}
+	if _, ok := op.(Poll); !ok && m.destroyed {
+		return Observation{}, unmodelled("%s after destroy_srq succeeded", op.Name())
+	}
 	switch o := op.(type) {
 	case CreateSRQ:
 		return m.createSRQ(o, got)
@@ -76,6 +79,10 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 		return m.arriveRest(o, got)
 	case Poll:
 		return m.poll(o, got)
+	case DestroyQP:
+		return m.destroyQP(o, got)
+	case DestroySRQ:
+		return m.destroySRQ(got)
 	case InjectSRQError:
 		m.touch("SRQ-ERR-EVENT")
 		if !m.srqErr { // the event marks entering the error state
@@ -100,7 +107,64 @@ func (m *machine) checkQP(n int) error {
 	if n < 0 || n >= len(m.qps) {
 		return unmodelled("qp%d does not exist", n)
 	}
+	if m.qps[n].gone {
+		return unmodelled("qp%d was destroyed", n)
+	}
 	return nil
+}
+
+// attached returns the number of QPs attached to the SRQ: created and not
+// destroyed.
+func (m *machine) attached() int {
+	n := 0
+	for _, q := range m.qps {
+		if !q.gone {
+			n++
+		}
+	}
+	return n
+}
+
+// destroyQP destroys a quiet QP. What becomes of a QP's unpolled
+// completions and unread events when it is destroyed differs between
+// providers (mlx5 cleans its CQEs from the CQ, rxe leaves them; the kernel
+// drops unread events of the QP), so the model predicts only a QP with
+// none of them, nothing in flight and nothing buffered.
+func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	switch {
+	case q.filling != nil || len(q.pending) > 0:
+		return Observation{}, unmodelled("destroy_qp qp%d with a message in flight or buffered", o.QP)
+	case q.repeatOK || slices.ContainsFunc(m.events, func(e Event) bool { return e.QP == o.QP }):
+		return Observation{}, unmodelled("destroy_qp qp%d with events of it unread", o.QP)
+	case slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.QP == o.QP }):
+		return Observation{}, unmodelled("destroy_qp qp%d with completions of it unpolled", o.QP)
+	}
+	q.gone = true
+	return m.plainResult("DESTROY-BUSY", 0, got)
+}
+
+// destroySRQ is ibv_destroy_srq: EBUSY, and nothing changes, while a QP is
+// attached; success once none is (rule DESTROY-BUSY). A relaxed device's
+// outcome is adopted: the SRQ is gone when it said 0, else kept as it was.
+func (m *machine) destroySRQ(got *Observation) (Observation, error) {
+	m.touch("DESTROY-BUSY")
+	want := 0
+	if m.attached() > 0 {
+		want = EBUSY
+	}
+	obs := Observation{Errno: want, BadWR: -1}
+	if got != nil && got.Errno != want {
+		if !m.excuse("DESTROY-BUSY") {
+			return obs, dev("DESTROY-BUSY", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		obs.Errno = got.Errno
+	}
+	m.destroyed = obs.Errno == 0
+	return obs, nil
 }
 
 // plainResult checks a verb that returns only an errno.
@@ -217,7 +281,7 @@ func (m *machine) hasInvalidKey(w WR) bool {
 // notAllReady reports whether some attached QP is not in RTS, or none is
 // attached: the states POST-ANY-STATE is about.
 func (m *machine) notAllReady() bool {
-	return len(m.qps) == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return q.state != RTS })
+	return m.attached() == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return !q.gone && q.state != RTS })
 }
 
 // post applies a post: checked against what the device did when got is

@@ -6,6 +6,7 @@ import "fmt"
 // positive values; the profile's ErrnoSign decides how a post returns them.
 const (
 	ENOMEM     = 12
+	EBUSY      = 16
 	EINVAL     = 22
 	ENOSYS     = 38
 	EOPNOTSUPP = 95
@@ -27,6 +28,8 @@ func ErrnoName(e int) string {
 		return "EPERM"
 	case ENOMEM:
 		return sign + "ENOMEM"
+	case EBUSY:
+		return sign + "EBUSY"
 	case EINVAL:
 		return sign + "EINVAL"
 	case ENOSYS:

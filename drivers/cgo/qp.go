@@ -67,8 +67,8 @@ func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error
 	}
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("cgo: CreateQP on a closed SRQ")
+	if s.dead() {
+		return nil, errors.New("cgo: CreateQP on a closed or destroyed SRQ")
 	}
 	if t != drivers.RC && t != drivers.UD {
 		return nil, fmt.Errorf("cgo: CreateQP(type %d): want RC (0) or UD (1)", t)
@@ -153,6 +153,29 @@ func (q *qp) destroy() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dead says the QP takes no verb: destroyed by Destroy, or its SRQ closed.
+// A QP outlives a destroyed SRQ (only a device breaking DESTROY-BUSY lets
+// that happen), so the receiver QP is still there to call.
+func (q *qp) dead() bool { return q.s.closed || q.qp == nil }
+
+// Destroy destroys the peer, then the receiver with ibv_destroy_qp, after
+// reading and acknowledging pending async events. The receiver's number
+// stays in byQPN so that completions left in the CQ still name it. A
+// failing ibv_destroy_qp is reported as an error: the harness cannot go on
+// with a QP half destroyed.
+func (q *qp) Destroy() (int, error) {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if q.dead() {
+		return 0, fmt.Errorf("cgo: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
+	}
+	if err := s.dev.drainEvents(); err != nil {
+		return 0, err
+	}
+	return 0, q.destroy()
 }
 
 func typeName(t drivers.QPType) string {
@@ -250,7 +273,7 @@ func (q *qp) Modify(to drivers.QPState) int {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if q.dead() {
 		return int(C.EINVAL)
 	}
 	cur, _, err := q.state(q.qp)
@@ -327,7 +350,7 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if q.dead() {
 		return int(C.EINVAL), 0
 	}
 	l, err := s.build([]drivers.RecvWR{wr})
@@ -368,8 +391,8 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return peerErr, fmt.Errorf("cgo: Deliver on QP %d of a closed SRQ", q.idx)
+	if q.dead() {
+		return peerErr, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
 	}
 	op, ok := wrOpcodes[msg.Opcode]
 	if !ok {

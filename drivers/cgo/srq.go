@@ -182,6 +182,30 @@ func (s *srq) create(attr drivers.SRQAttr, keys int) (drivers.SRQAttr, error) {
 	return got, nil
 }
 
+// dead says the SRQ takes no verb: closed, or destroyed by Destroy (which
+// leaves s.srq nil so that nothing reaches freed memory or frees it twice).
+func (s *srq) dead() bool { return s.closed || s.srq == nil }
+
+// Destroy is ibv_destroy_srq on the SRQ alone. Pending async events are
+// read and acknowledged first (libibverbs waits for the acknowledgement of
+// every event it reported). On failure the SRQ stays; on success s.srq is
+// cleared, so Close destroys the QPs, CQ, regions and PD but not the SRQ.
+func (s *srq) Destroy() (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("cgo: Destroy on a closed or destroyed SRQ")
+	}
+	if err := s.dev.drainEvents(); err != nil {
+		return 0, err
+	}
+	r := int(C.ibv_destroy_srq(s.srq))
+	if r == 0 {
+		s.srq = nil
+	}
+	return r, nil
+}
+
 // Close destroys the QPs and peers, the SRQ, the CQ, the regions and the
 // PD. It is idempotent.
 func (s *srq) Close() error {
@@ -356,7 +380,7 @@ func (l *wrList) first() *C.struct_ibv_recv_wr {
 func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return int(C.EINVAL), min(0, len(wrs)-1)
 	}
 	l, err := s.build(wrs)
@@ -383,7 +407,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 func (s *srq) Query() (drivers.SRQAttr, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return drivers.SRQAttr{}, int(C.EINVAL)
 	}
 	var a C.struct_ibv_srq_attr
@@ -395,7 +419,7 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 func (s *srq) ModifyLimit(limit uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return int(C.EINVAL)
 	}
 	var a C.struct_ibv_srq_attr
@@ -407,7 +431,7 @@ func (s *srq) ModifyLimit(limit uint32) int {
 func (s *srq) Resize(maxWR uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return int(C.EINVAL)
 	}
 	var a C.struct_ibv_srq_attr
@@ -419,8 +443,8 @@ func (s *srq) Resize(maxWR uint32) int {
 func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed SRQ", key)
+	if s.dead() {
+		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed or destroyed SRQ", key)
 	}
 	if key < 0 || key >= len(s.keys) {
 		return fmt.Errorf("cgo: InvalidateKey(%d): want 0..%d", key, len(s.keys)-1)

@@ -106,6 +106,7 @@ const (
 	BadKeyIgnored       Deviation = "bad-key-ignored"
 	RNRSilent           Deviation = "rnr-silent"
 	SlotLeak            Deviation = "slot-leak"
+	DestroyIgnoresQPs   Deviation = "destroy-ignores-qps"
 )
 
 // With returns d carrying the value n ("oversize-rc-status=2"). Only the
@@ -230,6 +231,7 @@ var catalogue = []DeviationInfo{
 	{BadKeyIgnored, KindMutant, "RECV-BAD-KEY", "invalidated keys are not checked at receive", nil},
 	{RNRSilent, KindMutant, "RECV-RNR", "an RC peer gets status 0 when the SRQ is empty", nil},
 	{SlotLeak, KindMutant, "SLOT-FREE", "every 4th fetched WQE's slot never frees", nil},
+	{DestroyIgnoresQPs, KindMutant, "DESTROY-BUSY", "ibv_destroy_srq succeeds while QPs are attached", nil},
 }
 
 var byName = func() map[Deviation]DeviationInfo {

@@ -104,6 +104,7 @@ var probes = []struct {
 	{emu.BadKeyIgnored, badKey(drivers.RC, 8), "peer 2 [{id=1 st=4 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 0 [{id=1 st=0 op=0 len=8 qp=0}] []"},
 	{emu.RNRSilent, rnr, "RC 1 UD 0", "RC 0 UD 0"},
 	{emu.SlotLeak, slotLeak, "4 then 4", "4 then 3"},
+	{emu.DestroyIgnoresQPs, destroyBusy, "16 then 0", "0 with a QP attached"},
 }
 
 func TestDeviationsChangeBehaviour(t *testing.T) {
@@ -416,6 +417,28 @@ func slotLeak(t *testing.T, devs ...emu.Deviation) string {
 	n := r.fill()
 	r.drain(r.qp(drivers.RC, drivers.RTS))
 	return fmt.Sprintf("%d then %d", n, r.fill())
+}
+
+// destroyBusy destroys the SRQ with a QP in RESET attached, then again
+// after destroying the QP.
+func destroyBusy(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	q := r.qp(drivers.RC, drivers.Reset)
+	busy, err := r.srq.Destroy()
+	if err != nil {
+		t.Fatalf("Destroy() with a QP attached = %v, want nil error", err)
+	}
+	if busy == 0 {
+		return "0 with a QP attached"
+	}
+	if e, err := q.Destroy(); e != 0 || err != nil {
+		t.Fatalf("QP Destroy() = %d, %v, want 0, nil", e, err)
+	}
+	gone, err := r.srq.Destroy()
+	if err != nil {
+		t.Fatalf("Destroy() with no QP = %v, want nil error", err)
+	}
+	return fmt.Sprintf("%d then %d", busy, gone)
 }
 
 func TestSetsPlayTheirDrivers(t *testing.T) {

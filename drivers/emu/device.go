@@ -34,6 +34,7 @@ const (
 // errno values the verbs return.
 const (
 	eNOMEM      = 12
+	eBUSY       = 16
 	eINVAL      = 22
 	eOPNOTSUPP  = 95
 	deviceName  = "emu0"

@@ -39,6 +39,9 @@ type srq struct {
 	dev    *device
 	cfg    *config
 	closed bool
+	// destroyed says Destroy succeeded: the SRQ is gone, its CQ and event
+	// queue stay until Close.
+	destroyed bool
 
 	// The WQE ring. prod is the producer index the doorbell publishes, cons
 	// the consumer index the responder advances; both run freely and are
@@ -115,9 +118,12 @@ func (s *srq) keyValid(key int) bool {
 	return key >= 0 && key < len(s.regions) && s.regions[key].valid
 }
 
+// dead says the SRQ takes no verb: closed, or destroyed by Destroy.
+func (s *srq) dead() bool { return s.closed || s.destroyed }
+
 func (s *srq) anyQPIn(st drivers.QPState) bool {
 	for _, q := range s.qps {
-		if q.state == st {
+		if !q.gone && q.state == st {
 			return true
 		}
 	}
@@ -129,7 +135,7 @@ func (s *srq) anyQPIn(st drivers.QPState) bool {
 func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return s.errno(eINVAL), firstBad(wrs)
 	}
 	if s.cfg.has(PostRefusedInErr) && s.anyQPIn(drivers.Err) && len(wrs) > 0 {
@@ -289,7 +295,7 @@ func (s *srq) fireLimit() {
 func (s *srq) Query() (drivers.SRQAttr, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return drivers.SRQAttr{}, eINVAL
 	}
 	if s.cfg.has(QueryUnsupported) {
@@ -315,7 +321,7 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 func (s *srq) ModifyLimit(limit uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return eINVAL
 	}
 	if limit == 0 {
@@ -349,7 +355,7 @@ func (s *srq) Resize(maxWR uint32) int {
 	defer s.dev.mu.Unlock()
 	c := s.cfg
 	switch {
-	case s.closed, c.has(ResizeUnsupported), c.has(ResizeAlwaysFails):
+	case s.dead(), c.has(ResizeUnsupported), c.has(ResizeAlwaysFails):
 		return eINVAL
 	case maxWR == 0 && !c.has(ResizeAcceptsZero), maxWR > maxSRQWR:
 		return eINVAL
@@ -387,8 +393,8 @@ func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error
 	}
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("emu: CreateQP on a closed SRQ")
+	if s.dead() {
+		return nil, errors.New("emu: CreateQP on a closed or destroyed SRQ")
 	}
 	switch t {
 	case drivers.RC:
@@ -408,8 +414,8 @@ func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error
 func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("emu: InvalidateKey(%d) on a closed SRQ", key)
+	if s.dead() {
+		return fmt.Errorf("emu: InvalidateKey(%d) on a closed or destroyed SRQ", key)
 	}
 	if key < 0 || key >= len(s.regions) {
 		return fmt.Errorf("emu: InvalidateKey(%d): no such region, keys are 0..%d", key, len(s.regions)-1)
@@ -457,8 +463,8 @@ func (s *srq) PollEvents() ([]drivers.Event, error) {
 func (s *srq) InjectSRQError() error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return errors.New("emu: InjectSRQError on a closed SRQ")
+	if s.dead() {
+		return errors.New("emu: InjectSRQError on a closed or destroyed SRQ")
 	}
 	if !s.errored {
 		s.errored = true
@@ -467,6 +473,25 @@ func (s *srq) InjectSRQError() error {
 		}
 	}
 	return nil
+}
+
+// Destroy is ibv_destroy_srq: EBUSY while a QP is attached (the kernel's
+// usecnt check), else the SRQ is gone and its ring freed; the CQ and the
+// event queue stay until Close.
+func (s *srq) Destroy() (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("emu: Destroy on a closed or destroyed SRQ")
+	}
+	for _, q := range s.qps {
+		if !q.gone && !s.cfg.has(DestroyIgnoresQPs) {
+			return eBUSY, nil
+		}
+	}
+	s.destroyed = true
+	s.ring, s.prod, s.cons = nil, 0, 0
+	return 0, nil
 }
 
 // Close destroys the QPs, the SRQ, its regions and CQ. It is idempotent.
