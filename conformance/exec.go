@@ -77,9 +77,17 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	}
 	switch o := op.(type) {
 	case model.CreateSRQ:
-		srq, attr, err := x.dev.CreateSRQ(ctx, drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE, SRQLimit: o.Limit}, model.NumKeys)
+		a := drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE, SRQLimit: o.Limit}
+		var srq drivers.SRQ
+		var attr drivers.SRQAttr
+		var err error
+		if o.Variant == model.CreatePlain {
+			srq, attr, err = x.dev.CreateSRQ(ctx, a, model.NumKeys)
+		} else {
+			srq, attr, err = x.dev.CreateSRQEx(ctx, a, model.NumKeys, drivers.CreateVariant(o.Variant))
+		}
 		if err != nil {
-			return obs, harness("CreateSRQ(%s): %v", o, err)
+			return obs, optional("CreateSRQ(%s)", err, o)
 		}
 		x.srq, obs.Attr = srq, fromDriverAttr(attr)
 	case model.CreateQP:
@@ -143,6 +151,12 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 		if err := x.qps[o.QP].InjectSQE(); err != nil {
 			return obs, harness("InjectSQE: %v", err)
 		}
+	case model.CreateOther:
+		e, err := x.srq.CreateOther(drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE}, drivers.CreateVariant(o.Variant))
+		if err != nil {
+			return obs, optional("CreateOther(%s)", err, o)
+		}
+		obs.Errno = e
 	case model.DestroyQP:
 		e, err := x.qps[o.QP].Destroy()
 		if err != nil {

@@ -178,6 +178,32 @@ var scenarios = []Scenario{
 		s.fill(8)
 		s.post(s.wr(8))
 	}},
+	{"CREATE-MAX", "create exactly at the device's max_srq_wr and max_srq_sge", "RUT SrqTest.DeviceCap", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: s.x.info.MaxSRQSGE})
+	}},
+	{"CREATE-MAX", "create above max_srq_wr, and above max_srq_sge", "RUT SrqTest.ExceedDeviceMaxWr, SrqTest.ExceedDeviceMaxSge", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR + 1, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: 5, MaxSGE: s.x.info.MaxSRQSGE + 1})
+		s.do(model.Query{})
+	}},
+	{"CREATE-EX", "an SRQ made by ibv_create_srq_ex(PD|TYPE, BASIC) works as ibv_create_srq's", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 2, Variant: model.CreateEx})
+		s.do(model.CreateQP{Type: rc})
+		s.to(0, model.Init, model.RTR, model.RTS)
+		s.do(model.Query{})
+		s.fill(64)
+		s.post(s.wr(64))
+		s.send(0, model.Send, 60)
+		s.poll()
+	}},
+	{"CREATE-EX", "ibv_create_srq_ex plain, with the CQ bit, and with an unknown srq_type", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		for _, v := range []model.CreateVariant{model.CreateEx, model.CreateExCQ, model.CreateExBadType} {
+			s.do(model.CreateOther{MaxWR: 4, MaxSGE: 1, Variant: v})
+		}
+	}},
 	{"CREATE-LIMIT", "a srq_limit given at create", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 1, Limit: 3})
 		s.do(model.CreateQP{Type: rc})

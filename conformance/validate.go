@@ -47,6 +47,10 @@ func validateDecoded(p any) error {
 // earlier in the trace: ReadReplay does.
 func validateOp(op model.Op) error {
 	switch o := op.(type) {
+	case model.CreateSRQ:
+		return checkVariant(o.Variant)
+	case model.CreateOther:
+		return checkVariant(o.Variant)
 	case model.CreateQP:
 		return checkQPType(o.Type)
 	case model.Post:
@@ -88,6 +92,13 @@ func validateOp(op model.Op) error {
 		return checkQPIndex(o.QP)
 	case model.DestroyQP:
 		return checkQPIndex(o.QP)
+	}
+	return nil
+}
+
+func checkVariant(v model.CreateVariant) error {
+	if int(v) >= len(model.CreateVariants) {
+		return fmt.Errorf("field Variant is %d, want 0 (%s) to %d", v, model.CreateVariants[0], len(model.CreateVariants)-1)
 	}
 	return nil
 }

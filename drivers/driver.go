@@ -80,6 +80,10 @@ type Device interface {
 	// WRs (key i of a WR names region i). It returns the attributes
 	// written back by ibv_create_srq.
 	CreateSRQ(ctx context.Context, attr SRQAttr, keys int) (SRQ, SRQAttr, error)
+	// CreateSRQEx is CreateSRQ with the SRQ made by ibv_create_srq_ex the
+	// way v says (CreateEx or CreateExCQ). It returns ErrUnsupported where
+	// the driver cannot make the call.
+	CreateSRQEx(ctx context.Context, attr SRQAttr, keys int, v CreateVariant) (SRQ, SRQAttr, error)
 	Close() error
 }
 
@@ -107,6 +111,11 @@ type SRQ interface {
 	PollEvents() ([]Event, error)
 	// InjectSRQError puts the SRQ in error, or returns ErrUnsupported.
 	InjectSRQError() error
+	// CreateOther creates a second SRQ with attr on this SRQ's PD (and,
+	// for CreateExCQ, with this SRQ's CQ), the way v says, and destroys
+	// it at once when it was created. It returns 0, or the errno the
+	// create set; ErrUnsupported where the driver cannot make the call.
+	CreateOther(attr SRQAttr, v CreateVariant) (errno int, err error)
 	// Destroy is ibv_destroy_srq on the SRQ alone, with its QPs, CQ and
 	// regions left as they are. It returns the verb's return value. When
 	// it fails the SRQ stays usable; when it succeeds PollCQ and
@@ -141,6 +150,23 @@ type QP interface {
 	// further call. It returns ErrUnsupported where the driver cannot.
 	Destroy() (errno int, err error)
 }
+
+// CreateVariant is how an SRQ is created.
+type CreateVariant uint8
+
+// Create variants.
+const (
+	// CreatePlain is ibv_create_srq.
+	CreatePlain CreateVariant = iota
+	// CreateEx is ibv_create_srq_ex with comp_mask IBV_SRQ_INIT_ATTR_PD |
+	// IBV_SRQ_INIT_ATTR_TYPE and srq_type IBV_SRQT_BASIC.
+	CreateEx
+	// CreateExCQ is CreateEx with IBV_SRQ_INIT_ATTR_CQ and a CQ as well.
+	CreateExCQ
+	// CreateExBadType is CreateEx with an srq_type no libibverbs knows
+	// (IBV_SRQT_TM + 1).
+	CreateExBadType
+)
 
 // SRQAttr is struct ibv_srq_attr.
 type SRQAttr struct{ MaxWR, MaxSGE, SRQLimit uint32 }

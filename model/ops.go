@@ -14,9 +14,22 @@ type Op interface {
 	fmt.Stringer
 }
 
-// CreateSRQ is ibv_create_srq. Its observation carries the attributes
-// written back.
-type CreateSRQ struct{ MaxWR, MaxSGE, Limit uint32 }
+// CreateSRQ is ibv_create_srq, or ibv_create_srq_ex with comp_mask PD |
+// TYPE and srq_type BASIC when Variant is CreateEx (rule CREATE-EX: the
+// same SRQ). Its observation carries the attributes written back.
+type CreateSRQ struct {
+	MaxWR, MaxSGE, Limit uint32
+	Variant              CreateVariant `json:",omitempty"`
+}
+
+// CreateOther creates a second SRQ on the PD of the SRQ under test, the way
+// Variant says, and destroys it at once when it was created. Its
+// observation is the errno the create set, 0 on success (rules CREATE-MAX,
+// CREATE-EX).
+type CreateOther struct {
+	MaxWR, MaxSGE uint32
+	Variant       CreateVariant `json:",omitempty"`
+}
 
 // CreateQP creates a QP of the given type attached to the SRQ, in RESET,
 // together with a connected peer that can send to it. QPs are numbered from
@@ -96,13 +109,21 @@ func (Invalidate) Name() string     { return "dereg_mr" }
 func (Arrive) Name() string         { return "arrive" }
 func (ArriveRest) Name() string     { return "arrive_rest" }
 func (Poll) Name() string           { return "poll" }
+func (CreateOther) Name() string    { return "create_srq(other)" }
 func (DestroyQP) Name() string      { return "destroy_qp" }
 func (DestroySRQ) Name() string     { return "destroy_srq" }
 func (InjectSRQError) Name() string { return "inject_srq_error" }
 func (InjectSQE) Name() string      { return "inject_sqe" }
 
 func (o CreateSRQ) String() string {
-	return fmt.Sprintf("create_srq max_wr=%d max_sge=%d srq_limit=%d", o.MaxWR, o.MaxSGE, o.Limit)
+	s := fmt.Sprintf("create_srq max_wr=%d max_sge=%d srq_limit=%d", o.MaxWR, o.MaxSGE, o.Limit)
+	if o.Variant != CreatePlain {
+		s += " via " + o.Variant.String()
+	}
+	return s
+}
+func (o CreateOther) String() string {
+	return fmt.Sprintf("create another SRQ max_wr=%d max_sge=%d via %s, destroyed at once", o.MaxWR, o.MaxSGE, o.Variant)
 }
 func (o CreateQP) String() string { return "create_qp " + o.Type.String() }
 func (o Post) String() string {

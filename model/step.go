@@ -79,6 +79,8 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 		return m.arriveRest(o, got)
 	case Poll:
 		return m.poll(o, got)
+	case CreateOther:
+		return m.createOther(o, got)
 	case DestroyQP:
 		return m.destroyQP(o, got)
 	case DestroySRQ:
@@ -123,6 +125,49 @@ func (m *machine) attached() int {
 		}
 	}
 	return n
+}
+
+// createOther predicts the create of a second SRQ, destroyed at once:
+// above the device's max_srq_wr or max_sge it fails (CREATE-MAX: any
+// errno, EINVAL in every provider read); within them it succeeds, except
+// where an ibv_create_srq_ex goes past libibverbs' BASIC shortcut to the
+// provider (CREATE-EX: with the CQ bit, 0 or EOPNOTSUPP; an unknown
+// srq_type, EINVAL or EOPNOTSUPP).
+func (m *machine) createOther(o CreateOther, got *Observation) (Observation, error) {
+	if o.MaxWR == 0 || o.MaxSGE == 0 {
+		return Observation{}, unmodelled("create of another SRQ with max_wr or max_sge 0")
+	}
+	above := o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
+	anyErr := func(e int) bool { return e != 0 }
+	switch {
+	case o.Variant == CreateExBadType && !above:
+		return m.errnoIn("CREATE-EX", EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
+	case above:
+		return m.errnoIn("CREATE-MAX", EINVAL, "an error", anyErr, got)
+	case o.Variant == CreateExCQ:
+		return m.errnoIn("CREATE-EX", 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
+	case o.Variant == CreateEx:
+		return m.errnoIn("CREATE-EX", 0, "0", func(e int) bool { return e == 0 }, got)
+	case o.Variant == CreatePlain:
+		return m.errnoIn("CREATE-MAX", 0, "0", func(e int) bool { return e == 0 }, got)
+	}
+	return Observation{}, unmodelled("create variant %d", o.Variant)
+}
+
+// errnoIn checks a verb whose return value must satisfy ok (want
+// describes it); canonical is the model's own pick. A relaxed rule's
+// departure is adopted; the verb changes nothing the model tracks.
+func (m *machine) errnoIn(rule string, canonical int, want string, ok func(int) bool, got *Observation) (Observation, error) {
+	m.touch(rule)
+	obs := Observation{Errno: canonical, BadWR: -1}
+	if got == nil {
+		return obs, nil
+	}
+	if !ok(got.Errno) && !m.excuse(rule) {
+		return obs, dev(rule, "return value", want, ErrnoName(got.Errno))
+	}
+	obs.Errno = got.Errno
+	return obs, nil
 }
 
 // destroyQP destroys a quiet QP. What becomes of a QP's unpolled
@@ -210,6 +255,13 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	}
 	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE == 0 || o.MaxSGE > m.caps.MaxSRQSGE {
 		return Observation{}, unmodelled("create_srq outside the device's limits (%d, %d)", m.caps.MaxSRQWR, m.caps.MaxSRQSGE)
+	}
+	switch o.Variant {
+	case CreatePlain:
+	case CreateEx:
+		m.touch("CREATE-EX") // libibverbs makes it an ibv_create_srq: all that follows holds
+	default:
+		return Observation{}, unmodelled("the SRQ under test made %s: only ibv_create_srq and its ibv_create_srq_ex equivalent are", o.Variant)
 	}
 	m.created = true
 	report := m.capacityReport()

@@ -40,6 +40,31 @@ func ErrnoName(e int) string {
 	return fmt.Sprintf("%s%d", sign, e)
 }
 
+// CreateVariant is how an SRQ is created: ibv_create_srq, or one of the
+// ibv_create_srq_ex calls String names (numbered as drivers.CreateVariant).
+type CreateVariant uint8
+
+// The create variants.
+const (
+	CreatePlain CreateVariant = iota
+	CreateEx
+	CreateExCQ
+	CreateExBadType
+)
+
+// CreateVariants lists every variant.
+var CreateVariants = []CreateVariant{CreatePlain, CreateEx, CreateExCQ, CreateExBadType}
+
+var createVariantNames = [...]string{"ibv_create_srq", "ibv_create_srq_ex(PD|TYPE, BASIC)",
+	"ibv_create_srq_ex(PD|TYPE|CQ, BASIC)", "ibv_create_srq_ex(PD|TYPE, unknown srq_type)"}
+
+func (v CreateVariant) String() string {
+	if int(v) < len(createVariantNames) {
+		return createVariantNames[v]
+	}
+	return fmt.Sprintf("CreateVariant(%d)", uint8(v))
+}
+
 // QPType is the transport of a queue pair attached to the SRQ.
 type QPType uint8
 

@@ -771,7 +771,7 @@ func TestOpenMerges(t *testing.T) {
 	}
 	defer dev.Close()
 	got := dev.(interface{ Deviations() []string }).Deviations()
-	want := []string{"capacity-hidden", "errno-negative", "lifo", "limit-kept", "no-ud", "oversize-rc-status=7", "query-unsupported",
+	want := []string{"capacity-hidden", "errno-negative", "lifo", "limit-kept", "no-create-srq-ex", "no-ud", "oversize-rc-status=7", "query-unsupported",
 		"reject-zero-sge", "resize-unsupported", "sge-against-device", "zero-length-zero"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Deviations() = %v, want %v", got, want)

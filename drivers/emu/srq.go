@@ -475,6 +475,17 @@ func (s *srq) InjectSRQError() error {
 	return nil
 }
 
+// CreateOther creates a second SRQ the way v says and destroys it at once:
+// only the errno of the create shows.
+func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("emu: CreateOther on a closed or destroyed SRQ")
+	}
+	return s.cfg.createErrno(attr, v), nil
+}
+
 // Destroy is ibv_destroy_srq: EBUSY while a QP is attached (the kernel's
 // usecnt check), else the SRQ is gone and its ring freed; the CQ and the
 // event queue stay until Close.
