@@ -91,11 +91,19 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 		}
 		x.srq, obs.Attr = srq, fromDriverAttr(attr)
 	case model.CreateQP:
-		qp, err := x.srq.CreateQP(ctx, drivers.QPType(o.Type))
-		if err != nil {
-			return obs, harness("CreateQP(%s): %v", o.Type, err)
+		var qp drivers.QP
+		var err error
+		if o.RecvCaps == model.RecvCapsZero {
+			qp, err = x.srq.CreateQP(ctx, drivers.QPType(o.Type))
+		} else {
+			qp, obs.Errno, err = x.srq.CreateQPCaps(ctx, drivers.QPType(o.Type), drivers.RecvCaps(o.RecvCaps))
 		}
-		x.qps = append(x.qps, qp)
+		if err != nil {
+			return obs, optional("CreateQP(%s)", err, o)
+		}
+		if qp != nil {
+			x.qps = append(x.qps, qp)
+		}
 	case model.Post:
 		wrs := toDriverWRs(o.WRs)
 		obs.Errno, obs.BadWR = x.srq.Post(wrs)

@@ -596,6 +596,25 @@ var scenarios = []Scenario{
 		s.poll()
 		s.post(s.wr(16), s.wr(16))
 	}},
+	{"QP-SRQ-CAPS", "QPs asking for receive caps above the device's max_qp_wr and max_sge", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.do(model.CreateQP{Type: rc, RecvCaps: model.RecvCapsAboveWR})
+		s.do(model.CreateQP{Type: rc, RecvCaps: model.RecvCapsAboveSGE})
+		if s.x.info.UD {
+			s.do(model.CreateQP{Type: ud, RecvCaps: model.RecvCapsAboveWR})
+		}
+		types := s.view().QPTypes
+		for range types {
+			s.post(s.wr(128))
+		}
+		for i := 1; i < len(types); i++ { // those created work with the SRQ
+			s.to(i, model.Init, model.RTR, model.RTS)
+		}
+		for i := range types {
+			s.send(i, model.Send, 8)
+		}
+		s.poll()
+	}},
 	{"QP-CREATE", "RC and UD QPs attached to one SRQ", "", func(s *session) {
 		s.setup(8, 1, rc, ud)
 		s.post(s.wr(128), s.wr(128))

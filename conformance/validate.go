@@ -52,6 +52,9 @@ func validateOp(op model.Op) error {
 	case model.CreateOther:
 		return checkVariant(o.Variant)
 	case model.CreateQP:
+		if o.RecvCaps > model.RecvCapsAboveSGE {
+			return fmt.Errorf("field RecvCaps is %d, want 0 to %d", o.RecvCaps, model.RecvCapsAboveSGE)
+		}
 		return checkQPType(o.Type)
 	case model.Post:
 		for i, w := range o.WRs {

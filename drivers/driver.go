@@ -55,6 +55,8 @@ type Info struct {
 	RDMACore  string // rdma-core / libibverbs version, where it matters
 	MaxSRQWR  uint32 // ibv_device_attr.max_srq_wr
 	MaxSRQSGE uint32 // ibv_device_attr.max_srq_sge
+	MaxQPWR   uint32 // ibv_device_attr.max_qp_wr
+	MaxSGE    uint32 // ibv_device_attr.max_sge
 	// SRQResize is IBV_DEVICE_SRQ_RESIZE.
 	SRQResize bool
 	// MaxMessage is the largest message the peer sends on RC; MaxUDMessage
@@ -102,6 +104,11 @@ type SRQ interface {
 	// CreateQP creates a QP of type t attached to the SRQ, in RESET, with a
 	// peer connected to it. QPs are numbered from 0 in creation order.
 	CreateQP(ctx context.Context, t QPType) (QP, error)
+	// CreateQPCaps is CreateQP with cap.max_recv_wr and cap.max_recv_sge
+	// as caps says. When ibv_create_qp fails it returns no QP and the
+	// errno, and the QP takes no number. It returns ErrUnsupported where
+	// the driver cannot make the call.
+	CreateQPCaps(ctx context.Context, t QPType, caps RecvCaps) (QP, int, error)
 	// InvalidateKey deregisters memory region key.
 	InvalidateKey(key int) error
 	// PollCQ returns up to max completions available now (max <= 0: all).
@@ -185,6 +192,20 @@ type RecvWR struct {
 	NumSGE int
 	SGEs   []SGE
 }
+
+// RecvCaps is what a QP created with the SRQ asks for in cap.max_recv_wr
+// and cap.max_recv_sge (CreateQP asks for 0 and 0).
+type RecvCaps uint8
+
+// Receive caps.
+const (
+	// RecvCapsZero is max_recv_wr 0 and max_recv_sge 0.
+	RecvCapsZero RecvCaps = iota
+	// RecvCapsAboveWR is max_recv_wr Info().MaxQPWR+1 and max_recv_sge 1.
+	RecvCapsAboveWR
+	// RecvCapsAboveSGE is max_recv_wr 1 and max_recv_sge Info().MaxSGE+1.
+	RecvCapsAboveSGE
+)
 
 // QPType is the transport.
 type QPType uint8

@@ -233,6 +233,9 @@ func (m *machine) lastWQE() Raised {
 func (m *machine) postRecvBadWR() BadWRReport {
 	return pick(m, "PostRecvBadWR", func(p *Profile) *Choice[BadWRReport] { return &p.PostRecvBadWR })
 }
+func (m *machine) qpRecvCaps() RecvCapsCheck {
+	return pick(m, "QPRecvCaps", func(p *Profile) *Choice[RecvCapsCheck] { return &p.QPRecvCaps })
+}
 func (m *machine) lastWQERepeat() Repeat {
 	return pick(m, "LastWQERepeat", func(p *Profile) *Choice[Repeat] { return &p.LastWQERepeat })
 }

@@ -32,9 +32,13 @@ type CreateOther struct {
 }
 
 // CreateQP creates a QP of the given type attached to the SRQ, in RESET,
-// together with a connected peer that can send to it. QPs are numbered from
-// 0 in creation order.
-type CreateQP struct{ Type QPType }
+// together with a connected peer that can send to it, asking for the
+// receive caps RecvCaps says. QPs are numbered from 0 in creation order; a
+// create that fails makes none.
+type CreateQP struct {
+	Type     QPType
+	RecvCaps RecvCaps `json:",omitempty"`
+}
 
 // Post is ibv_post_srq_recv with a list of WRs.
 type Post struct{ WRs []WR }
@@ -125,7 +129,12 @@ func (o CreateSRQ) String() string {
 func (o CreateOther) String() string {
 	return fmt.Sprintf("create another SRQ max_wr=%d max_sge=%d via %s, destroyed at once", o.MaxWR, o.MaxSGE, o.Variant)
 }
-func (o CreateQP) String() string { return "create_qp " + o.Type.String() }
+func (o CreateQP) String() string {
+	if o.RecvCaps != RecvCapsZero {
+		return "create_qp " + o.Type.String() + " " + o.RecvCaps.String()
+	}
+	return "create_qp " + o.Type.String()
+}
 func (o Post) String() string {
 	parts := make([]string, len(o.WRs))
 	for i, w := range o.WRs {

@@ -154,6 +154,8 @@ var catalogue = []Rule{
 		srcMojoPost + ", FAQ 'Can I know how many WRs are outstanding'; " + srcNotes + ", Capacity", KindImplementation, []string{"SlotFree"}},
 	{"QP-CREATE", "QPs of each type can be created attached to the SRQ.",
 		srcMojoPost + ", DESCRIPTION (QPs associated with the SRQ)", KindDocumented, nil},
+	{"QP-SRQ-CAPS", "A QP created with the SRQ ignores cap.max_recv_wr and cap.max_recv_sge: values above the device's max_qp_wr or max_sge are accepted, or refused with EINVAL as the profile says (every other QP the suite creates asks for 0).",
+		srcManCreateQP + ", NOTES (max_recv_wr and max_recv_sge are ignored with an SRQ; only RC and UD QPs may have one)", KindImplementation, []string{"QPRecvCaps"}},
 }
 
 // Invariant is a law the model checks on itself after every step.

@@ -52,9 +52,7 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	case CreateSRQ:
 		return m.createSRQ(o, got)
 	case CreateQP:
-		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
-		m.touch("QP-CREATE")
-		return m.plainResult("QP-CREATE", 0, got)
+		return m.createQP(o, got)
 	case Post:
 		return m.post(o, got)
 	case PostRecv:
@@ -113,6 +111,40 @@ func (m *machine) checkQP(n int) error {
 		return unmodelled("qp%d was destroyed", n)
 	}
 	return nil
+}
+
+// createQP creates a QP with the SRQ. Receive caps of 0 are what every
+// QP asks for (QP-CREATE); above the device's limits they are ignored, or
+// refused with EINVAL as the profile says (QP-SRQ-CAPS).
+func (m *machine) createQP(o CreateQP, got *Observation) (Observation, error) {
+	rule, want := "QP-CREATE", 0
+	switch o.RecvCaps {
+	case RecvCapsZero:
+	case RecvCapsAboveWR:
+		rule = "QP-SRQ-CAPS"
+		if m.qpRecvCaps() != RecvCapsIgnored {
+			want = EINVAL
+		}
+	case RecvCapsAboveSGE:
+		rule = "QP-SRQ-CAPS"
+		if m.qpRecvCaps() == RecvCapsBothChecked {
+			want = EINVAL
+		}
+	default:
+		return Observation{}, unmodelled("receive caps %d", o.RecvCaps)
+	}
+	m.touch(rule)
+	obs := Observation{Errno: want, BadWR: -1}
+	if got != nil && got.Errno != want {
+		if !m.excuse(rule) {
+			return obs, dev(rule, "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		obs.Errno = got.Errno
+	}
+	if obs.Errno == 0 {
+		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
+	}
+	return obs, nil
 }
 
 // attached returns the number of QPs attached to the SRQ: created and not

@@ -58,12 +58,30 @@ var CreateVariants = []CreateVariant{CreatePlain, CreateEx, CreateExCQ, CreateEx
 var createVariantNames = [...]string{"ibv_create_srq", "ibv_create_srq_ex(PD|TYPE, BASIC)",
 	"ibv_create_srq_ex(PD|TYPE|CQ, BASIC)", "ibv_create_srq_ex(PD|TYPE, unknown srq_type)"}
 
-func (v CreateVariant) String() string {
-	if int(v) < len(createVariantNames) {
-		return createVariantNames[v]
+func (v CreateVariant) String() string { return named(createVariantNames[:], v, "CreateVariant") }
+
+// named returns names[v], or kind(v) for a value past the list.
+func named[T ~uint8](names []string, v T, kind string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("CreateVariant(%d)", uint8(v))
+	return fmt.Sprintf("%s(%d)", kind, uint8(v))
 }
+
+// RecvCaps is what a QP created with the SRQ asks for in cap.max_recv_wr
+// and cap.max_recv_sge (drivers.RecvCaps).
+type RecvCaps uint8
+
+// The receive caps the suite asks for.
+const (
+	RecvCapsZero     RecvCaps = iota // both 0
+	RecvCapsAboveWR                  // max_recv_wr the device's max_qp_wr + 1, max_recv_sge 1
+	RecvCapsAboveSGE                 // max_recv_wr 1, max_recv_sge the device's max_sge + 1
+)
+
+var recvCapsNames = [...]string{"max_recv_wr=0 max_recv_sge=0", "max_recv_wr=max_qp_wr+1", "max_recv_sge=max_sge+1"}
+
+func (c RecvCaps) String() string { return named(recvCapsNames[:], c, "RecvCaps") }
 
 // QPType is the transport of a queue pair attached to the SRQ.
 type QPType uint8

@@ -53,6 +53,8 @@ const (
 	LastWQEPerPacket         Deviation = "last-wqe-per-packet"
 	CapacityPow2Unreported   Deviation = "capacity-pow2-unreported"
 	NoCreateSRQEx            Deviation = "no-create-srq-ex"
+	RecvWRChecked            Deviation = "recv-wr-checked"
+	RecvCapsChecked          Deviation = "recv-caps-checked"
 )
 
 // Mutants: deliberate rule violations.
@@ -111,6 +113,7 @@ const (
 	CreateAboveMaxAccepted  Deviation = "create-above-max-accepted"
 	CreateAtMaxRefused      Deviation = "create-at-max-refused"
 	CreateExBadTypeAccepted Deviation = "create-ex-bad-type-accepted"
+	QPChecksRecvSGE         Deviation = "qp-checks-recv-sge"
 )
 
 // With returns d carrying the value n ("oversize-rc-status=2"). Only the
@@ -184,6 +187,8 @@ var catalogue = []DeviationInfo{
 	{CapacityPow2Unreported, KindBehaviour, "profile:Capacity", "rxe-6.1: create reports the requested max_wr but holds roundup_pow2(max_wr+1)-1; query reports the held number", nil},
 	{NoFlush, KindBehaviour, "profile:Flush", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion", nil},
 	{NoUD, KindBehaviour, "profile:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)", nil},
+	{RecvWRChecked, KindBehaviour, "profile:QPRecvCaps", "mlx5: a QP created with the SRQ and max_recv_wr above max_qp_wr fails with EINVAL (max_recv_sge is ignored)", nil},
+	{RecvCapsChecked, KindBehaviour, "profile:QPRecvCaps", "siw: a QP created with the SRQ and max_recv_wr or max_recv_sge above the device's limits fails with EINVAL", nil},
 	{NoCreateSRQEx, KindBehaviour, "rule:CREATE-EX", "rxe, siw: the provider has no create_srq_ex, so an ibv_create_srq_ex with the CQ bit or an unknown srq_type fails with EOPNOTSUPP (mlx5: the CQ is ignored, the type is EINVAL)", nil},
 
 	{PostAllOrNothing, KindMutant, "POST-ORDER", "a failing list posts nothing", nil},
@@ -240,6 +245,7 @@ var catalogue = []DeviationInfo{
 	{CreateAboveMaxAccepted, KindMutant, "CREATE-MAX", "creating an SRQ above max_srq_wr or max_srq_sge succeeds", nil},
 	{CreateAtMaxRefused, KindMutant, "CREATE-MAX", "creating an SRQ exactly at max_srq_wr and max_srq_sge fails with EINVAL", nil},
 	{CreateExBadTypeAccepted, KindMutant, "CREATE-EX", "ibv_create_srq_ex with an unknown srq_type succeeds", nil},
+	{QPChecksRecvSGE, KindMutant, "QP-SRQ-CAPS", "a QP created with the SRQ and max_recv_sge above max_sge fails with EINVAL, though max_recv_wr is ignored", nil},
 }
 
 var byName = func() map[Deviation]DeviationInfo {
@@ -273,11 +279,11 @@ func Sets() map[string][]Deviation {
 		"rxe-6.1": append(clone(OversizeUDStatus.With(2), OversizeUDKills, NoLastWQE), CapacityPow2Unreported),
 		"mlx5": {
 			CheckSGEFirst, CapacityPow2, QueryTwice, FreeAtPoll, BufferBeforeRTR,
-			OversizeRCStatus.With(1), OversizeUDStatus.With(1), ResizeUnsupported,
+			OversizeRCStatus.With(1), OversizeUDStatus.With(1), ResizeUnsupported, RecvWRChecked,
 		},
 		"siw": {
 			ErrnoNegative, SGEAgainstDevice, RejectZeroSGE, CapacityHidden, QueryUnsupported,
-			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD, NoCreateSRQEx,
+			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD, NoCreateSRQEx, RecvCapsChecked,
 		},
 	}
 }

@@ -109,6 +109,9 @@ var probes = []struct {
 	{emu.CreateExBadTypeAccepted, createVariants, "ex 0 cq 0 bad type 22", "ex 0 cq 0 bad type 0"},
 	{emu.CreateAboveMaxAccepted, createAtAndAbove, "at 0 above wr 22 above sge 22", "at 0 above wr 0 above sge 0"},
 	{emu.CreateAtMaxRefused, createAtAndAbove, "at 0 above wr 22 above sge 22", "at 22 above wr 22 above sge 22"},
+	{emu.RecvWRChecked, recvCaps, "wr 0 sge 0", "wr 22 sge 0"},
+	{emu.RecvCapsChecked, recvCaps, "wr 0 sge 0", "wr 22 sge 22"},
+	{emu.QPChecksRecvSGE, recvCaps, "wr 0 sge 0", "wr 0 sge 22"},
 }
 
 func TestDeviationsChangeBehaviour(t *testing.T) {
@@ -471,6 +474,19 @@ func createAtAndAbove(t *testing.T, devs ...emu.Deviation) string {
 		r.createOther(drivers.SRQAttr{MaxWR: i.MaxSRQWR, MaxSGE: i.MaxSRQSGE}, drivers.CreatePlain),
 		r.createOther(drivers.SRQAttr{MaxWR: i.MaxSRQWR + 1, MaxSGE: 1}, drivers.CreatePlain),
 		r.createOther(drivers.SRQAttr{MaxWR: 5, MaxSGE: i.MaxSRQSGE + 1}, drivers.CreatePlain))
+}
+
+// recvCaps creates QPs with receive caps above the device's limits.
+func recvCaps(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	create := func(c drivers.RecvCaps) int {
+		q, e, err := r.srq.CreateQPCaps(ctx, drivers.RC, c)
+		if err != nil || (q == nil) != (e != 0) {
+			t.Fatalf("CreateQPCaps(RC, %d) = %v, %d, %v, want a QP or an errno", c, q, e, err)
+		}
+		return e
+	}
+	return fmt.Sprintf("wr %d sge %d", create(drivers.RecvCapsAboveWR), create(drivers.RecvCapsAboveSGE))
 }
 
 func TestSetsPlayTheirDrivers(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 const (
 	maxSRQWR     = 16384
 	maxSRQSGE    = 6
+	maxQPWR      = 16384
+	maxQPSGE     = 6
 	maxMessage   = 1 << 20
 	maxUDMessage = 4096
 	grhBytes     = 40
@@ -118,6 +120,8 @@ func (d *device) Info() drivers.Info {
 		Provider:        driverName,
 		MaxSRQWR:        maxSRQWR,
 		MaxSRQSGE:       maxSRQSGE,
+		MaxQPWR:         maxQPWR,
+		MaxSGE:          maxQPSGE,
 		SRQResize:       !d.cfg.has(ResizeUnsupported),
 		MaxMessage:      maxMessage,
 		MaxUDMessage:    maxUDMessage,

@@ -388,26 +388,50 @@ func (s *srq) Resize(maxWR uint32) int {
 
 // CreateQP creates a QP attached to the SRQ, in RESET, with its peer.
 func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero)
+	return q, err
+}
+
+// recvCapsErrno is the errno creating a QP with the SRQ and the receive
+// caps c fails with: none, as documented, unless a deviation checks them.
+func (s *srq) recvCapsErrno(c drivers.RecvCaps) int {
+	switch {
+	case c == drivers.RecvCapsAboveWR && (s.cfg.has(RecvWRChecked) || s.cfg.has(RecvCapsChecked)):
+		return eINVAL
+	case c == drivers.RecvCapsAboveSGE && (s.cfg.has(RecvCapsChecked) || s.cfg.has(QPChecksRecvSGE)):
+		return eINVAL
+	}
+	return 0
+}
+
+// CreateQPCaps is CreateQP asking for the receive caps c.
+func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.RecvCaps) (drivers.QP, int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("emu: CreateQP: %w", err)
+		return nil, 0, fmt.Errorf("emu: CreateQP: %w", err)
 	}
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return nil, errors.New("emu: CreateQP on a closed or destroyed SRQ")
+		return nil, 0, errors.New("emu: CreateQP on a closed or destroyed SRQ")
 	}
 	switch t {
 	case drivers.RC:
 	case drivers.UD:
 		if s.cfg.has(NoUD) {
-			return nil, fmt.Errorf("emu: CreateQP(UD): %w (deviation %s)", drivers.ErrUnsupported, NoUD)
+			return nil, 0, fmt.Errorf("emu: CreateQP(UD): %w (deviation %s)", drivers.ErrUnsupported, NoUD)
 		}
 	default:
-		return nil, fmt.Errorf("emu: CreateQP(type %d): unknown QP type, want RC (0) or UD (1)", t)
+		return nil, 0, fmt.Errorf("emu: CreateQP(type %d): unknown QP type, want RC (0) or UD (1)", t)
+	}
+	if c > drivers.RecvCapsAboveSGE {
+		return nil, 0, fmt.Errorf("emu: CreateQP(receive caps %d): unknown, want 0 to %d", c, drivers.RecvCapsAboveSGE)
+	}
+	if e := s.recvCapsErrno(c); e != 0 {
+		return nil, e, nil
 	}
 	q := &qp{s: s, idx: len(s.qps), typ: t, state: drivers.Reset}
 	s.qps = append(s.qps, q)
-	return q, nil
+	return q, 0, nil
 }
 
 // InvalidateKey deregisters region key.
