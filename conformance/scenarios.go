@@ -178,8 +178,10 @@ var scenarios = []Scenario{
 		s.fill(8)
 		s.post(s.wr(8))
 	}},
-	{"CREATE-MAX", "create exactly at the device's max_srq_wr and max_srq_sge", "RUT SrqTest.DeviceCap", func(s *session) {
+	{"CREATE-MAX", "create at max_srq_wr, at max_srq_sge, and at both", "RUT SrqTest.DeviceCap", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: 5, MaxSGE: s.x.info.MaxSRQSGE})
 		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: s.x.info.MaxSRQSGE})
 	}},
 	{"CREATE-MAX", "create above max_srq_wr, and above max_srq_sge", "RUT SrqTest.ExceedDeviceMaxWr, SrqTest.ExceedDeviceMaxSge", func(s *session) {

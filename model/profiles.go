@@ -20,7 +20,7 @@ const (
 	srcKernelDestroySRQ = "kernel drivers/infiniband/core/verbs.c ib_destroy_srq_user (if (atomic_read(&srq->usecnt)) return -EBUSY; usecnt counts the QPs created with the SRQ), read through code search, no commit pinned"
 	srcRXEDestroySRQ    = "rdma-core 691953d8 providers/rxe/rxe.c rxe_destroy_srq and providers/mlx5/verbs.c mlx5_destroy_srq (the kernel's errno returned, the SRQ kept on failure)"
 	srcRUTCreateMax     = "google/rdma-unit-test 1f368ab3 unit/srq_test.cc SrqTest.DeviceCap, ExceedDeviceMaxWr, ExceedDeviceMaxSge (create fails, errno unchecked)"
-	srcRXECreateMax     = "linux a23e19669324 drivers/infiniband/sw/rxe/rxe_srq.c rxe_srq_chk_init (EINVAL above max_srq_wr or max_srq_sge)"
+	srcRXECreateMax     = "linux a23e19669324 drivers/infiniband/sw/rxe/rxe_srq.c rxe_srq_chk_init (EINVAL above max_srq_wr or max_srq_sge) and rxe_srq_from_init (ENOMEM when the queue cannot be allocated)"
 	srcMLX5CreateMax    = "rdma-core 691953d8 providers/mlx5/verbs.c mlx5_create_srq (EINVAL above max_srq_recv_wr)"
 	srcManCreateSRQEx   = "man ibv_create_srq_ex(3), DESCRIPTION (basic and XRC modes; cq is for XRC)"
 	srcVerbsCreateSRQEx = "rdma-core 691953d8 libibverbs/verbs.h ibv_create_srq_ex (a comp_mask of PD, or PD | TYPE with IBV_SRQT_BASIC, is ibv_create_srq; anything else goes to the provider's create_srq_ex, EOPNOTSUPP where there is none: rxe, siw) and providers/mlx5/verbs.c mlx5_create_srq_ex (BASIC is mlx5_create_srq, the CQ ignored; a type other than XRC or TM is EINVAL)"

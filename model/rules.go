@@ -62,8 +62,8 @@ var catalogue = []Rule{
 	// Create, query, modify.
 	{"CREATE-ATTR", "Create writes back max_wr and max_sge at least as large as requested, rounded as the profile says.",
 		srcManCreateSRQ + ", DESCRIPTION", KindImplementation, []string{"CapacityReport"}},
-	{"CREATE-MAX", "Creating an SRQ with max_wr above the device's max_srq_wr, or max_sge above its max_srq_sge, fails (EINVAL in every provider read); creating one exactly at both succeeds.",
-		srcRUTCreateMax + "; " + srcRXECreateMax + "; " + srcMLX5CreateMax, KindConsensus, nil},
+	{"CREATE-MAX", "Creating an SRQ with max_wr above the device's max_srq_wr, or max_sge above its max_srq_sge, fails (EINVAL in every provider read); creating one at either limit, or both, succeeds, or fails with ENOMEM where the host cannot back the queue.",
+		srcRUTCreateMax + "; " + srcRXECreateMax + "; " + srcMLX5CreateMax + "; " + srcManCreateSRQ + ", RETURN VALUE (NULL with errno set)", KindConsensus, nil},
 	{"CREATE-EX", "ibv_create_srq_ex with comp_mask PD | TYPE and srq_type IBV_SRQT_BASIC makes the same SRQ as ibv_create_srq; adding IBV_SRQ_INIT_ATTR_CQ succeeds or fails with EOPNOTSUPP, and an unknown srq_type fails with EINVAL or EOPNOTSUPP.",
 		srcManCreateSRQEx + "; " + srcVerbsCreateSRQEx, KindConsensus, nil},
 	{"CREATE-LIMIT", "A srq_limit given at create does not arm the SRQ.",
