@@ -49,6 +49,16 @@ func harness(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", errHarness, fmt.Sprintf(format, a...))
 }
 
+// optional wraps the error of an optional operation: unsupported stays
+// recognisable (errors.Is(err, drivers.ErrUnsupported): the session skips
+// the scenario), anything else is the harness's.
+func optional(what string, err error, a ...any) error {
+	if errors.Is(err, drivers.ErrUnsupported) {
+		return fmt.Errorf("%s: %w", fmt.Sprintf(what, a...), err)
+	}
+	return harness("%s: %v", fmt.Sprintf(what, a...), err)
+}
+
 func (x *executor) close() error {
 	if x.srq == nil {
 		return nil
@@ -67,17 +77,33 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	}
 	switch o := op.(type) {
 	case model.CreateSRQ:
-		srq, attr, err := x.dev.CreateSRQ(ctx, drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE, SRQLimit: o.Limit}, model.NumKeys)
+		a := drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE, SRQLimit: o.Limit}
+		var srq drivers.SRQ
+		var attr drivers.SRQAttr
+		var err error
+		if o.Variant == model.CreatePlain {
+			srq, attr, err = x.dev.CreateSRQ(ctx, a, model.NumKeys)
+		} else {
+			srq, attr, err = x.dev.CreateSRQEx(ctx, a, model.NumKeys, drivers.CreateVariant(o.Variant))
+		}
 		if err != nil {
-			return obs, harness("CreateSRQ(%s): %v", o, err)
+			return obs, optional("CreateSRQ(%s)", err, o)
 		}
 		x.srq, obs.Attr = srq, fromDriverAttr(attr)
 	case model.CreateQP:
-		qp, err := x.srq.CreateQP(ctx, drivers.QPType(o.Type))
-		if err != nil {
-			return obs, harness("CreateQP(%s): %v", o.Type, err)
+		var qp drivers.QP
+		var err error
+		if o.RecvCaps == model.RecvCapsZero {
+			qp, err = x.srq.CreateQP(ctx, drivers.QPType(o.Type))
+		} else {
+			qp, obs.Errno, err = x.srq.CreateQPCaps(ctx, drivers.QPType(o.Type), drivers.RecvCaps(o.RecvCaps))
 		}
-		x.qps = append(x.qps, qp)
+		if err != nil {
+			return obs, optional("CreateQP(%s)", err, o)
+		}
+		if qp != nil {
+			x.qps = append(x.qps, qp)
+		}
 	case model.Post:
 		wrs := toDriverWRs(o.WRs)
 		obs.Errno, obs.BadWR = x.srq.Post(wrs)
@@ -133,6 +159,24 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 		if err := x.qps[o.QP].InjectSQE(); err != nil {
 			return obs, harness("InjectSQE: %v", err)
 		}
+	case model.CreateOther:
+		e, err := x.srq.CreateOther(drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE}, drivers.CreateVariant(o.Variant))
+		if err != nil {
+			return obs, optional("CreateOther(%s)", err, o)
+		}
+		obs.Errno = e
+	case model.DestroyQP:
+		e, err := x.qps[o.QP].Destroy()
+		if err != nil {
+			return obs, optional("DestroyQP(qp%d)", err, o.QP)
+		}
+		obs.Errno = e
+	case model.DestroySRQ:
+		e, err := x.srq.Destroy()
+		if err != nil {
+			return obs, optional("DestroySRQ", err)
+		}
+		obs.Errno = e
 	default:
 		return obs, harness("unknown operation %T", op)
 	}

@@ -68,6 +68,14 @@ func (s *session) send(qp int, op model.Opcode, n uint32) model.Observation {
 
 func (s *session) poll() model.Observation { return s.do(model.Poll{}) }
 
+// destroySRQ tries ibv_destroy_srq and reports whether the SRQ is gone, in
+// which case the scenario can only end (a run that adopted a device's
+// DESTROY-BUSY departure gets here with QPs attached).
+func (s *session) destroySRQ() bool {
+	s.do(model.DestroySRQ{})
+	return s.view().Destroyed
+}
+
 const rc, ud = model.RC, model.UD
 
 // Scenarios returns the deterministic scenarios, one or more per rule.
@@ -175,6 +183,34 @@ var scenarios = []Scenario{
 		s.fill(8)
 		s.post(s.wr(8))
 	}},
+	{"CREATE-MAX", "create at max_srq_wr, at max_srq_sge, and at both", "RUT SrqTest.DeviceCap", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: 5, MaxSGE: s.x.info.MaxSRQSGE})
+		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: s.x.info.MaxSRQSGE})
+	}},
+	{"CREATE-MAX", "create above max_srq_wr, and above max_srq_sge", "RUT SrqTest.ExceedDeviceMaxWr, SrqTest.ExceedDeviceMaxSge", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR + 1, MaxSGE: 1})
+		s.do(model.CreateOther{MaxWR: 5, MaxSGE: s.x.info.MaxSRQSGE + 1})
+		s.do(model.Query{})
+	}},
+	{"CREATE-EX", "an SRQ made by ibv_create_srq_ex(PD|TYPE, BASIC) works as ibv_create_srq's", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 2, Variant: model.CreateEx})
+		s.do(model.CreateQP{Type: rc})
+		s.to(0, model.Init, model.RTR, model.RTS)
+		s.do(model.Query{})
+		s.fill(64)
+		s.post(s.wr(64))
+		s.send(0, model.Send, 60)
+		s.poll()
+	}},
+	{"CREATE-EX", "ibv_create_srq_ex plain, with the CQ bit, and with an unknown srq_type", "", func(s *session) {
+		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		for _, v := range []model.CreateVariant{model.CreateEx, model.CreateExCQ, model.CreateExBadType} {
+			s.do(model.CreateOther{MaxWR: 4, MaxSGE: 1, Variant: v})
+		}
+	}},
 	{"CREATE-LIMIT", "a srq_limit given at create", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 1, Limit: 3})
 		s.do(model.CreateQP{Type: rc})
@@ -203,6 +239,25 @@ var scenarios = []Scenario{
 		s.do(model.Arm{Limit: 2})
 		s.do(model.Arm{Limit: s.view().Capacity + 1})
 		s.do(model.Query{})
+	}},
+	{"DESTROY-BUSY", "destroy with QPs attached fails and the SRQ keeps working; with none it succeeds", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.do(model.CreateQP{Type: rc}) // attached in RESET: it counts too
+		s.post(s.wr(64), s.wr(64))
+		if s.destroySRQ() {
+			return
+		}
+		s.do(model.Query{})
+		s.post(s.wr(64))
+		s.send(0, model.Send, 8)
+		s.poll()
+		s.do(model.DestroyQP{QP: 0})
+		if s.destroySRQ() { // qp1 is still attached
+			return
+		}
+		s.do(model.DestroyQP{QP: 1})
+		s.destroySRQ()
+		s.poll()
 	}},
 	{"LIMIT-ARM", "arm, consume below, event", "rdma-core test_modify_srq_limit", func(s *session) {
 		s.setup(16, 1, rc)
@@ -547,6 +602,25 @@ var scenarios = []Scenario{
 		s.post(s.wr(16), s.wr(16))
 		s.poll()
 		s.post(s.wr(16), s.wr(16))
+	}},
+	{"QP-SRQ-CAPS", "QPs asking for receive caps above the device's max_qp_wr and max_sge", "", func(s *session) {
+		s.setup(8, 1, rc)
+		s.do(model.CreateQP{Type: rc, RecvCaps: model.RecvCapsAboveWR})
+		s.do(model.CreateQP{Type: rc, RecvCaps: model.RecvCapsAboveSGE})
+		if s.x.info.UD {
+			s.do(model.CreateQP{Type: ud, RecvCaps: model.RecvCapsAboveWR})
+		}
+		types := s.view().QPTypes
+		for range types {
+			s.post(s.wr(128))
+		}
+		for i := 1; i < len(types); i++ { // those created work with the SRQ
+			s.to(i, model.Init, model.RTR, model.RTS)
+		}
+		for i := range types {
+			s.send(i, model.Send, 8)
+		}
+		s.poll()
 	}},
 	{"QP-CREATE", "RC and UD QPs attached to one SRQ", "", func(s *session) {
 		s.setup(8, 1, rc, ud)

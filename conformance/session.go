@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -57,6 +58,10 @@ func (s *session) do(op model.Op) model.Observation {
 	step.Allowed = want.Describe(op)
 	before := s.model.View()
 	got, err := s.x.exec(s.ctx, op, want)
+	if errors.Is(err, drivers.ErrUnsupported) {
+		s.skip = err.Error()
+		panic(stop{})
+	}
 	step.Got = got.Describe(op)
 	step.obs = got
 	var d *model.Deviation
@@ -110,7 +115,8 @@ func (s *session) evidence(after model.Op, v model.View) {
 	}
 	// v is the model's view before the failing step: after it the model
 	// has no candidate left.
-	if !v.Created || v.SRQErrorAny {
+	// After a destroy that went through there is nothing left to probe.
+	if _, gone := after.(model.DestroySRQ); gone || !v.Created || v.SRQErrorAny {
 		return
 	}
 	probed := false

@@ -132,6 +132,9 @@ var opNames = map[string]func() model.Op{
 	"poll":              func() model.Op { return &model.Poll{} },
 	"inject_srq_error":  func() model.Op { return &model.InjectSRQError{} },
 	"inject_sqe":        func() model.Op { return &model.InjectSQE{} },
+	"create_srq_other":  func() model.Op { return &model.CreateOther{} },
+	"destroy_qp":        func() model.Op { return &model.DestroyQP{} },
+	"destroy_srq":       func() model.Op { return &model.DestroySRQ{} },
 }
 
 func opTag(op model.Op) string {
@@ -164,6 +167,12 @@ func opTag(op model.Op) string {
 		return "inject_srq_error"
 	case model.InjectSQE:
 		return "inject_sqe"
+	case model.CreateOther:
+		return "create_srq_other"
+	case model.DestroyQP:
+		return "destroy_qp"
+	case model.DestroySRQ:
+		return "destroy_srq"
 	}
 	return ""
 }
@@ -235,6 +244,12 @@ func DecodeOp(o OpJSON) (model.Op, error) {
 	case *model.InjectSRQError:
 		return *v, nil
 	case *model.InjectSQE:
+		return *v, nil
+	case *model.CreateOther:
+		return *v, nil
+	case *model.DestroyQP:
+		return *v, nil
+	case *model.DestroySRQ:
 		return *v, nil
 	}
 	return nil, fmt.Errorf("operation %q: no decoder", o.Op)

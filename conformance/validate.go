@@ -47,7 +47,14 @@ func validateDecoded(p any) error {
 // earlier in the trace: ReadReplay does.
 func validateOp(op model.Op) error {
 	switch o := op.(type) {
+	case model.CreateSRQ:
+		return checkVariant(o.Variant)
+	case model.CreateOther:
+		return checkVariant(o.Variant)
 	case model.CreateQP:
+		if o.RecvCaps > model.RecvCapsAboveSGE {
+			return fmt.Errorf("field RecvCaps is %d, want 0 to %d", o.RecvCaps, model.RecvCapsAboveSGE)
+		}
 		return checkQPType(o.Type)
 	case model.Post:
 		for i, w := range o.WRs {
@@ -86,6 +93,15 @@ func validateOp(op model.Op) error {
 		}
 	case model.InjectSQE:
 		return checkQPIndex(o.QP)
+	case model.DestroyQP:
+		return checkQPIndex(o.QP)
+	}
+	return nil
+}
+
+func checkVariant(v model.CreateVariant) error {
+	if int(v) >= len(model.CreateVariants) {
+		return fmt.Errorf("field Variant is %d, want 0 (%s) to %d", v, model.CreateVariants[0], len(model.CreateVariants)-1)
 	}
 	return nil
 }
@@ -138,6 +154,8 @@ func qpIndex(op model.Op) (int, bool) {
 	case model.ArriveRest:
 		return o.QP, true
 	case model.InjectSQE:
+		return o.QP, true
+	case model.DestroyQP:
 		return o.QP, true
 	}
 	return 0, false

@@ -55,6 +55,8 @@ type Info struct {
 	RDMACore  string // rdma-core / libibverbs version, where it matters
 	MaxSRQWR  uint32 // ibv_device_attr.max_srq_wr
 	MaxSRQSGE uint32 // ibv_device_attr.max_srq_sge
+	MaxQPWR   uint32 // ibv_device_attr.max_qp_wr
+	MaxSGE    uint32 // ibv_device_attr.max_sge
 	// SRQResize is IBV_DEVICE_SRQ_RESIZE.
 	SRQResize bool
 	// MaxMessage is the largest message the peer sends on RC; MaxUDMessage
@@ -80,6 +82,10 @@ type Device interface {
 	// WRs (key i of a WR names region i). It returns the attributes
 	// written back by ibv_create_srq.
 	CreateSRQ(ctx context.Context, attr SRQAttr, keys int) (SRQ, SRQAttr, error)
+	// CreateSRQEx is CreateSRQ with the SRQ made by ibv_create_srq_ex the
+	// way v says (CreateEx or CreateExCQ). It returns ErrUnsupported where
+	// the driver cannot make the call.
+	CreateSRQEx(ctx context.Context, attr SRQAttr, keys int, v CreateVariant) (SRQ, SRQAttr, error)
 	Close() error
 }
 
@@ -98,6 +104,11 @@ type SRQ interface {
 	// CreateQP creates a QP of type t attached to the SRQ, in RESET, with a
 	// peer connected to it. QPs are numbered from 0 in creation order.
 	CreateQP(ctx context.Context, t QPType) (QP, error)
+	// CreateQPCaps is CreateQP with cap.max_recv_wr and cap.max_recv_sge
+	// as caps says. When ibv_create_qp fails it returns no QP and the
+	// errno, and the QP takes no number. It returns ErrUnsupported where
+	// the driver cannot make the call.
+	CreateQPCaps(ctx context.Context, t QPType, caps RecvCaps) (QP, int, error)
 	// InvalidateKey deregisters memory region key.
 	InvalidateKey(key int) error
 	// PollCQ returns up to max completions available now (max <= 0: all).
@@ -107,6 +118,18 @@ type SRQ interface {
 	PollEvents() ([]Event, error)
 	// InjectSRQError puts the SRQ in error, or returns ErrUnsupported.
 	InjectSRQError() error
+	// CreateOther creates a second SRQ with attr on this SRQ's PD (and,
+	// for CreateExCQ, with this SRQ's CQ), the way v says, and destroys
+	// it at once when it was created. It returns 0, or the errno the
+	// create set; ErrUnsupported where the driver cannot make the call.
+	CreateOther(attr SRQAttr, v CreateVariant) (errno int, err error)
+	// Destroy is ibv_destroy_srq on the SRQ alone, with its QPs, CQ and
+	// regions left as they are. It returns the verb's return value. When
+	// it fails the SRQ stays usable; when it succeeds PollCQ and
+	// PollEvents still work, other verbs on the SRQ are refused, and
+	// Close releases the rest without destroying the SRQ again. It
+	// returns ErrUnsupported where the driver cannot do it.
+	Destroy() (errno int, err error)
 	// Close destroys the QPs, peers, SRQ, regions and CQ.
 	Close() error
 }
@@ -127,7 +150,30 @@ type QP interface {
 	DeliverRest(ctx context.Context) (PeerStatus, error)
 	// InjectSQE moves the QP from RTS to SQE as a send error would.
 	InjectSQE() error
+	// Destroy is ibv_destroy_qp on the QP, after its peer is destroyed.
+	// It returns the verb's return value (a driver may report a failure as
+	// an error instead: the QP is then in no known state); once it
+	// succeeds the QP is no longer attached to the SRQ and takes no
+	// further call. It returns ErrUnsupported where the driver cannot.
+	Destroy() (errno int, err error)
 }
+
+// CreateVariant is how an SRQ is created.
+type CreateVariant uint8
+
+// Create variants.
+const (
+	// CreatePlain is ibv_create_srq.
+	CreatePlain CreateVariant = iota
+	// CreateEx is ibv_create_srq_ex with comp_mask IBV_SRQ_INIT_ATTR_PD |
+	// IBV_SRQ_INIT_ATTR_TYPE and srq_type IBV_SRQT_BASIC.
+	CreateEx
+	// CreateExCQ is CreateEx with IBV_SRQ_INIT_ATTR_CQ and a CQ as well.
+	CreateExCQ
+	// CreateExBadType is CreateEx with an srq_type no libibverbs knows
+	// (IBV_SRQT_TM + 1).
+	CreateExBadType
+)
 
 // SRQAttr is struct ibv_srq_attr.
 type SRQAttr struct{ MaxWR, MaxSGE, SRQLimit uint32 }
@@ -146,6 +192,20 @@ type RecvWR struct {
 	NumSGE int
 	SGEs   []SGE
 }
+
+// RecvCaps is what a QP created with the SRQ asks for in cap.max_recv_wr
+// and cap.max_recv_sge (CreateQP asks for 0 and 0).
+type RecvCaps uint8
+
+// Receive caps.
+const (
+	// RecvCapsZero is max_recv_wr 0 and max_recv_sge 0.
+	RecvCapsZero RecvCaps = iota
+	// RecvCapsAboveWR is max_recv_wr Info().MaxQPWR+1 and max_recv_sge 1.
+	RecvCapsAboveWR
+	// RecvCapsAboveSGE is max_recv_wr 1 and max_recv_sge Info().MaxSGE+1.
+	RecvCapsAboveSGE
+)
 
 // QPType is the transport.
 type QPType uint8

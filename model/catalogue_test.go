@@ -51,7 +51,7 @@ func TestRuleIDsAreUniqueAndWellFormed(t *testing.T) {
 func TestEveryRuleTheModelCitesExists(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
-	lit := regexp.MustCompile(`"((?:POST|CREATE|QUERY|MODIFY|LIMIT|RESIZE|QP|SRQ|FETCH|RECV|SGE|UD|SLOT)-[A-Z0-9-]+)"`)
+	lit := regexp.MustCompile(`"((?:POST|CREATE|DESTROY|QUERY|MODIFY|LIMIT|RESIZE|QP|SRQ|FETCH|RECV|SGE|UD|SLOT)-[A-Z0-9-]+)"`)
 	cited := 0
 	for _, f := range files {
 		if filepath.Ext(f) != ".go" || regexp.MustCompile(`_test\.go$`).MatchString(f) {

@@ -36,6 +36,8 @@ type qp struct {
 	// repeatOK says the QP met packets in ERR since the last poll, so a
 	// PerPacket device may have raised LAST_WQE_REACHED for them.
 	repeatOK bool
+	// gone says the QP was destroyed: it no longer counts as attached.
+	gone bool
 }
 
 type inflight struct {
@@ -61,19 +63,21 @@ type machine struct {
 	prof Profile
 	caps Caps
 
-	created  bool
-	capacity uint32 // max_wr as reported
-	capExact bool   // false while Capacity == CapacityAtLeast and no ENOMEM seen
-	maxSGE   uint32
-	queue    []entry // outstanding WRs, head first
-	held     int     // fetched WRs still holding a slot until polled
-	armed    bool
-	limit    uint32 // what srq_limit reads
-	srqErr   bool
-	qps      []qp
-	keys     []bool // valid keys
-	cq       []cqe
-	events   []Event
+	created bool
+	// destroyed says destroy_srq succeeded: only polls remain.
+	destroyed bool
+	capacity  uint32 // max_wr as reported
+	capExact  bool   // false while Capacity == CapacityAtLeast and no ENOMEM seen
+	maxSGE    uint32
+	queue     []entry // outstanding WRs, head first
+	held      int     // fetched WRs still holding a slot until polled
+	armed     bool
+	limit     uint32 // what srq_limit reads
+	srqErr    bool
+	qps       []qp
+	keys      []bool // valid keys
+	cq        []cqe
+	events    []Event
 
 	resized bool // a resize succeeded since the last query
 
@@ -229,6 +233,9 @@ func (m *machine) lastWQE() Raised {
 }
 func (m *machine) postRecvBadWR() BadWRReport {
 	return pick(m, "PostRecvBadWR", func(p *Profile) *Choice[BadWRReport] { return &p.PostRecvBadWR })
+}
+func (m *machine) qpRecvCaps() RecvCapsCheck {
+	return pick(m, "QPRecvCaps", func(p *Profile) *Choice[RecvCapsCheck] { return &p.QPRecvCaps })
 }
 func (m *machine) lastWQERepeat() Repeat {
 	return pick(m, "LastWQERepeat", func(p *Profile) *Choice[Repeat] { return &p.LastWQERepeat })
@@ -420,7 +427,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 		h.WriteString(p.field)
 		w(uint64(p.i))
 	}
-	w(b(m.created), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
+	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
 		b(m.resized), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
@@ -443,7 +450,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 	}
 	w(uint64(len(m.qps)))
 	for _, q := range m.qps {
-		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), uint64(len(q.pending)))
+		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), uint64(len(q.pending)))
 		for _, p := range q.pending {
 			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))
 		}

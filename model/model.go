@@ -329,7 +329,9 @@ func (m *Model) Outstanding() int {
 // filling a WR. A generator must issue only operations valid in every
 // candidate (QPStateSure, FillingAll, FillingAny).
 type View struct {
-	Created     bool
+	Created bool
+	// Destroyed says destroy_srq succeeded: only polls remain.
+	Destroyed   bool
 	Capacity    uint32
 	MaxSGE      uint32
 	Outstanding int
@@ -339,6 +341,7 @@ type View struct {
 	SRQError    bool
 	QPTypes     []QPType
 	QPStates    []QPState
+	QPGone      []bool // destroyed QPs
 	Filling     []bool
 	// QPStateSure says every candidate has the QP in QPStates' state;
 	// FillingAny and FillingAll say whether some or every candidate has it
@@ -366,7 +369,7 @@ func (m *Model) View() View {
 		return View{}
 	}
 	c := m.cands[0]
-	v := View{Created: c.created, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
+	v := View{Created: c.created, Destroyed: c.destroyed, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
 		KeysValid: append([]bool(nil), c.keys...), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
 	if len(c.queue) > 0 {
@@ -383,6 +386,7 @@ func (m *Model) View() View {
 	for i, q := range c.qps {
 		v.QPTypes = append(v.QPTypes, q.typ)
 		v.QPStates = append(v.QPStates, q.state)
+		v.QPGone = append(v.QPGone, q.gone)
 		v.Filling = append(v.Filling, q.filling != nil)
 		sure, anyF, allF := true, false, true
 		for _, o := range m.cands {

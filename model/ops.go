@@ -14,14 +14,31 @@ type Op interface {
 	fmt.Stringer
 }
 
-// CreateSRQ is ibv_create_srq. Its observation carries the attributes
-// written back.
-type CreateSRQ struct{ MaxWR, MaxSGE, Limit uint32 }
+// CreateSRQ is ibv_create_srq, or ibv_create_srq_ex with comp_mask PD |
+// TYPE and srq_type BASIC when Variant is CreateEx (rule CREATE-EX: the
+// same SRQ). Its observation carries the attributes written back.
+type CreateSRQ struct {
+	MaxWR, MaxSGE, Limit uint32
+	Variant              CreateVariant `json:",omitempty"`
+}
+
+// CreateOther creates a second SRQ on the PD of the SRQ under test, the way
+// Variant says, and destroys it at once when it was created. Its
+// observation is the errno the create set, 0 on success (rules CREATE-MAX,
+// CREATE-EX).
+type CreateOther struct {
+	MaxWR, MaxSGE uint32
+	Variant       CreateVariant `json:",omitempty"`
+}
 
 // CreateQP creates a QP of the given type attached to the SRQ, in RESET,
-// together with a connected peer that can send to it. QPs are numbered from
-// 0 in creation order.
-type CreateQP struct{ Type QPType }
+// together with a connected peer that can send to it, asking for the
+// receive caps RecvCaps says. QPs are numbered from 0 in creation order; a
+// create that fails makes none.
+type CreateQP struct {
+	Type     QPType
+	RecvCaps RecvCaps `json:",omitempty"`
+}
 
 // Post is ibv_post_srq_recv with a list of WRs.
 type Post struct{ WRs []WR }
@@ -67,6 +84,15 @@ type ArriveRest struct{ QP int }
 // every pending asynchronous event.
 type Poll struct{ Max int }
 
+// DestroyQP is ibv_destroy_qp on an attached QP (and its peer). The QP's
+// number is not reused; a destroyed QP takes no further operation.
+type DestroyQP struct{ QP int }
+
+// DestroySRQ is ibv_destroy_srq on the SRQ under test. It fails, leaving
+// the SRQ as it was, while a QP is attached (rule DESTROY-BUSY); once it
+// succeeds only polls of the CQ, which outlives the SRQ, remain.
+type DestroySRQ struct{}
+
 // InjectSRQError puts the SRQ in its error state, as a device does on a
 // catastrophic error.
 type InjectSRQError struct{}
@@ -87,13 +113,28 @@ func (Invalidate) Name() string     { return "dereg_mr" }
 func (Arrive) Name() string         { return "arrive" }
 func (ArriveRest) Name() string     { return "arrive_rest" }
 func (Poll) Name() string           { return "poll" }
+func (CreateOther) Name() string    { return "create_srq(other)" }
+func (DestroyQP) Name() string      { return "destroy_qp" }
+func (DestroySRQ) Name() string     { return "destroy_srq" }
 func (InjectSRQError) Name() string { return "inject_srq_error" }
 func (InjectSQE) Name() string      { return "inject_sqe" }
 
 func (o CreateSRQ) String() string {
-	return fmt.Sprintf("create_srq max_wr=%d max_sge=%d srq_limit=%d", o.MaxWR, o.MaxSGE, o.Limit)
+	s := fmt.Sprintf("create_srq max_wr=%d max_sge=%d srq_limit=%d", o.MaxWR, o.MaxSGE, o.Limit)
+	if o.Variant != CreatePlain {
+		s += " via " + o.Variant.String()
+	}
+	return s
 }
-func (o CreateQP) String() string { return "create_qp " + o.Type.String() }
+func (o CreateOther) String() string {
+	return fmt.Sprintf("create another SRQ max_wr=%d max_sge=%d via %s, destroyed at once", o.MaxWR, o.MaxSGE, o.Variant)
+}
+func (o CreateQP) String() string {
+	if o.RecvCaps != RecvCapsZero {
+		return "create_qp " + o.Type.String() + " " + o.RecvCaps.String()
+	}
+	return "create_qp " + o.Type.String()
+}
 func (o Post) String() string {
 	parts := make([]string, len(o.WRs))
 	for i, w := range o.WRs {
@@ -121,6 +162,8 @@ func (o Arrive) String() string {
 }
 func (o ArriveRest) String() string   { return fmt.Sprintf("arrive_rest qp%d", o.QP) }
 func (o Poll) String() string         { return fmt.Sprintf("poll max=%d", o.Max) }
+func (o DestroyQP) String() string    { return fmt.Sprintf("destroy_qp qp%d", o.QP) }
+func (DestroySRQ) String() string     { return "destroy_srq" }
 func (InjectSRQError) String() string { return "inject_srq_error" }
 func (o InjectSQE) String() string    { return fmt.Sprintf("inject_sqe qp%d", o.QP) }
 

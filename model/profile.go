@@ -50,6 +50,9 @@ type (
 	BadWRReport string
 	// Repeat is how often an event may come for one cause.
 	Repeat string
+	// RecvCapsCheck is what ibv_create_qp does with cap.max_recv_wr and
+	// cap.max_recv_sge when the QP is created with an SRQ.
+	RecvCapsCheck string
 )
 
 // Values of the profile's fields.
@@ -115,6 +118,10 @@ const (
 
 	OncePerEntry Repeat = "once per entry into ERR"
 	PerPacket    Repeat = "again for every packet reaching the QP in ERR"
+
+	RecvCapsIgnored     RecvCapsCheck = "ignored"
+	RecvCapsWRChecked   RecvCapsCheck = "max_recv_wr checked against max_qp_wr (EINVAL)"
+	RecvCapsBothChecked RecvCapsCheck = "max_recv_wr and max_recv_sge checked against the device (EINVAL)"
 )
 
 // Note records where a profile field's value comes from.
@@ -163,6 +170,8 @@ type Profile struct {
 	ResizeBelowLimit Choice[Acceptance] // resize to fewer WRs than the armed limit
 
 	PostRecvBadWR Choice[BadWRReport] // ibv_post_recv on an SRQ-attached QP
+	// QPRecvCaps: the receive caps of a QP created with the SRQ.
+	QPRecvCaps Choice[RecvCapsCheck]
 
 	LastWQE         Choice[Raised] // IBV_EVENT_QP_LAST_WQE_REACHED on entering ERR
 	LastWQERepeat   Choice[Repeat]

@@ -69,6 +69,7 @@ var fieldKinds = map[reflect.Type]fieldKind{
 	reflect.TypeFor[Choice[Raised]]():         kindOf(Raise, NoRaise),
 	reflect.TypeFor[Choice[BadWRReport]]():    kindOf(BadWRFirst, BadWRNull),
 	reflect.TypeFor[Choice[Repeat]]():         kindOf(OncePerEntry, PerPacket),
+	reflect.TypeFor[Choice[RecvCapsCheck]]():  kindOf(RecvCapsIgnored, RecvCapsWRChecked, RecvCapsBothChecked),
 	reflect.TypeFor[StatusSet]():              statusKind(),
 }
 

@@ -15,7 +15,17 @@ const (
 	srcMojoQuery    = "rdmamojo, ibv_query_srq()"
 	srcBook         = "book chapter 13.5, Shared Receive Queue"
 	srcNotes        = "notes/driver-behaviour.md"
-	srcIBTA         = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
+	// srcKernelDestroySRQ: the linux tree is too large to mirror here; the
+	// check was read through code search, in every version it found.
+	srcKernelDestroySRQ = "kernel drivers/infiniband/core/verbs.c ib_destroy_srq_user (if (atomic_read(&srq->usecnt)) return -EBUSY; usecnt counts the QPs created with the SRQ), read through code search, no commit pinned"
+	srcRXEDestroySRQ    = "rdma-core 691953d8 providers/rxe/rxe.c rxe_destroy_srq and providers/mlx5/verbs.c mlx5_destroy_srq (the kernel's errno returned, the SRQ kept on failure)"
+	srcRUTCreateMax     = "google/rdma-unit-test 1f368ab3 unit/srq_test.cc SrqTest.DeviceCap, ExceedDeviceMaxWr, ExceedDeviceMaxSge (create fails, errno unchecked)"
+	srcRXECreateMax     = "linux a23e19669324 drivers/infiniband/sw/rxe/rxe_srq.c rxe_srq_chk_init (EINVAL above max_srq_wr or max_srq_sge) and rxe_srq_from_init (ENOMEM when the queue cannot be allocated)"
+	srcMLX5CreateMax    = "rdma-core 691953d8 providers/mlx5/verbs.c mlx5_create_srq (EINVAL above max_srq_recv_wr)"
+	srcManCreateSRQEx   = "man ibv_create_srq_ex(3), DESCRIPTION (basic and XRC modes; cq is for XRC)"
+	srcVerbsCreateSRQEx = "rdma-core 691953d8 libibverbs/verbs.h ibv_create_srq_ex (a comp_mask of PD, or PD | TYPE with IBV_SRQT_BASIC, is ibv_create_srq; anything else goes to the provider's create_srq_ex, EOPNOTSUPP where there is none: rxe, siw) and providers/mlx5/verbs.c mlx5_create_srq_ex (BASIC is mlx5_create_srq, the CQ ignored; a type other than XRC or TM is EINVAL)"
+	srcManCreateQP      = "man ibv_create_qp(3)"
+	srcIBTA             = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
 )
 
 func doc(source string) Note    { return Note{Source: source} }
@@ -73,6 +83,7 @@ func Documented() Profile {
 		ResizeBelowLimit: Either(Accepted, Rejected),
 
 		PostRecvBadWR: One(BadWRFirst),
+		QPRecvCaps:    One(RecvCapsIgnored),
 
 		LastWQE:         One(Raise),
 		LastWQERepeat:   One(OncePerEntry),
@@ -105,6 +116,7 @@ func Documented() Profile {
 			"Resize":           doc(srcManModifySRQ + ", NOTES: resize only where IBV_DEVICE_SRQ_RESIZE is set"),
 			"ResizeBelowLimit": doc("no document relates resize to the armed limit"),
 			"PostRecvBadWR":    doc(srcManPostRecv + ", DESCRIPTION: processing stops at the first failure, returned through bad_wr"),
+			"QPRecvCaps":       doc(srcManCreateQP + ", NOTES: max_recv_wr and max_recv_sge are ignored if the QP is to be associated with an SRQ"),
 			"LastWQE":          doc(srcIBTA),
 			"LastWQERepeat":    doc(srcIBTA + ": generated on entering Error"),
 			"FlushInProgress":  doc(srcIBTA + ": the last WQE's completion comes before the event"),
@@ -176,6 +188,7 @@ func RXE() Profile {
 	set("ResizeBelowLimit", unread("kernel rxe_srq.c rxe_srq_chk_attr: a requested max_wr below the current limit is EINVAL"))
 	p.PostRecvBadWR = One(BadWRNull)
 	set("PostRecvBadWR", seen("rdma-core providers/rxe/rxe.c rxe_post_recv: a QP with an SRQ has no receive queue; bad_wr is set to NULL before EINVAL (seen on 6.12 and 7.2)"))
+	set("QPRecvCaps", unread("linux a23e19669324 drivers/infiniband/sw/rxe/rxe_qp.c rxe_qp_chk_cap checks the receive caps only without an SRQ; rdma-core 691953d8 providers/rxe/rxe.c rxe_create_qp sets no receive queue up with one"))
 	set("LastWQE", unread("kernel commit c3e1bf626eb3 (v6.5): rxe raises IB_EVENT_QP_LAST_WQE_REACHED in ERR"))
 	p.LastWQERepeat = One(PerPacket)
 	set("LastWQERepeat", seen("kernel rxe_resp.c rxe_receiver: in ERR every packet runs flush_recv_queue with notify and raises the event again (seen on 6.12 and 7.2)"))
@@ -267,6 +280,8 @@ func MLX5() Profile {
 	set("Resize", unread(srcNotes+", Resize: mlx5 returns EINVAL"))
 	set("ResizeBelowLimit", unread("resize unsupported"))
 	set("PostRecvBadWR", unread("nothing read"))
+	p.QPRecvCaps = One(RecvCapsWRChecked)
+	set("QPRecvCaps", unread("rdma-core 691953d8 providers/mlx5/verbs.c mlx5_calc_rq_size: mlx5_get_max_recv_wr returns EINVAL for max_recv_wr above ctx->max_recv_wr (the device's max_qp_wr) before the SRQ is looked at; mlx5_calc_rcv_wqe ignores max_recv_sge with an SRQ"))
 	set("LastWQE", unread(srcIBTA))
 	set("LastWQERepeat", unread(srcIBTA))
 	set("FlushInProgress", unread(srcIBTA))
@@ -318,6 +333,8 @@ func SIW() Profile {
 	p.Resize = One(ResizeUnsupported)
 	set("Resize", unread(srcNotes+", Resize: siw returns EOPNOTSUPP"))
 	set("ResizeBelowLimit", unread("resize unsupported"))
+	p.QPRecvCaps = One(RecvCapsBothChecked)
+	set("QPRecvCaps", unread("linux 5dcf8655cc80 drivers/infiniband/sw/siw/siw_verbs.c siw_create_qp: max_recv_wr above SIW_MAX_QP_WR or max_recv_sge above SIW_MAX_SGE is EINVAL, SRQ or not"))
 	set("PostRecvBadWR", unread("nothing read"))
 	set("LastWQE", unread(srcIBTA))
 	set("LastWQERepeat", unread(srcIBTA))

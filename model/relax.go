@@ -131,6 +131,7 @@ var FieldOwner = map[string]string{
 	"Resize":           "RESIZE-OPTIONAL",
 	"ResizeBelowLimit": "RESIZE-BELOW-LIMIT",
 	"PostRecvBadWR":    "POST-QP-RQ",
+	"QPRecvCaps":       "QP-SRQ-CAPS",
 	"LastWQE":          "QP-LAST-WQE",
 	"LastWQERepeat":    "QP-LAST-WQE",
 	"FlushInProgress":  "QP-FLUSH-INPROGRESS",

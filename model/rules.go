@@ -62,12 +62,18 @@ var catalogue = []Rule{
 	// Create, query, modify.
 	{"CREATE-ATTR", "Create writes back max_wr and max_sge at least as large as requested, rounded as the profile says.",
 		srcManCreateSRQ + ", DESCRIPTION", KindImplementation, []string{"CapacityReport"}},
+	{"CREATE-MAX", "Creating an SRQ with max_wr above the device's max_srq_wr, or max_sge above its max_srq_sge, fails (EINVAL in every provider read); creating one at either limit, or both, succeeds, or fails with ENOMEM where the host cannot back the queue.",
+		srcRUTCreateMax + "; " + srcRXECreateMax + "; " + srcMLX5CreateMax + "; " + srcManCreateSRQ + ", RETURN VALUE (NULL with errno set)", KindConsensus, nil},
+	{"CREATE-EX", "ibv_create_srq_ex with comp_mask PD | TYPE and srq_type IBV_SRQT_BASIC makes the same SRQ as ibv_create_srq; adding IBV_SRQ_INIT_ATTR_CQ succeeds or fails with EOPNOTSUPP, and an unknown srq_type fails with EINVAL or EOPNOTSUPP.",
+		srcManCreateSRQEx + "; " + srcVerbsCreateSRQEx, KindConsensus, nil},
 	{"CREATE-LIMIT", "A srq_limit given at create does not arm the SRQ.",
 		srcManCreateSRQ + ", struct ibv_srq_attr (srq_limit irrelevant at create)", KindImplementation, []string{"LimitAtCreate"}},
 	{"QUERY-ATTR", "Query returns max_wr and max_sge as created or resized; they change only on resize.",
 		srcMojoQuery + ", FAQ on caching attributes; " + srcManQuerySRQ, KindImplementation, []string{"Query"}},
 	{"QUERY-LIMIT", "Query returns the armed limit, and 0 when the SRQ is not armed.",
 		srcManQuerySRQ + ", NOTES; " + srcMojoQuery + ", struct ibv_srq_attr (srq_limit)", KindDocumented, nil},
+	{"DESTROY-BUSY", "ibv_destroy_srq fails with EBUSY while a QP is attached, and the SRQ keeps working as before; once its QPs are destroyed it succeeds.",
+		srcManCreateSRQ + ", NOTES (fails if any queue pair is still associated); " + srcKernelDestroySRQ + "; " + srcRXEDestroySRQ, KindDocumented, nil},
 	{"MODIFY-ONLY-MASKED", "A modify changes only the attributes its mask names, and nothing when it fails.",
 		srcManModifySRQ + ", NOTES (an invalid attribute modifies none)", KindDocumented, nil},
 
@@ -148,6 +154,8 @@ var catalogue = []Rule{
 		srcMojoPost + ", FAQ 'Can I know how many WRs are outstanding'; " + srcNotes + ", Capacity", KindImplementation, []string{"SlotFree"}},
 	{"QP-CREATE", "QPs of each type can be created attached to the SRQ.",
 		srcMojoPost + ", DESCRIPTION (QPs associated with the SRQ)", KindDocumented, nil},
+	{"QP-SRQ-CAPS", "A QP created with the SRQ ignores cap.max_recv_wr and cap.max_recv_sge: values above the device's max_qp_wr or max_sge are accepted, or refused with EINVAL as the profile says (every other QP the suite creates asks for 0).",
+		srcManCreateQP + ", NOTES (max_recv_wr and max_recv_sge are ignored with an SRQ; only RC and UD QPs may have one)", KindImplementation, []string{"QPRecvCaps"}},
 }
 
 // Invariant is a law the model checks on itself after every step.

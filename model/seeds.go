@@ -93,7 +93,7 @@ var seedMap = []SeedStatement{
 	{seedBook, "SRQ Lifecycle Management", "Modify with the limit mask sets the watermark; some devices also resize.", r("LIMIT-ARM", "RESIZE-OPTIONAL"), ""},
 	{seedBook, "SRQ Lifecycle Management", "Never set the watermark to 0; leave a margin.", nil, "application guidance"},
 	{seedBook, "SRQ Lifecycle Management", "Query shows the limit; 0 means never set or turned off.", r("QUERY-LIMIT", "LIMIT-DISARM"), ""},
-	{seedBook, "SRQ Lifecycle Management", "Destroy the SRQ only after its QPs are destroyed; otherwise behaviour is undefined.", nil, "teardown order: the suite destroys QPs first; undefined behaviour cannot be checked"},
+	{seedBook, "SRQ Lifecycle Management", "Destroy the SRQ only after its QPs are destroyed; otherwise behaviour is undefined.", r("DESTROY-BUSY"), ""},
 	{seedBook, "The Real Work", "Receives go to an SRQ with ib_post_srq_recv; wr_id should lead back to the context.", r("RECV-COMPLETION"), ""},
 	{seedBook, "The Real Work", "On failure bad_wr names the first failed WR of the list.", r("POST-BADWR"), ""},
 	{seedBook, "SRQ Lifecycle Management", "The chapter uses the kernel verbs (ib_*); the user verbs follow the same semantics.", nil, "the suite tests the user verbs; kernel ULP verbs are not reached from userspace"},

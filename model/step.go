@@ -45,13 +45,14 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	if _, ok := op.(CreateSRQ); !ok && !m.created {
 		return Observation{}, unmodelled("%s before create_srq", op.Name())
 	}
+	if _, ok := op.(Poll); !ok && m.destroyed {
+		return Observation{}, unmodelled("%s after destroy_srq succeeded", op.Name())
+	}
 	switch o := op.(type) {
 	case CreateSRQ:
 		return m.createSRQ(o, got)
 	case CreateQP:
-		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
-		m.touch("QP-CREATE")
-		return m.plainResult("QP-CREATE", 0, got)
+		return m.createQP(o, got)
 	case Post:
 		return m.post(o, got)
 	case PostRecv:
@@ -76,6 +77,12 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 		return m.arriveRest(o, got)
 	case Poll:
 		return m.poll(o, got)
+	case CreateOther:
+		return m.createOther(o, got)
+	case DestroyQP:
+		return m.destroyQP(o, got)
+	case DestroySRQ:
+		return m.destroySRQ(got)
 	case InjectSRQError:
 		m.touch("SRQ-ERR-EVENT")
 		if !m.srqErr { // the event marks entering the error state
@@ -100,7 +107,146 @@ func (m *machine) checkQP(n int) error {
 	if n < 0 || n >= len(m.qps) {
 		return unmodelled("qp%d does not exist", n)
 	}
+	if m.qps[n].gone {
+		return unmodelled("qp%d was destroyed", n)
+	}
 	return nil
+}
+
+// createQP creates a QP with the SRQ. Receive caps of 0 are what every
+// QP asks for (QP-CREATE); above the device's limits they are ignored, or
+// refused with EINVAL as the profile says (QP-SRQ-CAPS).
+func (m *machine) createQP(o CreateQP, got *Observation) (Observation, error) {
+	rule, want := "QP-CREATE", 0
+	switch o.RecvCaps {
+	case RecvCapsZero:
+	case RecvCapsAboveWR:
+		rule = "QP-SRQ-CAPS"
+		if m.qpRecvCaps() != RecvCapsIgnored {
+			want = EINVAL
+		}
+	case RecvCapsAboveSGE:
+		rule = "QP-SRQ-CAPS"
+		if m.qpRecvCaps() == RecvCapsBothChecked {
+			want = EINVAL
+		}
+	default:
+		return Observation{}, unmodelled("receive caps %d", o.RecvCaps)
+	}
+	m.touch(rule)
+	obs := Observation{Errno: want, BadWR: -1}
+	if got != nil && got.Errno != want {
+		if !m.excuse(rule) {
+			return obs, dev(rule, "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		obs.Errno = got.Errno
+	}
+	if obs.Errno == 0 {
+		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
+	}
+	return obs, nil
+}
+
+// attached returns the number of QPs attached to the SRQ: created and not
+// destroyed.
+func (m *machine) attached() int {
+	n := 0
+	for _, q := range m.qps {
+		if !q.gone {
+			n++
+		}
+	}
+	return n
+}
+
+// createOther predicts the create of a second SRQ, destroyed at once:
+// above the device's max_srq_wr or max_sge it fails (CREATE-MAX: any
+// errno, EINVAL in every provider read); within them it succeeds, except
+// where an ibv_create_srq_ex goes past libibverbs' BASIC shortcut to the
+// provider (CREATE-EX: with the CQ bit, 0 or EOPNOTSUPP; an unknown
+// srq_type, EINVAL or EOPNOTSUPP). At a device limit the queue may need
+// more memory than the host has: ENOMEM is then a resource failure, not a
+// refusal (rxe_srq_from_init; real rxe on 6.1 advertises 2^20 WRs of 27
+// SGEs, a 1 GiB queue, and a 1 GiB guest cannot back it).
+func (m *machine) createOther(o CreateOther, got *Observation) (Observation, error) {
+	if o.MaxWR == 0 || o.MaxSGE == 0 {
+		return Observation{}, unmodelled("create of another SRQ with max_wr or max_sge 0")
+	}
+	above := o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
+	anyErr := func(e int) bool { return e != 0 }
+	switch {
+	case o.Variant == CreateExBadType && !above:
+		return m.errnoIn("CREATE-EX", EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
+	case above:
+		return m.errnoIn("CREATE-MAX", EINVAL, "an error", anyErr, got)
+	case o.Variant == CreateExCQ:
+		return m.errnoIn("CREATE-EX", 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
+	case o.Variant == CreateEx:
+		return m.errnoIn("CREATE-EX", 0, "0", func(e int) bool { return e == 0 }, got)
+	case o.Variant == CreatePlain && (o.MaxWR == m.caps.MaxSRQWR || o.MaxSGE == m.caps.MaxSRQSGE):
+		return m.errnoIn("CREATE-MAX", 0, "0 or ENOMEM (not enough memory)", func(e int) bool { return e == 0 || e == ENOMEM }, got)
+	case o.Variant == CreatePlain:
+		return m.errnoIn("CREATE-MAX", 0, "0", func(e int) bool { return e == 0 }, got)
+	}
+	return Observation{}, unmodelled("create variant %d", o.Variant)
+}
+
+// errnoIn checks a verb whose return value must satisfy ok (want
+// describes it); canonical is the model's own pick. A relaxed rule's
+// departure is adopted; the verb changes nothing the model tracks.
+func (m *machine) errnoIn(rule string, canonical int, want string, ok func(int) bool, got *Observation) (Observation, error) {
+	m.touch(rule)
+	obs := Observation{Errno: canonical, BadWR: -1}
+	if got == nil {
+		return obs, nil
+	}
+	if !ok(got.Errno) && !m.excuse(rule) {
+		return obs, dev(rule, "return value", want, ErrnoName(got.Errno))
+	}
+	obs.Errno = got.Errno
+	return obs, nil
+}
+
+// destroyQP destroys a quiet QP. What becomes of a QP's unpolled
+// completions and unread events when it is destroyed differs between
+// providers (mlx5 cleans its CQEs from the CQ, rxe leaves them; the kernel
+// drops unread events of the QP), so the model predicts only a QP with
+// none of them, nothing in flight and nothing buffered.
+func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	switch {
+	case q.filling != nil || len(q.pending) > 0:
+		return Observation{}, unmodelled("destroy_qp qp%d with a message in flight or buffered", o.QP)
+	case q.repeatOK || slices.ContainsFunc(m.events, func(e Event) bool { return e.QP == o.QP }):
+		return Observation{}, unmodelled("destroy_qp qp%d with events of it unread", o.QP)
+	case slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.QP == o.QP }):
+		return Observation{}, unmodelled("destroy_qp qp%d with completions of it unpolled", o.QP)
+	}
+	q.gone = true
+	return m.plainResult("DESTROY-BUSY", 0, got)
+}
+
+// destroySRQ is ibv_destroy_srq: EBUSY, and nothing changes, while a QP is
+// attached; success once none is (rule DESTROY-BUSY). A relaxed device's
+// outcome is adopted: the SRQ is gone when it said 0, else kept as it was.
+func (m *machine) destroySRQ(got *Observation) (Observation, error) {
+	m.touch("DESTROY-BUSY")
+	want := 0
+	if m.attached() > 0 {
+		want = EBUSY
+	}
+	obs := Observation{Errno: want, BadWR: -1}
+	if got != nil && got.Errno != want {
+		if !m.excuse("DESTROY-BUSY") {
+			return obs, dev("DESTROY-BUSY", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		obs.Errno = got.Errno
+	}
+	m.destroyed = obs.Errno == 0
+	return obs, nil
 }
 
 // plainResult checks a verb that returns only an errno.
@@ -146,6 +292,13 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	}
 	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE == 0 || o.MaxSGE > m.caps.MaxSRQSGE {
 		return Observation{}, unmodelled("create_srq outside the device's limits (%d, %d)", m.caps.MaxSRQWR, m.caps.MaxSRQSGE)
+	}
+	switch o.Variant {
+	case CreatePlain:
+	case CreateEx:
+		m.touch("CREATE-EX") // libibverbs makes it an ibv_create_srq: all that follows holds
+	default:
+		return Observation{}, unmodelled("the SRQ under test made %s: only ibv_create_srq and its ibv_create_srq_ex equivalent are", o.Variant)
 	}
 	m.created = true
 	report := m.capacityReport()
@@ -217,7 +370,7 @@ func (m *machine) hasInvalidKey(w WR) bool {
 // notAllReady reports whether some attached QP is not in RTS, or none is
 // attached: the states POST-ANY-STATE is about.
 func (m *machine) notAllReady() bool {
-	return len(m.qps) == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return q.state != RTS })
+	return m.attached() == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return !q.gone && q.state != RTS })
 }
 
 // post applies a post: checked against what the device did when got is

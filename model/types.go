@@ -6,6 +6,7 @@ import "fmt"
 // positive values; the profile's ErrnoSign decides how a post returns them.
 const (
 	ENOMEM     = 12
+	EBUSY      = 16
 	EINVAL     = 22
 	ENOSYS     = 38
 	EOPNOTSUPP = 95
@@ -27,6 +28,8 @@ func ErrnoName(e int) string {
 		return "EPERM"
 	case ENOMEM:
 		return sign + "ENOMEM"
+	case EBUSY:
+		return sign + "EBUSY"
 	case EINVAL:
 		return sign + "EINVAL"
 	case ENOSYS:
@@ -36,6 +39,49 @@ func ErrnoName(e int) string {
 	}
 	return fmt.Sprintf("%s%d", sign, e)
 }
+
+// CreateVariant is how an SRQ is created: ibv_create_srq, or one of the
+// ibv_create_srq_ex calls String names (numbered as drivers.CreateVariant).
+type CreateVariant uint8
+
+// The create variants.
+const (
+	CreatePlain CreateVariant = iota
+	CreateEx
+	CreateExCQ
+	CreateExBadType
+)
+
+// CreateVariants lists every variant.
+var CreateVariants = []CreateVariant{CreatePlain, CreateEx, CreateExCQ, CreateExBadType}
+
+var createVariantNames = [...]string{"ibv_create_srq", "ibv_create_srq_ex(PD|TYPE, BASIC)",
+	"ibv_create_srq_ex(PD|TYPE|CQ, BASIC)", "ibv_create_srq_ex(PD|TYPE, unknown srq_type)"}
+
+func (v CreateVariant) String() string { return named(createVariantNames[:], v, "CreateVariant") }
+
+// named returns names[v], or kind(v) for a value past the list.
+func named[T ~uint8](names []string, v T, kind string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", kind, uint8(v))
+}
+
+// RecvCaps is what a QP created with the SRQ asks for in cap.max_recv_wr
+// and cap.max_recv_sge (drivers.RecvCaps).
+type RecvCaps uint8
+
+// The receive caps the suite asks for.
+const (
+	RecvCapsZero     RecvCaps = iota // both 0
+	RecvCapsAboveWR                  // max_recv_wr the device's max_qp_wr + 1, max_recv_sge 1
+	RecvCapsAboveSGE                 // max_recv_wr 1, max_recv_sge the device's max_sge + 1
+)
+
+var recvCapsNames = [...]string{"max_recv_wr=0 max_recv_sge=0", "max_recv_wr=max_qp_wr+1", "max_recv_sge=max_sge+1"}
+
+func (c RecvCaps) String() string { return named(recvCapsNames[:], c, "RecvCaps") }
 
 // QPType is the transport of a queue pair attached to the SRQ.
 type QPType uint8

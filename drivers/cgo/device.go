@@ -128,6 +128,8 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		RDMACore:     rdmaCore(),
 		MaxSRQWR:     uint32(da.max_srq_wr),
 		MaxSRQSGE:    uint32(da.max_srq_sge),
+		MaxQPWR:      uint32(da.max_qp_wr),
+		MaxSGE:       uint32(da.max_sge),
 		SRQResize:    da.device_cap_flags&C.IBV_DEVICE_SRQ_RESIZE != 0,
 		MaxMessage:   maxMessage,
 		MaxUDMessage: mtuBytes(d.mtu),

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -47,6 +48,10 @@ type qp struct {
 	s   *srq
 	idx int
 	typ drivers.QPType
+	// caps is what the receiver asks for in its receive caps; createErrno
+	// is the errno of a receiver ibv_create_qp that failed.
+	caps        drivers.RecvCaps
+	createErrno int
 
 	qp, peer   *C.struct_ibv_qp
 	scq, pcq   *C.struct_ibv_cq // the receiver's and the peer's send CQs
@@ -62,24 +67,33 @@ var _ drivers.QP = (*qp)(nil)
 // CreateQP creates a receiver QP attached to the SRQ (in RESET) and its
 // peer on the same device.
 func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero) // a failure is an error: caps 0 set no createErrno
+	return q, err
+}
+
+// CreateQPCaps is CreateQP with the receiver asking for the receive caps c.
+func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.RecvCaps) (drivers.QP, int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("cgo: CreateQP: %w", err)
+		return nil, 0, fmt.Errorf("cgo: CreateQP: %w", err)
 	}
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("cgo: CreateQP on a closed SRQ")
+	if s.dead() {
+		return nil, 0, errors.New("cgo: CreateQP on a closed or destroyed SRQ")
 	}
 	if t != drivers.RC && t != drivers.UD {
-		return nil, fmt.Errorf("cgo: CreateQP(type %d): want RC (0) or UD (1)", t)
+		return nil, 0, fmt.Errorf("cgo: CreateQP(type %d): want RC (0) or UD (1)", t)
 	}
-	q := &qp{s: s, idx: len(s.qps), typ: t}
-	if err := q.create(); err != nil {
-		return nil, errors.Join(err, q.destroy())
+	if c > drivers.RecvCapsAboveSGE {
+		return nil, 0, fmt.Errorf("cgo: CreateQP(receive caps %d): want 0 to %d", c, drivers.RecvCapsAboveSGE)
+	}
+	q := &qp{s: s, idx: len(s.qps), typ: t, caps: c}
+	if err := q.create(); err != nil || q.createErrno != 0 {
+		return nil, q.createErrno, errors.Join(err, q.destroy())
 	}
 	s.qps = append(s.qps, q)
 	s.byQPN[q.qpn] = q.idx
-	return q, nil
+	return q, 0, nil
 }
 
 func (q *qp) create() error {
@@ -97,7 +111,18 @@ func (q *qp) create() error {
 	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
 	ia.qp_type = qt
 	ia.cap.max_send_wr, ia.cap.max_send_sge = 1, 1
+	switch q.caps {
+	case drivers.RecvCapsAboveWR:
+		ia.cap.max_recv_wr, ia.cap.max_recv_sge = C.uint32_t(s.dev.info.MaxQPWR+1), 1
+	case drivers.RecvCapsAboveSGE:
+		ia.cap.max_recv_wr, ia.cap.max_recv_sge = 1, C.uint32_t(s.dev.info.MaxSGE+1)
+	}
 	if q.qp, err = C.ibv_create_qp(s.pd, &ia); q.qp == nil {
+		var e syscall.Errno
+		if q.caps != drivers.RecvCapsZero && errors.As(err, &e) && e != 0 {
+			q.createErrno = int(e) // the verb's own answer, not the harness failing
+			return nil
+		}
 		return nullErr(fmt.Sprintf("ibv_create_qp(receiver %d, %s, with SRQ)", q.idx, typeName(q.typ)), err)
 	}
 	q.qpn = uint32(q.qp.qp_num)
@@ -153,6 +178,29 @@ func (q *qp) destroy() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dead says the QP takes no verb: destroyed by Destroy, or its SRQ closed.
+// A QP outlives a destroyed SRQ (only a device breaking DESTROY-BUSY lets
+// that happen), so the receiver QP is still there to call.
+func (q *qp) dead() bool { return q.s.closed || q.qp == nil }
+
+// Destroy destroys the peer, then the receiver with ibv_destroy_qp, after
+// reading and acknowledging pending async events. The receiver's number
+// stays in byQPN so that completions left in the CQ still name it. A
+// failing ibv_destroy_qp is reported as an error: the harness cannot go on
+// with a QP half destroyed.
+func (q *qp) Destroy() (int, error) {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if q.dead() {
+		return 0, fmt.Errorf("cgo: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
+	}
+	if err := s.dev.drainEvents(); err != nil {
+		return 0, err
+	}
+	return 0, q.destroy()
 }
 
 func typeName(t drivers.QPType) string {
@@ -250,7 +298,7 @@ func (q *qp) Modify(to drivers.QPState) int {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if q.dead() {
 		return int(C.EINVAL)
 	}
 	cur, _, err := q.state(q.qp)
@@ -327,7 +375,7 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if q.dead() {
 		return int(C.EINVAL), 0
 	}
 	l, err := s.build([]drivers.RecvWR{wr})
@@ -368,8 +416,8 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return peerErr, fmt.Errorf("cgo: Deliver on QP %d of a closed SRQ", q.idx)
+	if q.dead() {
+		return peerErr, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
 	}
 	op, ok := wrOpcodes[msg.Opcode]
 	if !ok {

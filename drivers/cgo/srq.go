@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"unsafe"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -120,6 +121,16 @@ var _ drivers.SRQ = (*srq)(nil)
 // CreateSRQ creates the PD, the shared receive CQ, the SRQ and the keys
 // regions, the target and peer regions.
 func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
+	return d.createSRQ(ctx, attr, keys, drivers.CreatePlain)
+}
+
+// CreateSRQEx is CreateSRQ with the SRQ made by ibv_create_srq_ex the way v
+// says.
+func (d *device) CreateSRQEx(ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
+	return d.createSRQ(ctx, attr, keys, v)
+}
+
+func (d *device) createSRQ(ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ: %w", err)
 	}
@@ -132,7 +143,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(keys=%d): want >= 0 regions", keys)
 	}
 	s := &srq{dev: d, byQPN: map[uint32]int{}, posted: map[uint64][][]place{}}
-	got, err := s.create(attr, keys)
+	got, err := s.create(attr, keys, v)
 	if err != nil {
 		return nil, drivers.SRQAttr{}, errors.Join(err, s.destroy())
 	}
@@ -140,7 +151,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 	return s, got, nil
 }
 
-func (s *srq) create(attr drivers.SRQAttr, keys int) (drivers.SRQAttr, error) {
+func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQAttr, error) {
 	d := s.dev
 	var err error
 	if s.pd, err = C.ibv_alloc_pd(d.ctx); s.pd == nil {
@@ -155,14 +166,11 @@ func (s *srq) create(attr drivers.SRQAttr, keys int) (drivers.SRQAttr, error) {
 	if s.cq, err = C.ibv_create_cq(d.ctx, cqDepth, nil, s.ch, 0); s.cq == nil {
 		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("ibv_create_cq(%d entries)", cqDepth), err)
 	}
-	var ia C.struct_ibv_srq_init_attr
-	ia.attr.max_wr = C.uint32_t(attr.MaxWR)
-	ia.attr.max_sge = C.uint32_t(attr.MaxSGE)
-	ia.attr.srq_limit = C.uint32_t(attr.SRQLimit)
-	if s.srq, err = C.ibv_create_srq(s.pd, &ia); s.srq == nil {
-		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("ibv_create_srq(max_wr %d, max_sge %d, srq_limit %d)", attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
+	a := C.struct_ibv_srq_attr{max_wr: C.uint32_t(attr.MaxWR), max_sge: C.uint32_t(attr.MaxSGE), srq_limit: C.uint32_t(attr.SRQLimit)}
+	if s.srq, err = C.srqc_create_srq(d.ctx, s.pd, s.cq, C.int(v), &a); s.srq == nil {
+		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("%s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
 	}
-	got := drivers.SRQAttr{MaxWR: uint32(ia.attr.max_wr), MaxSGE: uint32(ia.attr.max_sge), SRQLimit: uint32(ia.attr.srq_limit)}
+	got := drivers.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}
 	access := C.int(C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC)
 	for k := range keys {
 		r, err := register(s.pd, regionSize, access, fmt.Sprintf("key %d", k))
@@ -180,6 +188,66 @@ func (s *srq) create(attr drivers.SRQAttr, keys int) (drivers.SRQAttr, error) {
 	s.wcs = (*C.struct_ibv_wc)(cmalloc(pollBatch * C.sizeof_struct_ibv_wc))
 	s.out = (*C.struct_srqc_wc)(cmalloc(pollBatch * C.sizeof_struct_srqc_wc))
 	return got, nil
+}
+
+// variantName names the call a create variant makes.
+func variantName(v drivers.CreateVariant) string {
+	switch v {
+	case drivers.CreatePlain:
+		return "ibv_create_srq"
+	case drivers.CreateEx:
+		return "ibv_create_srq_ex(PD|TYPE, BASIC)"
+	case drivers.CreateExCQ:
+		return "ibv_create_srq_ex(PD|TYPE|CQ, BASIC)"
+	}
+	return fmt.Sprintf("ibv_create_srq_ex(variant %d)", v)
+}
+
+// CreateOther creates a second SRQ on the PD (and CQ) the way v says, and
+// destroys it at once; a destroy that fails is the harness's error.
+func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("cgo: CreateOther on a closed or destroyed SRQ")
+	}
+	a := C.struct_ibv_srq_attr{max_wr: C.uint32_t(attr.MaxWR), max_sge: C.uint32_t(attr.MaxSGE)}
+	other, err := C.srqc_create_srq(s.dev.ctx, s.pd, s.cq, C.int(v), &a)
+	if other == nil {
+		var e syscall.Errno
+		if !errors.As(err, &e) || e == 0 {
+			return 0, nullErr(variantName(v)+" of another SRQ, without errno", err)
+		}
+		return int(e), nil
+	}
+	if r := C.ibv_destroy_srq(other); r != 0 {
+		return 0, verbErr(variantName(v)+" then ibv_destroy_srq of the other SRQ", int(r))
+	}
+	return 0, nil
+}
+
+// dead says the SRQ takes no verb: closed, or destroyed by Destroy (which
+// leaves s.srq nil so that nothing reaches freed memory or frees it twice).
+func (s *srq) dead() bool { return s.closed || s.srq == nil }
+
+// Destroy is ibv_destroy_srq on the SRQ alone. Pending async events are
+// read and acknowledged first (libibverbs waits for the acknowledgement of
+// every event it reported). On failure the SRQ stays; on success s.srq is
+// cleared, so Close destroys the QPs, CQ, regions and PD but not the SRQ.
+func (s *srq) Destroy() (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("cgo: Destroy on a closed or destroyed SRQ")
+	}
+	if err := s.dev.drainEvents(); err != nil {
+		return 0, err
+	}
+	r := int(C.ibv_destroy_srq(s.srq))
+	if r == 0 {
+		s.srq = nil
+	}
+	return r, nil
 }
 
 // Close destroys the QPs and peers, the SRQ, the CQ, the regions and the
@@ -356,7 +424,7 @@ func (l *wrList) first() *C.struct_ibv_recv_wr {
 func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return int(C.EINVAL), min(0, len(wrs)-1)
 	}
 	l, err := s.build(wrs)
@@ -383,7 +451,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 func (s *srq) Query() (drivers.SRQAttr, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return drivers.SRQAttr{}, int(C.EINVAL)
 	}
 	var a C.struct_ibv_srq_attr
@@ -395,7 +463,7 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 func (s *srq) ModifyLimit(limit uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return int(C.EINVAL)
 	}
 	var a C.struct_ibv_srq_attr
@@ -407,7 +475,7 @@ func (s *srq) ModifyLimit(limit uint32) int {
 func (s *srq) Resize(maxWR uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return int(C.EINVAL)
 	}
 	var a C.struct_ibv_srq_attr
@@ -419,8 +487,8 @@ func (s *srq) Resize(maxWR uint32) int {
 func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed SRQ", key)
+	if s.dead() {
+		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed or destroyed SRQ", key)
 	}
 	if key < 0 || key >= len(s.keys) {
 		return fmt.Errorf("cgo: InvalidateKey(%d): want 0..%d", key, len(s.keys)-1)

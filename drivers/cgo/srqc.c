@@ -240,3 +240,39 @@ int64_t srqc_bench_post(struct ibv_pd *pd, uint64_t n)
 	free(buf);
 	return err ? -err : ns;
 }
+
+struct ibv_srq *srqc_create_srq(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
+                                int variant, struct ibv_srq_attr *attr)
+{
+	if (variant == SRQC_CREATE_PLAIN) {
+		struct ibv_srq_init_attr ia = {.attr = *attr};
+		struct ibv_srq *srq = ibv_create_srq(pd, &ia);
+		if (srq)
+			*attr = ia.attr;
+		return srq;
+	}
+	struct ibv_srq_init_attr_ex ia = {
+		.attr = *attr,
+		.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE,
+		.srq_type = IBV_SRQT_BASIC,
+		.pd = pd,
+	};
+	switch (variant) {
+	case SRQC_CREATE_EX:
+		break;
+	case SRQC_CREATE_EX_CQ:
+		ia.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+		ia.cq = cq;
+		break;
+	case SRQC_CREATE_EX_BAD_TYPE:
+		ia.srq_type = (enum ibv_srq_type)(IBV_SRQT_TM + 1);
+		break;
+	default:
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ibv_srq *srq = ibv_create_srq_ex(ctx, &ia);
+	if (srq)
+		*attr = ia.attr;
+	return srq;
+}

@@ -46,4 +46,16 @@ int srqc_req_notify_cq(struct ibv_cq *cq);
 int srqc_get_cq_event(struct ibv_comp_channel *ch, int timeout_ms);
 int64_t srqc_bench_post(struct ibv_pd *pd, uint64_t n);
 
+/* The variants of srqc_create_srq, as drivers.CreateVariant numbers them. */
+enum {
+	SRQC_CREATE_PLAIN,       /* ibv_create_srq */
+	SRQC_CREATE_EX,          /* ibv_create_srq_ex, comp_mask PD | TYPE, IBV_SRQT_BASIC */
+	SRQC_CREATE_EX_CQ,       /* ... | IBV_SRQ_INIT_ATTR_CQ, with cq */
+	SRQC_CREATE_EX_BAD_TYPE, /* PD | TYPE with srq_type IBV_SRQT_TM + 1 */
+};
+/* srqc_create_srq creates an SRQ on pd the way variant says and writes the
+ * attributes back into *attr; NULL with errno set when the create fails. */
+struct ibv_srq *srqc_create_srq(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
+                                int variant, struct ibv_srq_attr *attr);
+
 #endif

@@ -15,7 +15,7 @@ func TestInfo(t *testing.T) {
 	r := stdRig(t)
 	got := r.dev.Info()
 	want := drivers.Info{
-		Name: "emu0", Provider: "emu", MaxSRQWR: 16384, MaxSRQSGE: 6, SRQResize: true,
+		Name: "emu0", Provider: "emu", MaxSRQWR: 16384, MaxSRQSGE: 6, MaxQPWR: 16384, MaxSGE: 6, SRQResize: true,
 		MaxMessage: 1 << 20, MaxUDMessage: 4096, UD: true,
 		InjectSRQError: true, InjectSQE: true, PartialDelivery: true, Synchronous: true,
 	}
@@ -771,7 +771,7 @@ func TestOpenMerges(t *testing.T) {
 	}
 	defer dev.Close()
 	got := dev.(interface{ Deviations() []string }).Deviations()
-	want := []string{"capacity-hidden", "errno-negative", "lifo", "limit-kept", "no-ud", "oversize-rc-status=7", "query-unsupported",
+	want := []string{"capacity-hidden", "errno-negative", "lifo", "limit-kept", "no-create-srq-ex", "no-ud", "oversize-rc-status=7", "query-unsupported", "recv-caps-checked",
 		"reject-zero-sge", "resize-unsupported", "sge-against-device", "zero-length-zero"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Deviations() = %v, want %v", got, want)

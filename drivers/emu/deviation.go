@@ -52,60 +52,68 @@ const (
 	PostRecvBadWRNull        Deviation = "post-recv-badwr-null"
 	LastWQEPerPacket         Deviation = "last-wqe-per-packet"
 	CapacityPow2Unreported   Deviation = "capacity-pow2-unreported"
+	NoCreateSRQEx            Deviation = "no-create-srq-ex"
+	RecvWRChecked            Deviation = "recv-wr-checked"
+	RecvCapsChecked          Deviation = "recv-caps-checked"
 )
 
 // Mutants: deliberate rule violations.
 const (
-	PostAllOrNothing    Deviation = "post-all-or-nothing"
-	BadWROffByOne       Deviation = "badwr-off-by-one"
-	CapacityOneShort    Deviation = "capacity-one-short"
-	CapacityOneOver     Deviation = "capacity-one-over"
-	SGEOffByOne         Deviation = "sge-off-by-one"
-	NegativeSGEAccepted Deviation = "negative-sge-accepted"
-	KeepCallerWR        Deviation = "keep-caller-wr"
-	PostRecvAccepted    Deviation = "post-recv-accepted"
-	PostChecksKey       Deviation = "post-checks-key"
-	PostRefusedInErr    Deviation = "post-refused-in-err"
-	CreateReportsLess   Deviation = "create-reports-less"
-	QueryWrongSGE       Deviation = "query-wrong-sge"
-	QueryLimitStale     Deviation = "query-limit-stale"
-	LimitZeroKeeps      Deviation = "limit-zero-keeps"
-	LimitBoundMissing   Deviation = "limit-bound-missing"
-	LimitAtEqual        Deviation = "limit-at-equal"
-	LimitNever          Deviation = "limit-never"
-	LimitNotDisarmed    Deviation = "limit-not-disarmed"
-	LimitReadsArmed     Deviation = "limit-reads-armed"
-	ResizeIgnoresCount  Deviation = "resize-ignores-count"
-	ResizeNoChange      Deviation = "resize-no-change"
-	ResizeClearsLimit   Deviation = "resize-clears-limit"
-	ResizeAlwaysFails   Deviation = "resize-always-fails"
-	ResizeAcceptsZero   Deviation = "resize-accepts-zero"
-	TransitionsLax      Deviation = "transitions-lax"
-	InitFetches         Deviation = "init-fetches"
-	ErrFetches          Deviation = "err-fetches"
-	SQDNoFetch          Deviation = "sqd-no-fetch"
-	SQENoFetch          Deviation = "sqe-no-fetch"
-	LastWQETwice        Deviation = "last-wqe-twice"
-	FlushSuccess        Deviation = "flush-success"
-	SRQErrorFetches     Deviation = "srq-error-fetches"
-	SRQErrorSilent      Deviation = "srq-error-silent"
-	LIFO                Deviation = "lifo"
-	DoubleComplete      Deviation = "double-complete"
-	WriteConsumes       Deviation = "write-consumes"
-	WriteImmNoConsume   Deviation = "write-imm-no-consume"
-	WrongByteLen        Deviation = "wrong-byte-len"
-	WrongQP             Deviation = "wrong-qp"
-	WRIDTruncated       Deviation = "wrid-truncated"
-	ImmDropped          Deviation = "imm-dropped"
-	WriteImmScatters    Deviation = "write-imm-scatters"
-	FitStrict           Deviation = "fit-strict"
-	NumSGE0FitsOne      Deviation = "numsge0-fits-one"
-	UDNoGRH             Deviation = "ud-no-grh"
-	OversizeTruncates   Deviation = "oversize-truncates"
-	OversizeRCSurvives  Deviation = "oversize-rc-survives"
-	BadKeyIgnored       Deviation = "bad-key-ignored"
-	RNRSilent           Deviation = "rnr-silent"
-	SlotLeak            Deviation = "slot-leak"
+	PostAllOrNothing        Deviation = "post-all-or-nothing"
+	BadWROffByOne           Deviation = "badwr-off-by-one"
+	CapacityOneShort        Deviation = "capacity-one-short"
+	CapacityOneOver         Deviation = "capacity-one-over"
+	SGEOffByOne             Deviation = "sge-off-by-one"
+	NegativeSGEAccepted     Deviation = "negative-sge-accepted"
+	KeepCallerWR            Deviation = "keep-caller-wr"
+	PostRecvAccepted        Deviation = "post-recv-accepted"
+	PostChecksKey           Deviation = "post-checks-key"
+	PostRefusedInErr        Deviation = "post-refused-in-err"
+	CreateReportsLess       Deviation = "create-reports-less"
+	QueryWrongSGE           Deviation = "query-wrong-sge"
+	QueryLimitStale         Deviation = "query-limit-stale"
+	LimitZeroKeeps          Deviation = "limit-zero-keeps"
+	LimitBoundMissing       Deviation = "limit-bound-missing"
+	LimitAtEqual            Deviation = "limit-at-equal"
+	LimitNever              Deviation = "limit-never"
+	LimitNotDisarmed        Deviation = "limit-not-disarmed"
+	LimitReadsArmed         Deviation = "limit-reads-armed"
+	ResizeIgnoresCount      Deviation = "resize-ignores-count"
+	ResizeNoChange          Deviation = "resize-no-change"
+	ResizeClearsLimit       Deviation = "resize-clears-limit"
+	ResizeAlwaysFails       Deviation = "resize-always-fails"
+	ResizeAcceptsZero       Deviation = "resize-accepts-zero"
+	TransitionsLax          Deviation = "transitions-lax"
+	InitFetches             Deviation = "init-fetches"
+	ErrFetches              Deviation = "err-fetches"
+	SQDNoFetch              Deviation = "sqd-no-fetch"
+	SQENoFetch              Deviation = "sqe-no-fetch"
+	LastWQETwice            Deviation = "last-wqe-twice"
+	FlushSuccess            Deviation = "flush-success"
+	SRQErrorFetches         Deviation = "srq-error-fetches"
+	SRQErrorSilent          Deviation = "srq-error-silent"
+	LIFO                    Deviation = "lifo"
+	DoubleComplete          Deviation = "double-complete"
+	WriteConsumes           Deviation = "write-consumes"
+	WriteImmNoConsume       Deviation = "write-imm-no-consume"
+	WrongByteLen            Deviation = "wrong-byte-len"
+	WrongQP                 Deviation = "wrong-qp"
+	WRIDTruncated           Deviation = "wrid-truncated"
+	ImmDropped              Deviation = "imm-dropped"
+	WriteImmScatters        Deviation = "write-imm-scatters"
+	FitStrict               Deviation = "fit-strict"
+	NumSGE0FitsOne          Deviation = "numsge0-fits-one"
+	UDNoGRH                 Deviation = "ud-no-grh"
+	OversizeTruncates       Deviation = "oversize-truncates"
+	OversizeRCSurvives      Deviation = "oversize-rc-survives"
+	BadKeyIgnored           Deviation = "bad-key-ignored"
+	RNRSilent               Deviation = "rnr-silent"
+	SlotLeak                Deviation = "slot-leak"
+	DestroyIgnoresQPs       Deviation = "destroy-ignores-qps"
+	CreateAboveMaxAccepted  Deviation = "create-above-max-accepted"
+	CreateAtMaxRefused      Deviation = "create-at-max-refused"
+	CreateExBadTypeAccepted Deviation = "create-ex-bad-type-accepted"
+	QPChecksRecvSGE         Deviation = "qp-checks-recv-sge"
 )
 
 // With returns d carrying the value n ("oversize-rc-status=2"). Only the
@@ -179,6 +187,9 @@ var baseCatalogue = []DeviationInfo{
 	{CapacityPow2Unreported, KindBehaviour, "profile:Capacity", "rxe-6.1: create reports the requested max_wr but holds roundup_pow2(max_wr+1)-1; query reports the held number", nil},
 	{NoFlush, KindBehaviour, "profile:Flush", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion", nil},
 	{NoUD, KindBehaviour, "profile:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)", nil},
+	{RecvWRChecked, KindBehaviour, "profile:QPRecvCaps", "mlx5: a QP created with the SRQ and max_recv_wr above max_qp_wr fails with EINVAL (max_recv_sge is ignored)", nil},
+	{RecvCapsChecked, KindBehaviour, "profile:QPRecvCaps", "siw: a QP created with the SRQ and max_recv_wr or max_recv_sge above the device's limits fails with EINVAL", nil},
+	{NoCreateSRQEx, KindBehaviour, "rule:CREATE-EX", "rxe, siw: the provider has no create_srq_ex, so an ibv_create_srq_ex with the CQ bit or an unknown srq_type fails with EOPNOTSUPP (mlx5: the CQ is ignored, the type is EINVAL)", nil},
 
 	{PostAllOrNothing, KindMutant, "POST-ORDER", "a failing list posts nothing", nil},
 	{BadWROffByOne, KindMutant, "POST-BADWR", "bad_wr is reported one past the failing WR", nil},
@@ -230,6 +241,11 @@ var baseCatalogue = []DeviationInfo{
 	{BadKeyIgnored, KindMutant, "RECV-BAD-KEY", "invalidated keys are not checked at receive", nil},
 	{RNRSilent, KindMutant, "RECV-RNR", "an RC peer gets status 0 when the SRQ is empty", nil},
 	{SlotLeak, KindMutant, "SLOT-FREE", "every 4th fetched WQE's slot never frees", nil},
+	{DestroyIgnoresQPs, KindMutant, "DESTROY-BUSY", "ibv_destroy_srq succeeds while QPs are attached", nil},
+	{CreateAboveMaxAccepted, KindMutant, "CREATE-MAX", "creating an SRQ above max_srq_wr or max_srq_sge succeeds", nil},
+	{CreateAtMaxRefused, KindMutant, "CREATE-MAX", "creating an SRQ exactly at max_srq_wr and max_srq_sge fails with EINVAL", nil},
+	{CreateExBadTypeAccepted, KindMutant, "CREATE-EX", "ibv_create_srq_ex with an unknown srq_type succeeds", nil},
+	{QPChecksRecvSGE, KindMutant, "QP-SRQ-CAPS", "a QP created with the SRQ and max_recv_sge above max_sge fails with EINVAL, though max_recv_wr is ignored", nil},
 }
 
 // catalogue is every deviation: the base ones, then the stateful mutants.
@@ -256,7 +272,7 @@ func Catalogue() []DeviationInfo {
 func Sets() map[string][]Deviation {
 	rxeCommon := []Deviation{
 		PostRecvBadWRNull, LimitAtCreate, ZeroLengthZero, OversizeRCStatus.With(2),
-		KeyCheckTouched, KeyErrorStatus.With(2), KeyErrorUDKills, ResizeBelowLimitRejected,
+		KeyCheckTouched, KeyErrorStatus.With(2), KeyErrorUDKills, ResizeBelowLimitRejected, NoCreateSRQEx,
 	}
 	clone := func(extra ...Deviation) []Deviation {
 		return append(append([]Deviation(nil), rxeCommon...), extra...)
@@ -266,11 +282,11 @@ func Sets() map[string][]Deviation {
 		"rxe-6.1": append(clone(OversizeUDStatus.With(2), OversizeUDKills, NoLastWQE), CapacityPow2Unreported),
 		"mlx5": {
 			CheckSGEFirst, CapacityPow2, QueryTwice, FreeAtPoll, BufferBeforeRTR,
-			OversizeRCStatus.With(1), OversizeUDStatus.With(1), ResizeUnsupported,
+			OversizeRCStatus.With(1), OversizeUDStatus.With(1), ResizeUnsupported, RecvWRChecked,
 		},
 		"siw": {
 			ErrnoNegative, SGEAgainstDevice, RejectZeroSGE, CapacityHidden, QueryUnsupported,
-			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD,
+			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD, NoCreateSRQEx, RecvCapsChecked,
 		},
 	}
 }

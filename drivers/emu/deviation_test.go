@@ -104,6 +104,14 @@ var probes = []struct {
 	{emu.BadKeyIgnored, badKey(drivers.RC, 8), "peer 2 [{id=1 st=4 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 0 [{id=1 st=0 op=0 len=8 qp=0}] []"},
 	{emu.RNRSilent, rnr, "RC 1 UD 0", "RC 0 UD 0"},
 	{emu.SlotLeak, slotLeak, "4 then 4", "4 then 3"},
+	{emu.DestroyIgnoresQPs, destroyBusy, "16 then 0", "0 with a QP attached"},
+	{emu.NoCreateSRQEx, createVariants, "ex 0 cq 0 bad type 22", "ex 0 cq 95 bad type 95"},
+	{emu.CreateExBadTypeAccepted, createVariants, "ex 0 cq 0 bad type 22", "ex 0 cq 0 bad type 0"},
+	{emu.CreateAboveMaxAccepted, createAtAndAbove, "at 0 above wr 22 above sge 22", "at 0 above wr 0 above sge 0"},
+	{emu.CreateAtMaxRefused, createAtAndAbove, "at 0 above wr 22 above sge 22", "at 22 above wr 22 above sge 22"},
+	{emu.RecvWRChecked, recvCaps, "wr 0 sge 0", "wr 22 sge 0"},
+	{emu.RecvCapsChecked, recvCaps, "wr 0 sge 0", "wr 22 sge 22"},
+	{emu.QPChecksRecvSGE, recvCaps, "wr 0 sge 0", "wr 0 sge 22"},
 }
 
 func TestDeviationsChangeBehaviour(t *testing.T) {
@@ -416,6 +424,69 @@ func slotLeak(t *testing.T, devs ...emu.Deviation) string {
 	n := r.fill()
 	r.drain(r.qp(drivers.RC, drivers.RTS))
 	return fmt.Sprintf("%d then %d", n, r.fill())
+}
+
+// destroyBusy destroys the SRQ with a QP in RESET attached, then again
+// after destroying the QP.
+func destroyBusy(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	q := r.qp(drivers.RC, drivers.Reset)
+	busy, err := r.srq.Destroy()
+	if err != nil {
+		t.Fatalf("Destroy() with a QP attached = %v, want nil error", err)
+	}
+	if busy == 0 {
+		return "0 with a QP attached"
+	}
+	if e, err := q.Destroy(); e != 0 || err != nil {
+		t.Fatalf("QP Destroy() = %d, %v, want 0, nil", e, err)
+	}
+	gone, err := r.srq.Destroy()
+	if err != nil {
+		t.Fatalf("Destroy() with no QP = %v, want nil error", err)
+	}
+	return fmt.Sprintf("%d then %d", busy, gone)
+}
+
+// createOther is the errno of creating another SRQ with attr the way v says.
+func (r *rig) createOther(attr drivers.SRQAttr, v drivers.CreateVariant) int {
+	r.t.Helper()
+	e, err := r.srq.CreateOther(attr, v)
+	if err != nil {
+		r.t.Fatalf("CreateOther(%+v, %d) = %v, want nil error", attr, v, err)
+	}
+	return e
+}
+
+// createVariants creates another SRQ through each ibv_create_srq_ex variant.
+func createVariants(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	a := drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}
+	return fmt.Sprintf("ex %d cq %d bad type %d", r.createOther(a, drivers.CreateEx), r.createOther(a, drivers.CreateExCQ), r.createOther(a, drivers.CreateExBadType))
+}
+
+// createAtAndAbove creates another SRQ at the device's limits and one over
+// each.
+func createAtAndAbove(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	i := r.dev.Info()
+	return fmt.Sprintf("at %d above wr %d above sge %d",
+		r.createOther(drivers.SRQAttr{MaxWR: i.MaxSRQWR, MaxSGE: i.MaxSRQSGE}, drivers.CreatePlain),
+		r.createOther(drivers.SRQAttr{MaxWR: i.MaxSRQWR + 1, MaxSGE: 1}, drivers.CreatePlain),
+		r.createOther(drivers.SRQAttr{MaxWR: 5, MaxSGE: i.MaxSRQSGE + 1}, drivers.CreatePlain))
+}
+
+// recvCaps creates QPs with receive caps above the device's limits.
+func recvCaps(t *testing.T, devs ...emu.Deviation) string {
+	r := stdRig(t, devs...)
+	create := func(c drivers.RecvCaps) int {
+		q, e, err := r.srq.CreateQPCaps(ctx, drivers.RC, c)
+		if err != nil || (q == nil) != (e != 0) {
+			t.Fatalf("CreateQPCaps(RC, %d) = %v, %d, %v, want a QP or an errno", c, q, e, err)
+		}
+		return e
+	}
+	return fmt.Sprintf("wr %d sge %d", create(drivers.RecvCapsAboveWR), create(drivers.RecvCapsAboveSGE))
 }
 
 func TestSetsPlayTheirDrivers(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 const (
 	maxSRQWR     = 16384
 	maxSRQSGE    = 6
+	maxQPWR      = 16384
+	maxQPSGE     = 6
 	maxMessage   = 1 << 20
 	maxUDMessage = 4096
 	grhBytes     = 40
@@ -34,6 +36,7 @@ const (
 // errno values the verbs return.
 const (
 	eNOMEM      = 12
+	eBUSY       = 16
 	eINVAL      = 22
 	eOPNOTSUPP  = 95
 	deviceName  = "emu0"
@@ -117,6 +120,8 @@ func (d *device) Info() drivers.Info {
 		Provider:        driverName,
 		MaxSRQWR:        maxSRQWR,
 		MaxSRQSGE:       maxSRQSGE,
+		MaxQPWR:         maxQPWR,
+		MaxSGE:          maxQPSGE,
 		SRQResize:       !d.cfg.has(ResizeUnsupported),
 		MaxMessage:      maxMessage,
 		MaxUDMessage:    maxUDMessage,
@@ -143,11 +148,8 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 	if d.closed {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(%+v) on a closed device", attr)
 	}
-	if attr.MaxWR == 0 || attr.MaxWR > maxSRQWR {
-		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_wr=%d): EINVAL, max_wr must be 1..%d", attr.MaxWR, maxSRQWR)
-	}
-	if attr.MaxSGE == 0 || attr.MaxSGE > maxSRQSGE {
-		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_sge=%d): EINVAL, max_sge must be 1..%d", attr.MaxSGE, maxSRQSGE)
+	if e := d.cfg.createErrno(attr, drivers.CreatePlain); e != 0 {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_wr=%d, max_sge=%d): errno %d, want max_wr 1..%d and max_sge 1..%d", attr.MaxWR, attr.MaxSGE, e, maxSRQWR, maxSRQSGE)
 	}
 	if keys < 0 {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(keys=%d): the number of memory regions must be >= 0", keys)
@@ -171,6 +173,39 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 	}
 	d.srqs = append(d.srqs, s)
 	return s, drivers.SRQAttr{MaxWR: reported, MaxSGE: attr.MaxSGE, SRQLimit: attr.SRQLimit}, nil
+}
+
+// CreateSRQEx is CreateSRQ through ibv_create_srq_ex: CreateEx and, unless
+// the provider has no create_srq_ex (no-create-srq-ex), CreateExCQ make the
+// same SRQ.
+func (d *device) CreateSRQEx(ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
+	if e := d.cfg.createErrno(attr, v); e != 0 {
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQEx(max_wr=%d, max_sge=%d, variant %d): errno %d", attr.MaxWR, attr.MaxSGE, v, e)
+	}
+	return d.CreateSRQ(ctx, attr, keys)
+}
+
+// createErrno is the errno creating an SRQ with attr the way v says fails
+// with, or 0: EINVAL outside the device's limits, and, where the provider
+// has no create_srq_ex, EOPNOTSUPP for whatever libibverbs hands to it.
+func (c *config) createErrno(attr drivers.SRQAttr, v drivers.CreateVariant) int {
+	above := attr.MaxWR > maxSRQWR || attr.MaxSGE > maxSRQSGE
+	atMax := attr.MaxWR == maxSRQWR && attr.MaxSGE == maxSRQSGE
+	switch {
+	case attr.MaxWR == 0 || attr.MaxSGE == 0:
+		return eINVAL
+	case (v == drivers.CreateExCQ || v == drivers.CreateExBadType) && c.has(NoCreateSRQEx):
+		return eOPNOTSUPP
+	case v == drivers.CreateExBadType && !c.has(CreateExBadTypeAccepted):
+		return eINVAL
+	case v > drivers.CreateExBadType:
+		return eINVAL
+	case above && !c.has(CreateAboveMaxAccepted):
+		return eINVAL
+	case atMax && c.has(CreateAtMaxRefused):
+		return eINVAL
+	}
+	return 0
 }
 
 // Close destroys every SRQ the device made. It is idempotent.

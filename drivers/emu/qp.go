@@ -23,6 +23,27 @@ type qp struct {
 	partial bool
 	// buffered holds messages that arrived before RTR (buffer-before-rtr).
 	buffered []drivers.Message
+	// gone says Destroy destroyed the QP: it no longer holds the SRQ.
+	gone bool
+}
+
+// dead says the QP takes no verb: destroyed, or its SRQ is.
+func (q *qp) dead() bool { return q.gone || q.s.dead() }
+
+// Destroy is ibv_destroy_qp: a WQE being filled is lost with the QP, as are
+// buffered messages; completions already written stay in the CQ.
+func (q *qp) Destroy() (int, error) {
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if q.gone || s.closed {
+		return 0, fmt.Errorf("emu: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
+	}
+	if q.filling != nil && !s.destroyed {
+		s.release(q.filling.w)
+	}
+	q.gone, q.filling, q.partial, q.buffered = true, nil, false, nil
+	return 0, nil
 }
 
 // fill is a WQE held by a message in flight.
@@ -66,7 +87,7 @@ func (q *qp) Modify(state drivers.QPState) int {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed || state > drivers.Err || !q.legal(q.state, state) {
+	if q.dead() || state > drivers.Err || !q.legal(q.state, state) {
 		return eINVAL
 	}
 	switch state {
@@ -137,7 +158,7 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if !s.closed && s.cfg.has(PostRecvAccepted) {
+	if !q.dead() && s.cfg.has(PostRecvAccepted) {
 		return 0, -1
 	}
 	if s.cfg.has(PostRecvBadWRNull) {
@@ -187,8 +208,8 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return peerErr, fmt.Errorf("emu: Deliver on QP %d of a closed SRQ", q.idx)
+	if q.dead() {
+		return peerErr, fmt.Errorf("emu: Deliver on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
 	}
 	if err := q.checkMsg("Deliver", msg); err != nil {
 		return peerErr, err
@@ -347,8 +368,8 @@ func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error 
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	switch {
-	case s.closed:
-		return fmt.Errorf("emu: DeliverFirstPacket on QP %d of a closed SRQ", q.idx)
+	case q.dead():
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
 	case msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm:
 		return fmt.Errorf("emu: DeliverFirstPacket(opcode %d) on QP %d: only Send and SendImm are delivered in parts", msg.Opcode, q.idx)
 	case q.typ != drivers.RC:
@@ -380,8 +401,8 @@ func (q *qp) DeliverRest(ctx context.Context) (drivers.PeerStatus, error) {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d of a closed SRQ", q.idx)
+	if q.dead() {
+		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
 	}
 	if !q.partial {
 		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d: no DeliverFirstPacket outstanding", q.idx)
@@ -400,8 +421,8 @@ func (q *qp) InjectSQE() error {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return errors.New("emu: InjectSQE on a closed SRQ")
+	if q.dead() {
+		return errors.New("emu: InjectSQE on a destroyed QP or a closed or destroyed SRQ")
 	}
 	if q.state != drivers.RTS {
 		return fmt.Errorf("emu: InjectSQE on QP %d in %s: want RTS", q.idx, q.state)

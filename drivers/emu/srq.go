@@ -39,6 +39,9 @@ type srq struct {
 	dev    *device
 	cfg    *config
 	closed bool
+	// destroyed says Destroy succeeded: the SRQ is gone, its CQ and event
+	// queue stay until Close.
+	destroyed bool
 
 	// The WQE ring. prod is the producer index the doorbell publishes, cons
 	// the consumer index the responder advances; both run freely and are
@@ -119,9 +122,12 @@ func (s *srq) keyValid(key int) bool {
 	return key >= 0 && key < len(s.regions) && s.regions[key].valid
 }
 
+// dead says the SRQ takes no verb: closed, or destroyed by Destroy.
+func (s *srq) dead() bool { return s.closed || s.destroyed }
+
 func (s *srq) anyQPIn(st drivers.QPState) bool {
 	for _, q := range s.qps {
-		if q.state == st {
+		if !q.gone && q.state == st {
 			return true
 		}
 	}
@@ -133,7 +139,7 @@ func (s *srq) anyQPIn(st drivers.QPState) bool {
 func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return s.errno(eINVAL), firstBad(wrs)
 	}
 	if s.cfg.has(PostRefusedInErr) && s.anyQPIn(drivers.Err) && len(wrs) > 0 {
@@ -297,7 +303,7 @@ func (s *srq) fireLimit() {
 func (s *srq) Query() (drivers.SRQAttr, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return drivers.SRQAttr{}, eINVAL
 	}
 	if s.cfg.has(QueryUnsupported) {
@@ -323,7 +329,7 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 func (s *srq) ModifyLimit(limit uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
+	if s.dead() {
 		return eINVAL
 	}
 	if limit == 0 {
@@ -360,7 +366,7 @@ func (s *srq) Resize(maxWR uint32) int {
 	defer s.dev.mu.Unlock()
 	c := s.cfg
 	switch {
-	case s.closed, c.has(ResizeUnsupported), c.has(ResizeAlwaysFails):
+	case s.dead(), c.has(ResizeUnsupported), c.has(ResizeAlwaysFails):
 		return eINVAL
 	case maxWR == 0 && !c.has(ResizeAcceptsZero), maxWR > maxSRQWR:
 		return eINVAL
@@ -394,34 +400,58 @@ func (s *srq) Resize(maxWR uint32) int {
 
 // CreateQP creates a QP attached to the SRQ, in RESET, with its peer.
 func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero)
+	return q, err
+}
+
+// recvCapsErrno is the errno creating a QP with the SRQ and the receive
+// caps c fails with: none, as documented, unless a deviation checks them.
+func (s *srq) recvCapsErrno(c drivers.RecvCaps) int {
+	switch {
+	case c == drivers.RecvCapsAboveWR && (s.cfg.has(RecvWRChecked) || s.cfg.has(RecvCapsChecked)):
+		return eINVAL
+	case c == drivers.RecvCapsAboveSGE && (s.cfg.has(RecvCapsChecked) || s.cfg.has(QPChecksRecvSGE)):
+		return eINVAL
+	}
+	return 0
+}
+
+// CreateQPCaps is CreateQP asking for the receive caps c.
+func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.RecvCaps) (drivers.QP, int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("emu: CreateQP: %w", err)
+		return nil, 0, fmt.Errorf("emu: CreateQP: %w", err)
 	}
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("emu: CreateQP on a closed SRQ")
+	if s.dead() {
+		return nil, 0, errors.New("emu: CreateQP on a closed or destroyed SRQ")
 	}
 	switch t {
 	case drivers.RC:
 	case drivers.UD:
 		if s.cfg.has(NoUD) {
-			return nil, fmt.Errorf("emu: CreateQP(UD): %w (deviation %s)", drivers.ErrUnsupported, NoUD)
+			return nil, 0, fmt.Errorf("emu: CreateQP(UD): %w (deviation %s)", drivers.ErrUnsupported, NoUD)
 		}
 	default:
-		return nil, fmt.Errorf("emu: CreateQP(type %d): unknown QP type, want RC (0) or UD (1)", t)
+		return nil, 0, fmt.Errorf("emu: CreateQP(type %d): unknown QP type, want RC (0) or UD (1)", t)
+	}
+	if c > drivers.RecvCapsAboveSGE {
+		return nil, 0, fmt.Errorf("emu: CreateQP(receive caps %d): unknown, want 0 to %d", c, drivers.RecvCapsAboveSGE)
+	}
+	if e := s.recvCapsErrno(c); e != 0 {
+		return nil, e, nil
 	}
 	q := &qp{s: s, idx: len(s.qps), typ: t, state: drivers.Reset}
 	s.qps = append(s.qps, q)
-	return q, nil
+	return q, 0, nil
 }
 
 // InvalidateKey deregisters region key.
 func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("emu: InvalidateKey(%d) on a closed SRQ", key)
+	if s.dead() {
+		return fmt.Errorf("emu: InvalidateKey(%d) on a closed or destroyed SRQ", key)
 	}
 	if key < 0 || key >= len(s.regions) {
 		return fmt.Errorf("emu: InvalidateKey(%d): no such region, keys are 0..%d", key, len(s.regions)-1)
@@ -469,8 +499,8 @@ func (s *srq) PollEvents() ([]drivers.Event, error) {
 func (s *srq) InjectSRQError() error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if s.closed {
-		return errors.New("emu: InjectSRQError on a closed SRQ")
+	if s.dead() {
+		return errors.New("emu: InjectSRQError on a closed or destroyed SRQ")
 	}
 	if !s.errored {
 		s.errored = true
@@ -479,6 +509,36 @@ func (s *srq) InjectSRQError() error {
 		}
 	}
 	return nil
+}
+
+// CreateOther creates a second SRQ the way v says and destroys it at once:
+// only the errno of the create shows.
+func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("emu: CreateOther on a closed or destroyed SRQ")
+	}
+	return s.cfg.createErrno(attr, v), nil
+}
+
+// Destroy is ibv_destroy_srq: EBUSY while a QP is attached (the kernel's
+// usecnt check), else the SRQ is gone and its ring freed; the CQ and the
+// event queue stay until Close.
+func (s *srq) Destroy() (int, error) {
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if s.dead() {
+		return 0, errors.New("emu: Destroy on a closed or destroyed SRQ")
+	}
+	for _, q := range s.qps {
+		if !q.gone && !s.cfg.has(DestroyIgnoresQPs) {
+			return eBUSY, nil
+		}
+	}
+	s.destroyed = true
+	s.ring, s.prod, s.cons = nil, 0, 0
+	return 0, nil
 }
 
 // Close destroys the QPs, the SRQ, its regions and CQ. It is idempotent.
