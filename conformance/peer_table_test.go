@@ -14,8 +14,10 @@ import (
 // The peer coverage table (reports/peer-coverage.md) cites scenarios as
 // `RULE: scenario name` and rule checks as `RULE`. These tests keep it
 // honest where that is cheap: every citation names a scenario or rule that
-// exists, every status is one of the table's words, and the counts in its
-// header are the counts of its rows.
+// exists, every status is one of the table's words, the counts in its
+// header are the counts of its rows, and its anchors table lists every
+// scenario Anchor with exactly the scenarios that carry it. Whether a row's
+// status is deserved stays a reader's judgement.
 
 const peerTablePath = "../reports/peer-coverage.md"
 
@@ -48,8 +50,15 @@ type peerRow struct {
 
 // peerTable is what the checks read of the document.
 type peerTable struct {
-	rows   []peerRow
-	counts map[string][]int // suite -> total, then one count per status
+	rows    []peerRow
+	counts  map[string][]int // suite -> total, then one count per status
+	anchors []anchorRow
+}
+
+// anchorRow is one row of the scenario anchors table.
+type anchorRow struct {
+	line              int
+	anchor, scenarios string
 }
 
 func cells(line string) []string {
@@ -91,6 +100,9 @@ func parsePeerTable(text string) (peerTable, []error) {
 		case strings.HasPrefix(l, "| Peer test |"):
 			mode = "peer"
 			continue
+		case strings.HasPrefix(l, "| Scenario anchor |"):
+			mode = "anchor"
+			continue
 		}
 		cs := cells(l)
 		switch mode {
@@ -123,6 +135,12 @@ func parsePeerTable(text string) (peerTable, []error) {
 				errs = append(errs, fmt.Errorf("line %d: status %q starts with none of %q", n, r.status, peerStatuses))
 			}
 			t.rows = append(t.rows, r)
+		case "anchor":
+			if len(cs) != 4 {
+				errs = append(errs, fmt.Errorf("line %d: anchor row has %d cells, want 4", n, len(cs)))
+				continue
+			}
+			t.anchors = append(t.anchors, anchorRow{line: n, anchor: cs[0], scenarios: cs[1]})
 		}
 	}
 	return t, errs
@@ -179,6 +197,54 @@ func checkPeerTable(text string, scenarios []Scenario, ruleExists func(string) b
 		}
 		if r.category == "pending" && !pending {
 			errs = append(errs, fmt.Errorf("line %d: category pending without the word", r.line))
+		}
+	}
+	// The anchors table against the scenarios' Anchor fields: each anchor
+	// once, with exactly the scenarios that carry it.
+	byAnchor := map[string]map[key]bool{}
+	for _, s := range scenarios {
+		if s.Anchor == "" {
+			continue
+		}
+		if byAnchor[s.Anchor] == nil {
+			byAnchor[s.Anchor] = map[key]bool{}
+		}
+		byAnchor[s.Anchor][key{s.Rule, s.Name}] = true
+	}
+	seen := map[string]bool{}
+	for _, a := range t.anchors {
+		want, ok := byAnchor[a.anchor]
+		switch {
+		case seen[a.anchor]:
+			errs = append(errs, fmt.Errorf("line %d: anchor %q is listed twice", a.line, a.anchor))
+			continue
+		case !ok:
+			errs = append(errs, fmt.Errorf("line %d: no scenario has the anchor %q", a.line, a.anchor))
+			continue
+		}
+		seen[a.anchor] = true
+		got := map[key]bool{}
+		for _, m := range backticked.FindAllStringSubmatch(a.scenarios, -1) {
+			c := citation.FindStringSubmatch(m[1])
+			if c == nil || c[2] == "" {
+				errs = append(errs, fmt.Errorf("line %d: `%s` is not `RULE: scenario name`", a.line, m[1]))
+				continue
+			}
+			k := key{c[1], c[2]}
+			got[k] = true
+			if !want[k] {
+				errs = append(errs, fmt.Errorf("line %d: scenario %q of %s does not carry the anchor %q", a.line, k.name, k.rule, a.anchor))
+			}
+		}
+		for k := range want {
+			if !got[k] {
+				errs = append(errs, fmt.Errorf("line %d: anchor %q leaves out the scenario %q of %s", a.line, a.anchor, k.name, k.rule))
+			}
+		}
+	}
+	for anchor := range byAnchor {
+		if !seen[anchor] {
+			errs = append(errs, fmt.Errorf("the scenario anchor %q is not in the anchors table", anchor))
 		}
 	}
 	// The counts table against the rows.
@@ -258,6 +324,19 @@ func TestPeerTableCatches(t *testing.T) {
 		if errs := checkPeerTable(text, Scenarios(), ruleExists); len(errs) == 0 {
 			t.Errorf("%s: the check passed", what)
 		}
+	}
+	// A scenario gains an anchor the table does not know.
+	withAnchor := append([]Scenario(nil), Scenarios()...)
+	withAnchor[len(withAnchor)-1].Anchor = "RUT SomeNewTest"
+	if errs := checkPeerTable(good, withAnchor, ruleExists); len(errs) == 0 {
+		t.Errorf("new anchor: the check passed")
+	}
+	arow := "| RUT SrqLimit | `LIMIT-FIRE: not at the limit, only below it` |"
+	if !strings.Contains(good, arow) {
+		t.Fatalf("the SrqLimit anchor row changed; update this test")
+	}
+	if errs := checkPeerTable(strings.Replace(good, arow, "| RUT SrqLimit | `LIMIT-FIRE: armed above the current count` |", 1), Scenarios(), ruleExists); len(errs) == 0 {
+		t.Errorf("anchor with the wrong scenario: the check passed")
 	}
 	// A pending rule that lands must be flipped.
 	landed := func(id string) bool { return id == "CREATE-MAX" || ruleExists(id) }
