@@ -89,7 +89,7 @@ func TestMutantsAreCaughtWithinTheDefaultBudget(t *testing.T) {
 	}
 	caught := func(m emu.DeviationInfo, seed uint64, rules []string) (bool, time.Duration) {
 		rep, err := conformance.Check(context.Background(), emu.New(m.Name), drivers.Config{}, conformance.Options{
-			Cases: -1, Duration: conformance.DefaultBudget, Seed: seed, FailFast: true, Rules: rules, ShrinkTime: 10 * time.Second})
+			Cases: -1, Duration: conformance.DefaultBudget, Seed: seed, FailFast: true, Rules: rules, ShrinkTime: 2 * time.Second})
 		require.NoError(t, err)
 		if len(rep.Failures) == 0 {
 			return false, rep.Elapsed
