@@ -23,6 +23,15 @@ func testAccel(t *testing.T) string {
 	return a
 }
 
+// testSuites returns the suites the integration tests run on:
+// SRQCONFORM_VM_SUITES (comma-separated), or every suite.
+func testSuites() []string {
+	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
+		return strings.Split(s, ",")
+	}
+	return Suites()
+}
+
 // TestIntegrationSuites boots each Debian suite's kernel and runs
 // ibv_devinfo -d rxe0 inside. It needs network access to the Debian
 // mirror (first run), qemu-system-x86, busybox-static, ibverbs-utils,
@@ -39,11 +48,7 @@ func TestIntegrationSuites(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ibv_devinfo not found (install ibverbs-utils): %v", err)
 	}
-	suites := Suites()
-	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
-		suites = strings.Split(s, ",")
-	}
-	for _, suite := range suites {
+	for _, suite := range testSuites() {
 		t.Run(suite, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
