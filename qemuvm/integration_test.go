@@ -32,6 +32,20 @@ func testSuites() []string {
 	return Suites()
 }
 
+// mustRun is Run, failing the test with the serial console and the
+// runner's log when the guest gives no result.
+func mustRun(ctx context.Context, t *testing.T, opts Options, log *strings.Builder) *Result {
+	t.Helper()
+	res, err := Run(ctx, opts)
+	if err != nil {
+		if res != nil {
+			t.Logf("serial log:\n%s", res.SerialLog)
+		}
+		t.Fatalf("Run(%s, provider %q): %v\nlog:\n%s", opts.Kernel, opts.Provider, err, log.String())
+	}
+	return res
+}
+
 // TestIntegrationSuites boots each Debian suite's kernel and runs
 // ibv_devinfo -d rxe0 inside. It needs network access to the Debian
 // mirror (first run), qemu-system-x86, busybox-static, ibverbs-utils,
@@ -66,13 +80,7 @@ func TestIntegrationSuites(t *testing.T) {
 			if _, err := PrepareKernel(ctx, opts); err != nil {
 				t.Fatalf("PrepareKernel(%s): %v\nlog:\n%s", suite, err, log.String())
 			}
-			res, err := Run(ctx, opts)
-			if err != nil {
-				if res != nil {
-					t.Logf("serial log:\n%s", res.SerialLog)
-				}
-				t.Fatalf("Run(%s): %v\nlog:\n%s", suite, err, log.String())
-			}
+			res := mustRun(ctx, t, opts, &log)
 			out := string(res.Output)
 			if res.ExitCode != 0 || !strings.Contains(out, "rxe0") || !strings.Contains(out, "PORT_ACTIVE") {
 				t.Fatalf("ibv_devinfo -d rxe0 in %s (%s): exit %d, want 0 with rxe0 and PORT_ACTIVE; stdout:\n%s\nstderr:\n%s\nserial:\n%s",

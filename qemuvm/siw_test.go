@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,134 @@ func TestIntegrationSiwBuild(t *testing.T) {
 			t.Logf("suite=%s release=%s compiler=%s cached=%v stages=%v total=%v second call=%v",
 				suite, pk.Release, b.Compiler, b.Cached, b.Durations, b.Total, time.Since(start))
 		})
+	}
+}
+
+// TestIntegrationSiw boots each suite's kernel with provider siw and
+// runs, in the guest, ibv_devinfo -v -d siw0 and an rping through
+// rdma_cm on the eth0 address. It checks the capabilities seen on the
+// three kernels (max_srq_wr 327680, max_srq_sge 6, no SRQ_RESIZE,
+// iWARP) and that rping's client completes. Needs what
+// TestIntegrationSiwBuild needs, plus ibverbs-utils and rdmacm-utils;
+// runs only with SRQCONFORM_VM_TEST=1.
+func TestIntegrationSiw(t *testing.T) {
+	if os.Getenv("SRQCONFORM_VM_TEST") != "1" {
+		t.Skip("set SRQCONFORM_VM_TEST=1 to boot kernels with siw under QEMU")
+	}
+	var tools = map[string]string{}
+	for _, n := range []string{"sh", "ibv_devinfo", "rping"} {
+		p, err := exec.LookPath(n)
+		if err != nil {
+			t.Fatalf("%s not found (install ibverbs-utils and rdmacm-utils): %v", n, err)
+		}
+		tools[n] = p
+	}
+	script := `ibv_devinfo -v -d siw0 || exit 10
+rping -s -a ` + GuestAddr + ` -C 3 & s=$!
+sleep 1
+rping -c -a ` + GuestAddr + ` -C 3 -v || exit 11
+wait $s || exit 12
+echo RPING-OK`
+	for _, suite := range testSuites() {
+		t.Run(suite, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			var log strings.Builder
+			opts := Options{
+				Kernel:     SuiteKernel(suite),
+				Provider:   "siw",
+				Program:    tools["sh"],
+				Args:       []string{"-c", script},
+				Env:        []string{"PATH=/usr/bin:/bin:/srqvm/bin"},
+				ExtraFiles: map[string]string{"/usr/bin/ibv_devinfo": tools["ibv_devinfo"], "/usr/bin/rping": tools["rping"]},
+				Accel:      testAccel(t),
+				CacheDir:   os.Getenv("SRQCONFORM_VM_CACHE"),
+				Log:        &log,
+			}
+			res := mustRun(ctx, t, opts, &log)
+			out := string(res.Output)
+			if res.ExitCode != 0 || !strings.Contains(out, "RPING-OK") {
+				t.Fatalf("siw in %s (%s): exit %d, want 0 and RPING-OK; stdout:\n%s\nstderr:\n%s\nserial:\n%s",
+					suite, res.KernelRelease, res.ExitCode, out, res.Stderr, res.SerialLog)
+			}
+			caps := parseDevinfo(out)
+			for k, want := range map[string]string{"transport": "iWARP (1)", "max_srq_wr": "327680", "max_srq_sge": "6", "state": "PORT_ACTIVE (4)"} {
+				if caps[k] != want {
+					t.Errorf("ibv_devinfo -v -d siw0 in %s: %s = %q, want %q", suite, k, caps[k], want)
+				}
+			}
+			if strings.Contains(out, "SRQ_RESIZE") {
+				t.Errorf("siw0 in %s lists SRQ_RESIZE among its capabilities; siw's modify_srq refuses a resize", suite)
+			}
+			if !res.LinkAdded || !slices.Contains(res.Modules, "siw") {
+				t.Errorf("siw in %s: link added %v, modules %v; want the link and siw loaded", suite, res.LinkAdded, res.Modules)
+			}
+			t.Logf("suite=%s release=%s accel=%s boot+run=%v modules=%s insmod failed=%v caps: max_srq=%s max_srq_wr=%s max_srq_sge=%s device_cap_flags=%s",
+				suite, res.KernelRelease, res.Accel, res.BootTime.Round(10*time.Millisecond), strings.Join(res.Modules, ","),
+				res.InsmodFailed, caps["max_srq"], caps["max_srq_wr"], caps["max_srq_sge"], caps["device_cap_flags"])
+		})
+	}
+}
+
+// parseDevinfo reads "key: value" lines of ibv_devinfo -v (first
+// occurrence of each key).
+func parseDevinfo(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if _, seen := m[k]; !seen {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// TestSiwGuestSetup: a siw guest adds siw0 on eth0 with lo up, and its
+// modules load crc32c_generic before libcrc32c (libcrc32c's soft
+// dependency), the rdma_cm stack and siw after their dependencies.
+func TestSiwGuestSetup(t *testing.T) {
+	s := initScript(initConfig{Nonce: "n", Modules: []string{"siw"}, Program: "/p", Provider: "siw"})
+	for _, w := range []string{"rdma link add siw0 type siw netdev eth0", "ip link set lo up", "ip addr add " + GuestAddr + "/24 dev eth0"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("siw init script lacks %q:\n%s", w, s)
+		}
+	}
+	if strings.Contains(s, "rxe0") {
+		t.Errorf("siw init script mentions rxe0:\n%s", s)
+	}
+	// depends= as Debian 6.1 and 6.12 have them.
+	f := fakeFromModinfo(t, map[string]string{
+		"siw.ko":            "depends=ib_core,libcrc32c,ib_uverbs|name=siw",
+		"libcrc32c.ko":      "depends=|softdep=pre: crc32c|name=libcrc32c",
+		"crc32c_generic.ko": "depends=|name=crc32c_generic",
+		"ib_core.ko":        "depends=|name=ib_core",
+		"ib_uverbs.ko":      "depends=ib_core|name=ib_uverbs",
+		"iw_cm.ko":          "depends=ib_core|name=iw_cm",
+		"ib_cm.ko":          "depends=ib_core|name=ib_cm",
+		"rdma_cm.ko":        "depends=ib_core,iw_cm,ib_cm|name=rdma_cm",
+		"rdma_ucm.ko":       "depends=ib_core,rdma_cm,ib_uverbs|name=rdma_ucm",
+		"dummy.ko":          "depends=|name=dummy",
+	})
+	got, err := LoadOrder(f, SiwRequiredModules, SiwOptionalModules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := map[string]int{}
+	for i, m := range got {
+		pos[m] = i
+	}
+	if len(got) != 10 || pos["crc32c_generic"] > pos["libcrc32c"] || pos["libcrc32c"] > pos["siw"] || pos["rdma_cm"] > pos["rdma_ucm"] {
+		t.Errorf("LoadOrder(siw) = %v; want all 10 modules, crc32c_generic before libcrc32c before siw", got)
+	}
+	if Device("") != "rxe0" || Device("siw") != "siw0" {
+		t.Errorf("Device names: %q, %q; want rxe0, siw0", Device(""), Device("siw"))
+	}
+	_, err = Run(context.Background(), Options{Kernel: SuiteKernel("bookworm"), Program: "/bin/true", Provider: "mlx5"})
+	if err == nil || !strings.Contains(err.Error(), `"mlx5"`) {
+		t.Errorf("Run with provider mlx5 = %v, want a refusal naming it", err)
 	}
 }
