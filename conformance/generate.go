@@ -80,6 +80,16 @@ func genStep(t *rapid.T, s *session) {
 			s.do(model.ModifyQP{QP: qp, State: model.Err}) // valid whether or not it is filling
 			return
 		}
+		if info.CMStates {
+			// Only what a connection manager can do: to ERR once
+			// connected, or down to RESET and up again.
+			if v.QPStateSure[qp] && cmTransition(v.QPStates[qp], true, model.Err) && rapid.Bool().Draw(t, "cm_err?") {
+				s.do(model.ModifyQP{QP: qp, State: model.Err})
+				return
+			}
+			s.to(qp, model.Reset, model.Init, model.RTR, model.RTS)
+			return
+		}
 		if rapid.IntRange(0, 3).Draw(t, "revive?") == 0 {
 			// Bring the QP back up through RESET: drivers keep state across
 			// a reset that they should not (issue 8: never reached before).
@@ -99,8 +109,10 @@ func genStep(t *rapid.T, s *session) {
 			s.do(model.InjectSQE{QP: qp})
 		case info.InjectSRQError && !v.SRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
 			s.do(model.InjectSRQError{})
-		default:
+		case info.PostRecvUnsafe == "":
 			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})
+		default:
+			s.do(model.Poll{})
 		}
 	default:
 		s.do(model.Poll{})
@@ -144,6 +156,9 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	op := rapid.SampledFrom(model.Opcodes).Draw(t, "opcode")
 	if !op.ValidOn(typ) {
 		op = rapid.SampledFrom([]model.Opcode{model.Send, model.SendImm}).Draw(t, "ud_opcode")
+	}
+	if !opcodeOK(info, op) {
+		op = model.Send
 	}
 	limit := info.MaxMessage
 	grh := uint64(0)

@@ -79,6 +79,9 @@ func initScript(c initConfig) string {
 	w(`echo "$M NETDEV $?"`)
 	w("rdma link add %s0 type %s netdev eth0", prov, prov)
 	w(`echo "$M LINK $?"`)
+	// siw pins registered memory against RLIMIT_MEMLOCK (8 MiB by
+	// default): the cgo driver registers 16 MiB regions.
+	w("ulimit -l unlimited")
 	w(`cd %s || echo "$M CD-FAILED"`, shellQuote(dir))
 	var cmd []string
 	if len(c.Env) > 0 {
