@@ -145,6 +145,16 @@ func genStep(t *rapid.T, s *session, kind int) {
 			s.do(model.ModifyQP{QP: qp, State: model.Err}) // valid whether or not it is filling
 			return
 		}
+		if info.CMStates {
+			// Only what a connection manager can do: to ERR once
+			// connected, or down to RESET and up again.
+			if v.QPStateSure[qp] && cmTransition(v.QPStates[qp], true, model.Err) && rapid.Bool().Draw(t, "cm_err?") {
+				s.do(model.ModifyQP{QP: qp, State: model.Err})
+				return
+			}
+			s.to(qp, model.Reset, model.Init, model.RTR, model.RTS)
+			return
+		}
 		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
 	case kindResize:
 		c := uint32(v.Occupied)
@@ -158,8 +168,10 @@ func genStep(t *rapid.T, s *session, kind int) {
 			s.do(model.InjectSQE{QP: qp})
 		case info.InjectSRQError && !v.SRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
 			s.do(model.InjectSRQError{})
-		default:
+		case info.PostRecvUnsafe == "":
 			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})
+		default:
+			s.do(model.Poll{})
 		}
 	case kindRevive:
 		if up(s, qp) {
@@ -168,6 +180,9 @@ func genStep(t *rapid.T, s *session, kind int) {
 			traffic(t, s, qp)
 		}
 	case kindSQDResume:
+		if info.CMStates {
+			return // a connection manager makes no SQD
+		}
 		// Drain and resume, once or more, with traffic in SQD and after.
 		for range rapid.IntRange(1, 3).Draw(t, "resumes") {
 			if !up(s, qp) {
@@ -245,6 +260,9 @@ func traffic(t *rapid.T, s *session, qp int) {
 		op = rapid.SampledFrom([]model.Opcode{model.SendImm, model.Write}).Draw(t, "traffic_op")
 		if !op.ValidOn(s.view().QPTypes[qp]) {
 			op = model.SendImm
+		}
+		if !opcodeOK(s.x.info, op) {
+			op = model.Send
 		}
 	}
 	s.do(model.Arrive{QP: qp, Msg: model.Message{Opcode: op, Len: rapid.SampledFrom([]uint32{0, 1, 24}).Draw(t, "traffic_len")}})
@@ -342,6 +360,9 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	op := rapid.SampledFrom(model.Opcodes).Draw(t, "opcode")
 	if !op.ValidOn(typ) {
 		op = rapid.SampledFrom([]model.Opcode{model.Send, model.SendImm}).Draw(t, "ud_opcode")
+	}
+	if !opcodeOK(info, op) {
+		op = model.Send
 	}
 	limit := info.MaxMessage
 	grh := uint64(0)

@@ -47,6 +47,9 @@ func (s *session) do(op model.Op) model.Observation {
 		s.trace.Interrupted = true
 		panic(stop{})
 	}
+	if why := s.cannot(op); why != "" {
+		s.require(false, why)
+	}
 	want, err := s.model.Expect(op)
 	step := Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String()}
 	if err != nil {
@@ -170,6 +173,56 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []string, x *exec
 	}()
 	f(s)
 	return
+}
+
+// cannot says why the driver cannot perform op here (drivers.Info's
+// CMStates, NoOpcodes, PostRecvUnsafe), or "".
+func (s *session) cannot(op model.Op) string {
+	info := s.x.info
+	switch o := op.(type) {
+	case model.PostRecv:
+		return info.PostRecvUnsafe
+	case model.Arrive:
+		if !opcodeOK(info, o.Msg.Opcode) {
+			return info.NoOpcodesWhy
+		}
+	case model.ModifyQP:
+		if info.CMStates {
+			v := s.model.View()
+			if o.QP < len(v.QPStates) && !cmTransition(v.QPStates[o.QP], v.QPStateSure[o.QP], o.State) {
+				return fmt.Sprintf("QPs of this device reach RTS only through the connection manager (iWARP, rdma_cm): %s to %s is not a transition the driver can make",
+					v.QPStates[o.QP], o.State)
+			}
+		}
+	}
+	return ""
+}
+
+// opcodeOK says whether the peer can send op on the device.
+func opcodeOK(info drivers.Info, op model.Opcode) bool {
+	return !info.NoOpcodes.Has(drivers.Opcode(op))
+}
+
+// cmTransition says whether a connection-managed QP (drivers.Info.CMStates)
+// can go from cur to to: up the path RESET, INIT, RTR (connect), RTS; to
+// RESET (disconnect) from anywhere; to ERR once connected.
+func cmTransition(cur model.QPState, sure bool, to model.QPState) bool {
+	if !sure {
+		return to == model.Reset
+	}
+	switch to {
+	case model.Reset:
+		return true
+	case model.Init:
+		return cur == model.Reset
+	case model.RTR:
+		return cur == model.Init
+	case model.RTS:
+		return cur == model.RTR
+	case model.Err:
+		return cur != model.Reset && cur != model.Init
+	}
+	return false
 }
 
 // require skips the scenario when cond is false.

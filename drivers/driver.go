@@ -73,6 +73,20 @@ type Info struct {
 	// Synchronous says every completion and event exists by the time the
 	// call that caused it returns (an emulator): polls then never wait.
 	Synchronous bool
+	// CMStates says QPs reach RTS only through a connection manager
+	// (iWARP; the cgo driver's rdma_cm mode): Modify takes a new QP
+	// RESET -> INIT -> RTR -> RTS, the connection being made at RTR, and
+	// to RESET (dropping the connection) or ERR; the suite moves QPs
+	// along those paths only and marks what needs others n/a.
+	CMStates bool
+	// NoOpcodes are opcodes the peer cannot send on this device, and
+	// NoOpcodesWhy says why; the suite does not send them.
+	NoOpcodes    OpcodeSet
+	NoOpcodesWhy string
+	// PostRecvUnsafe, when set, says why ibv_post_recv on an SRQ-attached
+	// QP must not be called in this process (it kills it); the suite
+	// marks what needs it n/a with that reason.
+	PostRecvUnsafe string
 }
 
 // Device is an open device.
@@ -252,6 +266,21 @@ const (
 	CmpSwap
 	FetchAdd
 )
+
+// OpcodeSet is a set of opcodes, bit 1<<op for each.
+type OpcodeSet uint16
+
+// Opcodes returns the set of ops.
+func Opcodes(ops ...Opcode) OpcodeSet {
+	var s OpcodeSet
+	for _, o := range ops {
+		s |= 1 << o
+	}
+	return s
+}
+
+// Has says whether op is in the set.
+func (s OpcodeSet) Has(op Opcode) bool { return s&(1<<op) != 0 }
 
 // Message is one message the peer sends. Payload bytes are Pattern, Pattern+1,
 // ... (mod 256), so a driver can check where they landed.

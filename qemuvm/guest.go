@@ -16,6 +16,10 @@ const (
 	guestModules = guestRoot + "/modules"
 	guestProg    = guestRoot + "/prog"
 	markerPrefix = "@@SRQVM"
+	// GuestAddr is the IPv4 address of the guest's eth0, the one its
+	// RDMA device is bound to; rdma_cm connects to it (siw does not work
+	// over 127.0.0.1).
+	GuestAddr = "10.0.2.15"
 )
 
 // initConfig is everything the generated /init script needs.
@@ -26,6 +30,9 @@ type initConfig struct {
 	Args    []string // its arguments
 	Env     []string // extra KEY=VALUE environment entries
 	Dir     string   // working directory for the program; "/" when empty
+	// Provider is the device's kind, "rxe" (when empty) or "siw"; the
+	// device is named PROVIDER0.
+	Provider string
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -63,10 +70,18 @@ func initScript(c initConfig) string {
 	for _, m := range c.Modules {
 		w(`insmod %s || echo "$M INSMOD-FAILED %s"`, shellQuote(guestModules+"/"+m+".ko"), m)
 	}
-	w("ip link add eth0 type dummy && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0")
+	prov := c.Provider
+	if prov == "" {
+		prov = "rxe"
+	}
+	// lo up as well: rdma_cm resolves its routes through the stack.
+	w("ip link set lo up; ip link add eth0 type dummy && ip link set eth0 up && ip addr add %s/24 dev eth0", GuestAddr)
 	w(`echo "$M NETDEV $?"`)
-	w("rdma link add rxe0 type rxe netdev eth0")
+	w("rdma link add %s0 type %s netdev eth0", prov, prov)
 	w(`echo "$M LINK $?"`)
+	// siw pins registered memory against RLIMIT_MEMLOCK (8 MiB by
+	// default): the cgo driver registers 16 MiB regions.
+	w("ulimit -l unlimited")
 	w(`cd %s || echo "$M CD-FAILED"`, shellQuote(dir))
 	var cmd []string
 	if len(c.Env) > 0 {

@@ -17,9 +17,22 @@ import (
 var (
 	busyboxCandidates  = []string{"/bin/busybox", "/usr/bin/busybox"}
 	rdmaCandidates     = []string{"/usr/bin/rdma", "/sbin/rdma", "/usr/sbin/rdma", "/bin/rdma"}
-	providerGlobs      = []string{"/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so", "/usr/lib64/libibverbs/librxe-rdmav*.so", "/usr/local/lib/libibverbs/librxe-rdmav*.so"}
-	driverFileDefaults = []string{"/etc/libibverbs.d/rxe.driver", "/usr/local/etc/libibverbs.d/rxe.driver"}
+	providerGlobs      = []string{"/usr/lib/x86_64-linux-gnu/libibverbs/libPROV-rdmav*.so", "/usr/lib64/libibverbs/libPROV-rdmav*.so", "/usr/local/lib/libibverbs/libPROV-rdmav*.so"}
+	driverFileDefaults = []string{"/etc/libibverbs.d/PROV.driver", "/usr/local/etc/libibverbs.d/PROV.driver"}
+	// rdmacmLibs are librdmacm and the libgcc_s its threads dlopen (for
+	// pthread_exit); a program not linked with librdmacm still finds them
+	// in the guest, and ldd does not list a dlopened library.
+	rdmacmLibs = []string{"/usr/lib/x86_64-linux-gnu/librdmacm.so.1", "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1", "/lib/x86_64-linux-gnu/libgcc_s.so.1"}
 )
+
+// forProvider puts a provider name into candidate paths.
+func forProvider(paths []string, provider string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = strings.ReplaceAll(p, "PROV", provider)
+	}
+	return out
+}
 
 // firstExisting returns the first path that exists.
 func firstExisting(paths []string) string {
@@ -171,7 +184,8 @@ func addTree(ctx context.Context, t *tree, dst, src string) error {
 
 // buildInitramfs assembles the guest image into initrd and returns the
 // module load order.
-func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, nonce, work, initrd string) ([]string, error) {
+// siwKO is the siw module for provider siw, "" for rxe.
+func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO, nonce, work, initrd string) ([]string, error) {
 	busybox, err := findBusybox(opts.Busybox)
 	if err != nil {
 		return nil, err
@@ -180,11 +194,16 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, nonce
 	if err != nil {
 		return nil, err
 	}
-	provider, err := findHostFile("rxe provider librxe-rdmav*.so", opts.RXEProvider, providerGlobs, "ibverbs-providers")
+	prov := opts.provider()
+	provOverride, driverOverride := "", ""
+	if prov == "rxe" {
+		provOverride, driverOverride = opts.RXEProvider, opts.RXEDriverFile
+	}
+	provider, err := findHostFile(prov+" provider lib"+prov+"-rdmav*.so", provOverride, forProvider(providerGlobs, prov), "ibverbs-providers")
 	if err != nil {
 		return nil, err
 	}
-	driverFile, err := findHostFile("rxe.driver", opts.RXEDriverFile, driverFileDefaults, "ibverbs-providers")
+	driverFile, err := findHostFile(prov+".driver", driverOverride, forProvider(driverFileDefaults, prov), "ibverbs-providers")
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +212,15 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, nonce
 	if err != nil {
 		return nil, err
 	}
-	order, err := LoadOrder(src, RequiredModules, OptionalModules)
+	required, optional := RequiredModules, OptionalModules
+	if prov == "siw" {
+		if siwKO == "" {
+			return nil, fmt.Errorf("vm: provider siw without a siw.ko for kernel %s", pk.Release)
+		}
+		src.files["siw"] = siwKO
+		required, optional = SiwRequiredModules, SiwOptionalModules
+	}
+	order, err := LoadOrder(src, required, optional)
 	if err != nil {
 		return nil, fmt.Errorf("%w (kernel %s)", err, pk.ModulesDir)
 	}
@@ -220,8 +247,15 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, nonce
 	if err := addWithLibs(ctx, t, provider); err != nil {
 		return nil, err
 	}
-	if err := t.addHostFileAs("/etc/libibverbs.d/rxe.driver", driverFile, 0o644); err != nil {
+	if err := t.addHostFileAs("/etc/libibverbs.d/"+prov+".driver", driverFile, 0o644); err != nil {
 		return nil, err
+	}
+	for _, l := range rdmacmLibs {
+		if _, err := os.Stat(l); err == nil && !t.has(l) {
+			if err := addWithLibs(ctx, t, l); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Minimal account databases for programs that look up the user.
 	if !t.has("/etc/passwd") {
@@ -253,7 +287,7 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, nonce
 			return nil, err
 		}
 	}
-	script := initScript(initConfig{Nonce: nonce, Modules: order, Program: progGuest,
+	script := initScript(initConfig{Nonce: nonce, Modules: order, Program: progGuest, Provider: prov,
 		Args: opts.Args, Env: opts.Env, Dir: opts.Dir})
 	if err := t.addData("/init", []byte(script), 0o755); err != nil {
 		return nil, err

@@ -23,6 +23,29 @@ func testAccel(t *testing.T) string {
 	return a
 }
 
+// testSuites returns the suites the integration tests run on:
+// SRQCONFORM_VM_SUITES (comma-separated), or every suite.
+func testSuites() []string {
+	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
+		return strings.Split(s, ",")
+	}
+	return Suites()
+}
+
+// mustRun is Run, failing the test with the serial console and the
+// runner's log when the guest gives no result.
+func mustRun(ctx context.Context, t *testing.T, opts Options, log *strings.Builder) *Result {
+	t.Helper()
+	res, err := Run(ctx, opts)
+	if err != nil {
+		if res != nil {
+			t.Logf("serial log:\n%s", res.SerialLog)
+		}
+		t.Fatalf("Run(%s, provider %q): %v\nlog:\n%s", opts.Kernel, opts.Provider, err, log.String())
+	}
+	return res
+}
+
 // TestIntegrationSuites boots each Debian suite's kernel and runs
 // ibv_devinfo -d rxe0 inside. It needs network access to the Debian
 // mirror (first run), qemu-system-x86, busybox-static, ibverbs-utils,
@@ -39,11 +62,7 @@ func TestIntegrationSuites(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ibv_devinfo not found (install ibverbs-utils): %v", err)
 	}
-	suites := Suites()
-	if s := os.Getenv("SRQCONFORM_VM_SUITES"); s != "" {
-		suites = strings.Split(s, ",")
-	}
-	for _, suite := range suites {
+	for _, suite := range testSuites() {
 		t.Run(suite, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
@@ -61,13 +80,7 @@ func TestIntegrationSuites(t *testing.T) {
 			if _, err := PrepareKernel(ctx, opts); err != nil {
 				t.Fatalf("PrepareKernel(%s): %v\nlog:\n%s", suite, err, log.String())
 			}
-			res, err := Run(ctx, opts)
-			if err != nil {
-				if res != nil {
-					t.Logf("serial log:\n%s", res.SerialLog)
-				}
-				t.Fatalf("Run(%s): %v\nlog:\n%s", suite, err, log.String())
-			}
+			res := mustRun(ctx, t, opts, &log)
 			out := string(res.Output)
 			if res.ExitCode != 0 || !strings.Contains(out, "rxe0") || !strings.Contains(out, "PORT_ACTIVE") {
 				t.Fatalf("ibv_devinfo -d rxe0 in %s (%s): exit %d, want 0 with rxe0 and PORT_ACTIVE; stdout:\n%s\nstderr:\n%s\nserial:\n%s",

@@ -15,15 +15,29 @@ import (
 	"strings"
 )
 
-// RequiredModules are the kernel modules the guest always needs, in no
-// particular order; their dependencies are found from each module's
+// RequiredModules are the kernel modules an rxe guest always needs, in
+// no particular order; their dependencies are found from each module's
 // depends= field.
 var RequiredModules = []string{"rdma_rxe", "ib_uverbs", "dummy"}
 
 // OptionalModules are loaded when the kernel ships them as modules.
 // crc32_generic is needed by rxe on 6.1 and 6.12 (rxe asks the crypto
-// API for "crc32"); newer kernels no longer have it.
-var OptionalModules = []string{"crc32_generic"}
+// API for "crc32"); newer kernels no longer have it. rdma_ucm brings
+// the rdma_cm stack (rdma_cm, iw_cm, ib_cm) for librdmacm.
+var OptionalModules = []string{"crc32_generic", "rdma_ucm"}
+
+// SiwRequiredModules are the kernel modules a siw guest needs; siw
+// itself is built for the kernel (SiwModule). ib_uverbs is named because
+// siw on 6.1 and 7.2 does not depend on it, and no device reaches
+// userspace without it.
+var SiwRequiredModules = []string{"siw", "ib_uverbs", "rdma_ucm", "dummy"}
+
+// SiwOptionalModules are loaded first when present. crc32c_generic
+// registers crc32c before libcrc32c (on 6.1 and 6.12) asks for it: it is
+// libcrc32c's soft dependency "pre: crc32c", an alias that LoadOrder
+// cannot resolve by file name, and without it libcrc32c and siw fail to
+// load.
+var SiwOptionalModules = []string{"crc32c_generic"}
 
 // ModuleInfo is the part of a kernel module's .modinfo section that the
 // runner uses.

@@ -9,6 +9,10 @@
 // the program and sends its stdout, stderr and exit code back
 // base64-encoded between per-run markers on a second serial port.
 //
+// With Options.Provider "siw" the guest gets soft-iWARP instead: a
+// siw.ko built for the kernel (SiwModule), the rdma_cm modules, the siw
+// provider, librdmacm and libgcc_s, and siw0 on eth0.
+//
 // QEMU runs under KVM when a probe shows KVM can run guest code, else
 // under TCG (Options.Accel). A boot whose serial console stays silent
 // for Options.StallTimeout before the program starts is killed rather
@@ -47,6 +51,11 @@ import (
 type Options struct {
 	// Kernel selects the guest kernel (required).
 	Kernel Kernel
+	// Provider is the RDMA device the guest makes: "rxe" (the default,
+	// rdma_rxe, soft-RoCE) or "siw" (soft-iWARP, built for the kernel by
+	// SiwModule and cached). The device is named PROVIDER0 (rxe0, siw0);
+	// see Providers.
+	Provider string
 	// Program is the host path of the binary to run in the guest
 	// (required). It is copied in with every library ldd lists for it.
 	Program string
@@ -128,8 +137,10 @@ type Result struct {
 	// those whose insmod failed.
 	Modules      []string
 	InsmodFailed []string
-	// LinkAdded reports whether "rdma link add rxe0" succeeded.
+	// LinkAdded reports whether "rdma link add rxe0" (or siw0) succeeded.
 	LinkAdded bool
+	// Siw describes the siw.ko the guest loaded (provider siw only).
+	Siw *SiwBuild
 	// Accel is the QEMU accelerator used ("kvm" or "tcg").
 	Accel string
 	// AccelFallback says why this run left KVM for TCG, e.g. "no
@@ -146,6 +157,27 @@ type Result struct {
 	// before the program started.
 	BootRetries int
 	WallTime    time.Duration
+}
+
+// Providers returns the values Options.Provider accepts besides ""
+// (rxe).
+func Providers() []string { return []string{"rxe", "siw"} }
+
+// provider returns the effective Options.Provider.
+func (o Options) provider() string {
+	if o.Provider == "" {
+		return "rxe"
+	}
+	return o.Provider
+}
+
+// Device returns the name of the guest's RDMA device for a provider
+// ("" is rxe): rxe0 or siw0.
+func Device(provider string) string {
+	if provider == "" {
+		provider = "rxe"
+	}
+	return provider + "0"
 }
 
 // Accels returns the values Options.Accel accepts besides "" (auto).
@@ -193,7 +225,8 @@ func (o Options) cacheDir() (string, error) {
 func DefaultCacheDir() (string, error) { return Options{}.cacheDir() }
 
 // Run boots the selected kernel under QEMU, runs opts.Program inside
-// against the rxe0 device and returns its output. A program that exits
+// against the rxe0 device (siw0 with Options.Provider "siw") and
+// returns its output. A program that exits
 // non-zero is not an error: check Result.ExitCode. Errors are returned
 // for missing host tools, bad paths, unknown suites, failed downloads,
 // and guests that never report back.
@@ -201,6 +234,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if err := checkAccel(opts.Accel); err != nil {
 		return nil, err
+	}
+	if !slices.Contains(Providers(), opts.provider()) {
+		return nil, fmt.Errorf("vm: Options.Provider is %q; expected one of %s", opts.Provider, strings.Join(Providers(), ", "))
 	}
 	qemu, err := findQEMU(opts.QEMU)
 	if err != nil {
@@ -216,6 +252,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var siw *SiwBuild
+	if opts.provider() == "siw" {
+		if siw, err = SiwModule(ctx, opts, pk); err != nil {
+			return nil, err
+		}
+	}
 	work, err := os.MkdirTemp("", "srqconform-vm-")
 	if err != nil {
 		return nil, fmt.Errorf("vm: %w", err)
@@ -227,11 +269,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	initrd := filepath.Join(work, "initrd.gz")
-	modules, err := buildInitramfs(ctx, opts, pk, nonce, work, initrd)
+	siwKO := ""
+	if siw != nil {
+		siwKO = siw.Path
+	}
+	modules, err := buildInitramfs(ctx, opts, pk, siwKO, nonce, work, initrd)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: pk, Modules: modules}
+	res := &Result{Kernel: pk, Modules: modules, Siw: siw}
 	res.RDMACoreVersion = dpkgVersion(ctx, "ibverbs-providers")
 	res.LibibverbsVersion = dpkgVersion(ctx, "libibverbs1")
 

@@ -21,8 +21,8 @@ import (
 // deviceFlags are the flags that select a driver and device (perftest's -d,
 // -i and -x are the convention).
 type deviceFlags struct {
-	driver, device, deviations string
-	port, gid                  int
+	driver, device, deviations, conn string
+	port, gid                        int
 }
 
 func (d *deviceFlags) register(fs *flag.FlagSet) {
@@ -30,13 +30,18 @@ func (d *deviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.device, "d", "", "device name as ibv_devinfo shows it (default: the first)")
 	fs.IntVar(&d.port, "i", 1, "port number")
 	fs.IntVar(&d.gid, "x", 1, "GID index (RoCE)")
+	fs.StringVar(&d.conn, "conn", "", "cgo only: how peers connect, verbs (ibv_modify_qp) or rdmacm (librdmacm; default on iWARP, where it is the only way)")
 	fs.StringVar(&d.deviations, "deviations", "", "emulator only: comma-separated deviations or a set (rxe, rxe-6.1, mlx5, siw)")
 }
 
 func (d *deviceFlags) config() drivers.Config {
 	cfg := drivers.Config{Device: d.device, Port: d.port, GIDIndex: d.gid}
+	cfg.Options = map[string]string{}
 	if d.deviations != "" {
-		cfg.Options = map[string]string{"deviations": d.deviations}
+		cfg.Options["deviations"] = d.deviations
+	}
+	if d.conn != "" {
+		cfg.Options["conn"] = d.conn
 	}
 	return cfg
 }

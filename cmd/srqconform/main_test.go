@@ -127,6 +127,7 @@ func TestVMErrorsExit2(t *testing.T) {
 		{[]string{"vm", "-image", "/nonexistent/vmlinuz", "-modules", "/nonexistent"}, "kernel path"},
 		{[]string{"vm", "-image", "/x"}, "-image and -modules go together"},
 		{[]string{"vm", "-profile", "nosuch"}, `unknown profile "nosuch"`},
+		{[]string{"vm", "-provider", "mlx5"}, `unknown provider "mlx5" for -provider: want one of rxe, siw`},
 		{[]string{"vm", "-format", "pdf"}, `unknown format "pdf"`},
 		{[]string{"vm", "-accel", "hvf"}, `unknown accelerator "hvf" for -accel: want one of auto, kvm, tcg`},
 		{[]string{"vm", "-accel", ""}, `unknown accelerator "" for -accel`},

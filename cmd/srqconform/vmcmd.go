@@ -22,22 +22,28 @@ import (
 	"github.com/srqconform/srqconform/qemuvm"
 )
 
-// defaultProfileFor is the profile a suite's kernel is held to.
-func defaultProfileFor(suite string) string {
+// defaultProfileFor is the profile a suite's kernel is held to with a
+// provider.
+func defaultProfileFor(provider, suite string) string {
+	if provider == "siw" {
+		return "siw"
+	}
 	if suite == "bookworm" {
 		return "rxe-6.1"
 	}
 	return "rxe"
 }
 
-// cmdVM boots a Debian kernel with rdma_rxe under QEMU, runs the suite
-// against rxe0 inside with the cgo driver, and reports on the host.
+// cmdVM boots a Debian kernel with rdma_rxe (or siw) under QEMU, runs
+// the suite against rxe0 (siw0) inside with the cgo driver, and reports
+// on the host.
 func cmdVM(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("vm", stdout, stderr, "vm [-kernel SUITE | -image VMLINUZ -modules DIR] [flags]")
+	provider := fs.String("provider", "rxe", "RDMA device in the guest: rxe (soft-RoCE, rxe0) or siw (soft-iWARP, siw0; siw.ko is built for the kernel in a chroot of its suite and cached, which needs root and mmdebstrap the first time)")
 	kernel := fs.String("kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(qemuvm.Suites(), ", "))
 	image := fs.String("image", "", "boot this kernel image instead (with -modules)")
 	modules := fs.String("modules", "", "modules directory for -image (the one holding modules.dep or the kernel release's tree)")
-	profile := fs.String("profile", "", "profile (default: rxe-6.1 for bookworm, rxe otherwise)")
+	profile := fs.String("profile", "", "profile (default: siw with -provider siw; rxe-6.1 for bookworm, rxe otherwise)")
 	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
 	cases := fs.Int("cases", 50, "number of random cases")
 	duration := fs.Duration("duration", 0, "time budget for the random cases in the guest (with -cases, at most that many)")
@@ -51,7 +57,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "show progress and the guest console")
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
-	replayFile := fs.String("replay", "", "re-run this replay file on rxe0 in the guest instead of the suite")
+	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
@@ -73,6 +79,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q", *format)
 	}
+	if !slices.Contains(qemuvm.Providers(), *provider) {
+		return fail(stderr, "unknown provider %q for -provider: want one of %s", *provider, strings.Join(qemuvm.Providers(), ", "))
+	}
 	if !slices.Contains(qemuvm.Accels(), *accel) {
 		return fail(stderr, "unknown accelerator %q for -accel: want one of %s", *accel, strings.Join(qemuvm.Accels(), ", "))
 	}
@@ -93,7 +102,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	pname := *profile
 	if pname == "" {
-		pname = defaultProfileFor(suite)
+		pname = defaultProfileFor(*provider, suite)
 	}
 	if _, err := model.ProfileByName(pname); err != nil {
 		return fail(stderr, "%v", err)
@@ -134,7 +143,8 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	opts := qemuvm.Options{
 		Kernel:   k,
 		Program:  prog,
-		Args:     guestRunArgs(pname, *seed, *cases, *steps, *runs, *duration, fs.FlagSet),
+		Provider: *provider,
+		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *seed, *cases, *steps, *runs, *duration, fs.FlagSet),
 		Timeout:  *timeout,
 		Accel:    *accel,
 		CacheDir: *cache,
@@ -147,7 +157,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "replay file: %v", err)
 		}
 		opts.ExtraFiles = map[string]string{"/replay.json": *replayFile}
-		opts.Args = []string{"replay", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-profile", pname, "/replay.json"}
+		opts.Args = []string{"replay", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname, "/replay.json"}
 		res, err := qemuvm.Run(ctx, opts)
 		if err != nil {
 			if interrupted(ctx) {
@@ -180,11 +190,23 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if len(res.Stderr) > 0 && *runs > 1 {
 		stderr.Write(res.Stderr) // the per-run lines
 	}
-	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
 	if err := outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	return finalStatus(rep, outs, nil, stderr)
+}
+
+// siwSummary describes the siw.ko a guest loaded: ", siw.ko built with
+// gcc-12 in 1m12s" or ", siw.ko cached"; "" for rxe.
+func siwSummary(res *qemuvm.Result) string {
+	switch {
+	case res.Siw == nil:
+		return ""
+	case res.Siw.Cached:
+		return fmt.Sprintf(", siw.ko cached (built with %s in %v)", res.Siw.Compiler, res.Siw.Total)
+	}
+	return fmt.Sprintf(", siw.ko built with %s in %v", res.Siw.Compiler, res.Siw.Total)
 }
 
 // accelSummary names the accelerator a guest ran under and, after a
@@ -326,8 +348,8 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 // guestRunArgs is the run command the guest executes: the budget is the
 // case count, or the time given with -duration (bounded by -cases only
 // when -cases was given too).
-func guestRunArgs(profile string, seed uint64, cases, steps, runs int, duration time.Duration, fs *flag.FlagSet) []string {
-	args := []string{"run", "-driver", "cgo", "-d", "rxe0", "-x", "1", "-q", "-format", "json", "-profile", profile,
+func guestRunArgs(device, profile string, seed uint64, cases, steps, runs int, duration time.Duration, fs *flag.FlagSet) []string {
+	args := []string{"run", "-driver", "cgo", "-d", device, "-x", "1", "-q", "-format", "json", "-profile", profile,
 		"-seed", strconv.FormatUint(seed, 10), "-steps", strconv.Itoa(steps), "-runs", strconv.Itoa(runs)}
 	casesSet := false
 	fs.Visit(func(f *flag.Flag) { casesSet = casesSet || f.Name == "cases" })

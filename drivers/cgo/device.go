@@ -6,6 +6,7 @@ package cgo
 #include <errno.h>
 #include <stdlib.h>
 #include "srqc.h"
+#include "srqcm.h"
 */
 import "C"
 
@@ -43,6 +44,12 @@ type device struct {
 	info     drivers.Info
 	srqs     []*srq
 	closed   bool
+	// conn is the connection mode (connVerbs or connRDMACM); in rdma_cm
+	// mode ctx is librdmacm's context from cmDevs, and cmAddr the
+	// address its listeners bind.
+	conn   string
+	cmDevs **C.struct_ibv_context
+	cmAddr string
 }
 
 var _ drivers.Device = (*device)(nil)
@@ -83,11 +90,26 @@ func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, err
 		return nil, fmt.Errorf("cgo: Open: no device %q; ibv_get_device_list found %s", cfg.Device, strings.Join(names, ", "))
 	}
 	name := C.GoString(C.ibv_get_device_name(dev))
-	c, err := C.ibv_open_device(dev)
-	if c == nil {
-		return nil, nullErr(fmt.Sprintf("ibv_open_device(%s)", name), err)
+	conn, err := cmMode(cfg.Options["conn"], dev.transport_type == C.IBV_TRANSPORT_IWARP)
+	if err != nil {
+		return nil, err
 	}
-	d := &device{ctx: c, port: port, gidIndex: cfg.GIDIndex}
+	d := &device{port: port, gidIndex: cfg.GIDIndex, conn: conn}
+	if conn == connRDMACM {
+		if d.cmAddr, err = cmAddr(cfg.Options["cm_addr"]); err != nil {
+			return nil, err
+		}
+		if err := d.openCM(name); err != nil {
+			d.Close()
+			return nil, err
+		}
+	} else {
+		c, err := C.ibv_open_device(dev)
+		if c == nil {
+			return nil, nullErr(fmt.Sprintf("ibv_open_device(%s)", name), err)
+		}
+		d.ctx = c
+	}
 	if err := d.setup(name, dev); err != nil {
 		d.Close()
 		return nil, err
@@ -109,7 +131,9 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		return fmt.Errorf("cgo: ibv_query_port(%s, port %d): state %d, want IBV_PORT_ACTIVE (%d)", name, d.port, int(pa.state), int(C.IBV_PORT_ACTIVE))
 	}
 	d.mtu = uint32(pa.active_mtu)
-	if d.gidIndex < 0 || d.gidIndex >= int(pa.gid_tbl_len) {
+	if d.conn == connRDMACM {
+		// rdma_cm addresses by IP; the GID table is not used.
+	} else if d.gidIndex < 0 || d.gidIndex >= int(pa.gid_tbl_len) {
 		return fmt.Errorf("cgo: Open(%s): GID index %d, want 0..%d", name, d.gidIndex, int(pa.gid_tbl_len)-1)
 	}
 	if r := C.srqc_query_gid(d.ctx, C.uint8_t(d.port), C.int(d.gidIndex), (*C.uint8_t)(unsafe.Pointer(&d.gid[0]))); r != 0 {
@@ -134,7 +158,17 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		MaxMessage:   maxMessage,
 		MaxUDMessage: mtuBytes(d.mtu),
 		MaxSGELength: maxSGELength,
-		UD:           true,
+		UD:           d.conn == connVerbs,
+		CMStates:     d.conn == connRDMACM,
+	}
+	if d.info.Provider == "siw" {
+		// rdma-core providers/siw/siw.c: siw_post_send refuses both
+		// immediate-data opcodes, and siw reports atomic_cap NONE.
+		d.info.NoOpcodes = drivers.Opcodes(drivers.SendImm, drivers.WriteImm, drivers.CmpSwap, drivers.FetchAdd)
+		d.info.NoOpcodesWhy = "siw has no immediate data (libsiw refuses SEND_WITH_IMM and WRITE_WITH_IMM at post) and no atomics (atomic_cap NONE)"
+		// rdma-core providers/siw/siw.c: siw_post_recv indexes the RQ
+		// modulo its size, 0 on an SRQ-attached QP: SIGFPE.
+		d.info.PostRecvUnsafe = "ibv_post_recv on an SRQ-attached siw QP divides by zero in libsiw (rq_put % num_rqe, num_rqe 0) and kills the process with SIGFPE"
 	}
 	return nil
 }
@@ -201,7 +235,11 @@ func (d *device) Close() error {
 	}
 	d.srqs = nil
 	d.drainEvents()
-	if d.ctx != nil {
+	switch {
+	case d.cmDevs != nil:
+		C.rdma_free_devices(d.cmDevs) // closes librdmacm's contexts
+		d.cmDevs, d.ctx = nil, nil
+	case d.ctx != nil:
 		if r := C.ibv_close_device(d.ctx); r != 0 {
 			errs = append(errs, verbErr(fmt.Sprintf("ibv_close_device(%s)", d.info.Name), int(r)))
 		}

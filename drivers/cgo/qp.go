@@ -60,6 +60,11 @@ type qp struct {
 	peerReady  bool          // the peer is in RTS and (RC) connected to the receiver
 	peerFailed bool          // the peer's last send failed: reconnect before the next
 	lastDrain  time.Duration // how long the last Modify(SQD) waited (tests)
+	// rdma_cm mode: the connection's ids (receiver, peer), the state
+	// Modify took the QP to, and the last connection failure.
+	rid, pid *C.struct_rdma_cm_id
+	vstate   drivers.QPState
+	cmErr    error
 }
 
 var _ drivers.QP = (*qp)(nil)
@@ -88,6 +93,17 @@ func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.Recv
 		return nil, 0, fmt.Errorf("cgo: CreateQP(receive caps %d): want 0 to %d", c, drivers.RecvCapsAboveSGE)
 	}
 	q := &qp{s: s, idx: len(s.qps), typ: t, caps: c}
+	if s.cm != nil {
+		if t != drivers.RC {
+			return nil, 0, fmt.Errorf("cgo: CreateQP(%s) in rdma_cm mode: only RC connects through rdma_cm here", typeName(t))
+		}
+		if c != drivers.RecvCapsZero {
+			return nil, 0, fmt.Errorf("cgo: CreateQP(receive caps %d) in rdma_cm mode: %w", c, drivers.ErrUnsupported)
+		}
+		// The QP is made when Modify(RTR) connects it.
+		s.qps = append(s.qps, q)
+		return q, 0, nil
+	}
 	if err := q.create(); err != nil || q.createErrno != 0 {
 		return nil, q.createErrno, errors.Join(err, q.destroy())
 	}
@@ -152,6 +168,9 @@ func (q *qp) create() error {
 // destroy releases the peer and the receiver, newest first; the caller
 // holds dev.mu.
 func (q *qp) destroy() error {
+	if q.s.cm != nil {
+		return q.dropCM()
+	}
 	var errs []error
 	if q.ah != nil {
 		if r := C.ibv_destroy_ah(q.ah); r != 0 {
@@ -196,6 +215,10 @@ func (q *qp) Destroy() (int, error) {
 	defer s.dev.mu.Unlock()
 	if q.dead() {
 		return 0, fmt.Errorf("cgo: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
+	}
+	if s.cm != nil {
+		// rdma_cm owns the QP with its connection: not yet done here.
+		return 0, fmt.Errorf("cgo: Destroy of QP %d in rdma_cm mode: %w", q.idx, drivers.ErrUnsupported)
 	}
 	if err := s.dev.drainEvents(); err != nil {
 		return 0, err
@@ -301,6 +324,9 @@ func (q *qp) Modify(to drivers.QPState) int {
 	if q.dead() {
 		return int(C.EINVAL)
 	}
+	if s.cm != nil {
+		return q.modifyCM(to)
+	}
 	cur, _, err := q.state(q.qp)
 	if err != nil {
 		cur = drivers.Reset // the masks for an unknown state: those from RESET
@@ -378,6 +404,12 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	if q.dead() {
 		return int(C.EINVAL), 0
 	}
+	if why := s.dev.info.PostRecvUnsafe; why != "" {
+		panic("cgo: PostRecv called although Info.PostRecvUnsafe says: " + why)
+	}
+	if q.qp == nil {
+		return int(C.EINVAL), 0 // rdma_cm mode, not connected: no QP to post to
+	}
 	l, err := s.build([]drivers.RecvWR{wr})
 	if err != nil {
 		panic(err)
@@ -438,7 +470,7 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	if atomic && msg.Len != 8 {
 		return peerErr, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
 	}
-	if !q.peerReady || q.peerFailed {
+	if (!q.peerReady || q.peerFailed) && s.cm == nil {
 		psn := uint32(rqPSN)
 		if q.typ == drivers.RC {
 			if _, p, err := q.state(q.qp); err == nil {
@@ -472,7 +504,11 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 			return peerErr, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
 		}
 	}
-	st, err := q.send(ctx, &sd)
+	send := q.send
+	if s.cm != nil {
+		send = q.deliverCM
+	}
+	st, err := send(ctx, &sd)
 	if err != nil {
 		return peerErr, err
 	}
@@ -517,21 +553,31 @@ func (q *qp) sendOnly(ctx context.Context, msg drivers.Message) (int, error) {
 
 // waitSend polls the peer's send CQ for one completion until sendTimeout.
 func (q *qp) waitSend(ctx context.Context) (C.enum_ibv_wc_status, error) {
-	deadline := time.Now().Add(sendTimeout)
+	st, ok, err := q.pollPeer(ctx, sendTimeout, "the peer's send completion")
+	if err == nil && !ok {
+		err = fmt.Errorf("cgo: Deliver on QP %d: no send completion from the peer within %v (ibv_poll_cq returned 0 throughout), want one", q.idx, sendTimeout)
+	}
+	return st, err
+}
+
+// pollPeer polls the peer's send CQ for one completion for up to bound;
+// ok is false when none came.
+func (q *qp) pollPeer(ctx context.Context, bound time.Duration, what string) (st C.enum_ibv_wc_status, ok bool, err error) {
+	deadline := time.Now().Add(bound)
 	var wc C.struct_ibv_wc
 	for spins := 0; ; spins++ {
 		r := C.ibv_poll_cq(q.pcq, 1, &wc)
 		if r < 0 {
-			return 0, fmt.Errorf("cgo: ibv_poll_cq(CQ of peer %d) returned %d, want >= 0", q.idx, int(r))
+			return 0, false, fmt.Errorf("cgo: ibv_poll_cq(CQ of peer %d) returned %d, want >= 0", q.idx, int(r))
 		}
 		if r == 1 {
-			return wc.status, nil
+			return wc.status, true, nil
 		}
 		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("cgo: Deliver on QP %d: waiting for the peer's send completion: %w", q.idx, err)
+			return 0, false, fmt.Errorf("cgo: Deliver on QP %d: waiting for %s: %w", q.idx, what, err)
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("cgo: Deliver on QP %d: no send completion from the peer within %v (ibv_poll_cq returned 0 throughout), want one", q.idx, sendTimeout)
+			return 0, false, nil
 		}
 		if spins > 100 {
 			time.Sleep(50 * time.Microsecond)

@@ -114,6 +114,7 @@ type srq struct {
 	events      []drivers.Event
 	closed      bool
 	sends       uint64 // peer send wr_ids
+	cm          *cm    // rdma_cm mode: the listener every peer connects to
 }
 
 var _ drivers.SRQ = (*srq)(nil)
@@ -184,6 +185,11 @@ func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (d
 	}
 	if s.peer, err = register(s.pd, peerBufSize, C.IBV_ACCESS_LOCAL_WRITE, "peer buffer"); err != nil {
 		return drivers.SRQAttr{}, err
+	}
+	if d.conn == connRDMACM {
+		if err := s.startCM(); err != nil {
+			return drivers.SRQAttr{}, err
+		}
 	}
 	s.wcs = (*C.struct_ibv_wc)(cmalloc(pollBatch * C.sizeof_struct_ibv_wc))
 	s.out = (*C.struct_srqc_wc)(cmalloc(pollBatch * C.sizeof_struct_srqc_wc))
@@ -273,6 +279,8 @@ func (s *srq) destroy() error {
 		errs = append(errs, s.qps[i].destroy())
 	}
 	s.qps = nil
+	errs = append(errs, s.cm.stop())
+	s.cm = nil
 	if s.srq != nil {
 		if r := C.ibv_destroy_srq(s.srq); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_srq", int(r)))

@@ -1,0 +1,394 @@
+//go:build linux && cgo && rdma
+
+package cgo
+
+/*
+#cgo LDFLAGS: -lrdmacm
+#include <errno.h>
+#include <stdlib.h>
+#include "srqc.h"
+#include "srqcm.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+	"unsafe"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// cmTimeout bounds each rdma_cm step (address, route, connection).
+const cmTimeout = 5 * time.Second
+
+// cm is an SRQ's connection manager state: one event channel and one
+// listener on the device's IPv4 address; every receiver is the passive
+// side of a connection its peer makes to the listener.
+type cm struct {
+	ch     *C.struct_rdma_event_channel
+	listen *C.struct_rdma_cm_id
+	addr   string
+	port   int
+}
+
+// cmAddr is the IPv4 address rdma_cm binds and connects to:
+// Config.Options["cm_addr"], else the first IPv4 address of an up,
+// non-loopback interface (siw does not work over 127.0.0.1).
+func cmAddr(opt string) (string, error) {
+	if opt != "" {
+		return opt, nil
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", fmt.Errorf("cgo: rdma_cm needs an IPv4 address: net.Interfaces: %w", err)
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagUp == 0 || i.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		as, _ := i.Addrs()
+		for _, a := range as {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+				return n.IP.String(), nil
+			}
+		}
+	}
+	return "", errors.New("cgo: rdma_cm needs an IPv4 address on an up, non-loopback interface and found none; give one with the driver option cm_addr")
+}
+
+// openCM opens the device through librdmacm (rdma_get_devices), so that
+// the PD, CQs and SRQ share the ibv_context its connection ids use.
+func (d *device) openCM(name string) error {
+	var n C.int
+	list, err := C.rdma_get_devices(&n)
+	if list == nil {
+		return nullErr("rdma_get_devices", err)
+	}
+	d.cmDevs = list
+	for _, c := range unsafe.Slice(list, int(n)) {
+		if C.GoString(C.ibv_get_device_name(c.device)) == name {
+			d.ctx = c
+			return nil
+		}
+	}
+	return fmt.Errorf("cgo: rdma_get_devices listed %d contexts, none for device %s; is rdma_ucm loaded?", int(n), name)
+}
+
+// startCM makes the SRQ's event channel and listener; the caller holds
+// dev.mu.
+func (s *srq) startCM() error {
+	c := &cm{addr: s.dev.cmAddr}
+	s.cm = c
+	var err error
+	if c.ch, err = C.rdma_create_event_channel(); c.ch == nil {
+		return nullErr("rdma_create_event_channel", err)
+	}
+	if r, err := C.srqc_set_nonblock(c.ch.fd); r != 0 {
+		return fmt.Errorf("cgo: fcntl(rdma_cm channel fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
+	}
+	if r, err := C.rdma_create_id(c.ch, &c.listen, nil, C.RDMA_PS_TCP); r != 0 {
+		return fmt.Errorf("cgo: rdma_create_id(listener) returned %d (%v), want 0", int(r), err)
+	}
+	ip := C.CString(c.addr)
+	defer C.free(unsafe.Pointer(ip))
+	var port C.int
+	if r := C.srqcm_bind_listen(c.listen, ip, 64, &port); r != 0 {
+		return verbErr(fmt.Sprintf("rdma_bind_addr+rdma_listen(%s:0)", c.addr), int(r))
+	}
+	c.port = int(port)
+	if c.listen.verbs != nil && c.listen.verbs != s.dev.ctx {
+		return fmt.Errorf("cgo: the rdma_cm listener on %s is bound to device %s, not %s; give the device's address with the driver option cm_addr",
+			c.addr, C.GoString(C.ibv_get_device_name(c.listen.verbs.device)), s.dev.info.Name)
+	}
+	return nil
+}
+
+// stop destroys the listener and the channel; the caller holds dev.mu.
+func (c *cm) stop() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	if c.listen != nil {
+		if r, err := C.rdma_destroy_id(c.listen); r != 0 {
+			errs = append(errs, fmt.Errorf("cgo: rdma_destroy_id(listener) returned %d (%v), want 0", int(r), err))
+		}
+		c.listen = nil
+	}
+	if c.ch != nil {
+		C.rdma_destroy_event_channel(c.ch)
+		c.ch = nil
+	}
+	return errors.Join(errs...)
+}
+
+// cmEventNames spell enum rdma_cm_event_type for errors.
+var cmEventNames = []string{"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR", "CONNECT_REQUEST",
+	"CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE", "REJECTED", "ESTABLISHED", "DISCONNECTED",
+	"DEVICE_REMOVAL", "MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE", "TIMEWAIT_EXIT"}
+
+func cmEventName(e int) string {
+	if e >= 0 && e < len(cmEventNames) {
+		return "RDMA_CM_EVENT_" + cmEventNames[e]
+	}
+	return fmt.Sprintf("rdma_cm event %d", e)
+}
+
+// await reads events until one of type want arrives for an id that ok
+// accepts, and returns it. Events for other ids (the disconnects of
+// dropped connections) are dropped: the driver learns a connection's
+// fate from its QP's completions.
+func (c *cm) await(what string, want int, ok func(*C.struct_srqcm_event) bool) (C.struct_srqcm_event, error) {
+	deadline := time.Now().Add(cmTimeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return C.struct_srqcm_event{}, fmt.Errorf("cgo: %s: no %s within %v, want one", what, cmEventName(want), cmTimeout)
+		}
+		var ev C.struct_srqcm_event
+		r := C.srqcm_next(c.ch, C.int(left/time.Millisecond+1), &ev)
+		if r == C.ETIMEDOUT {
+			continue
+		}
+		if r != 0 {
+			return ev, verbErr("rdma_get_cm_event", int(r))
+		}
+		if !ok(&ev) {
+			continue
+		}
+		if int(ev.event) != want {
+			return ev, fmt.Errorf("cgo: %s: got %s (status %d), want %s", what, cmEventName(int(ev.event)), int(ev.status), cmEventName(want))
+		}
+		return ev, nil
+	}
+}
+
+// connectCM makes the receiver and its peer as the two ends of one
+// rdma_cm connection on the listener: the peer resolves the listener's
+// address and connects, the receiver is created (attached to the SRQ)
+// on the connection request and accepts. Both are in RTS afterwards.
+// The caller holds dev.mu.
+func (q *qp) connectCM() error {
+	s := q.s
+	c := s.cm
+	if err := q.dropCM(); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("connect QP %d through rdma_cm to %s:%d", q.idx, c.addr, c.port)
+	if r, err := C.rdma_create_id(c.ch, &q.pid, nil, C.RDMA_PS_TCP); r != 0 {
+		return fmt.Errorf("cgo: %s: rdma_create_id(peer) returned %d (%v), want 0", what, int(r), err)
+	}
+	pid := q.pid
+	mine := func(ev *C.struct_srqcm_event) bool { return ev.id == pid }
+	ip := C.CString(c.addr)
+	defer C.free(unsafe.Pointer(ip))
+	if r := C.srqcm_resolve_addr(pid, ip, C.int(c.port), C.int(cmTimeout/time.Millisecond)); r != 0 {
+		return verbErr(what+": rdma_resolve_addr", int(r))
+	}
+	if _, err := c.await(what, C.RDMA_CM_EVENT_ADDR_RESOLVED, mine); err != nil {
+		return err
+	}
+	if r, err := C.rdma_resolve_route(pid, C.int(cmTimeout/time.Millisecond)); r != 0 {
+		return fmt.Errorf("cgo: %s: rdma_resolve_route returned %d (%v), want 0", what, int(r), err)
+	}
+	if _, err := c.await(what, C.RDMA_CM_EVENT_ROUTE_RESOLVED, mine); err != nil {
+		return err
+	}
+	var err error
+	if q.pcq, err = C.ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.pcq == nil {
+		return nullErr(fmt.Sprintf("ibv_create_cq(CQ of peer %d)", q.idx), err)
+	}
+	var pa C.struct_ibv_qp_init_attr
+	pa.send_cq, pa.recv_cq = q.pcq, q.pcq
+	pa.qp_type = C.IBV_QPT_RC
+	pa.cap.max_send_wr, pa.cap.max_send_sge = 4, 1
+	pa.cap.max_recv_wr, pa.cap.max_recv_sge = 1, 1
+	if r, err := C.rdma_create_qp(pid, s.pd, &pa); r != 0 {
+		return fmt.Errorf("cgo: %s: rdma_create_qp(peer) returned %d (%v), want 0", what, int(r), err)
+	}
+	q.peer = pid.qp
+	if r := C.srqcm_connect(pid); r != 0 {
+		return verbErr(what+": rdma_connect", int(r))
+	}
+	ev, err := c.await(what, C.RDMA_CM_EVENT_CONNECT_REQUEST, func(ev *C.struct_srqcm_event) bool { return ev.listen_id == c.listen })
+	if err != nil {
+		return err
+	}
+	q.rid = ev.id
+	if q.scq, err = C.ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.scq == nil {
+		return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
+	}
+	var ia C.struct_ibv_qp_init_attr
+	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
+	ia.qp_type = C.IBV_QPT_RC
+	ia.cap.max_send_wr, ia.cap.max_send_sge = 1, 1
+	if r, err := C.rdma_create_qp(q.rid, s.pd, &ia); r != 0 {
+		return fmt.Errorf("cgo: %s: rdma_create_qp(receiver, with SRQ) returned %d (%v), want 0", what, int(r), err)
+	}
+	q.qp = q.rid.qp
+	q.qpn = uint32(q.qp.qp_num)
+	q.pqpn = uint32(q.peer.qp_num)
+	if r := C.srqcm_accept(q.rid); r != 0 {
+		return verbErr(what+": rdma_accept", int(r))
+	}
+	rid := q.rid
+	for range 2 { // ESTABLISHED on both ends, in either order
+		if _, err := c.await(what, C.RDMA_CM_EVENT_ESTABLISHED, func(ev *C.struct_srqcm_event) bool { return ev.id == pid || ev.id == rid }); err != nil {
+			return err
+		}
+	}
+	s.byQPN[q.qpn] = q.idx
+	q.peerReady, q.peerFailed = true, false
+	return nil
+}
+
+// dropCM destroys the connection's QPs, ids and CQs, newest first; the
+// caller holds dev.mu.
+func (q *qp) dropCM() error {
+	var errs []error
+	for _, o := range []struct {
+		id   **C.struct_rdma_cm_id
+		qp   **C.struct_ibv_qp
+		cq   **C.struct_ibv_cq
+		what string
+	}{{&q.rid, &q.qp, &q.scq, "receiver"}, {&q.pid, &q.peer, &q.pcq, "peer"}} {
+		if *o.id != nil {
+			if *o.qp != nil {
+				C.rdma_destroy_qp(*o.id)
+				*o.qp = nil
+			}
+			if r, err := C.rdma_destroy_id(*o.id); r != 0 {
+				errs = append(errs, fmt.Errorf("cgo: rdma_destroy_id(%s %d) returned %d (%v), want 0", o.what, q.idx, int(r), err))
+			}
+			*o.id = nil
+		}
+		if *o.cq != nil {
+			if r := C.ibv_destroy_cq(*o.cq); r != 0 {
+				errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(%s %d)", o.what, q.idx), int(r)))
+			}
+			*o.cq = nil
+		}
+	}
+	if q.qpn != 0 {
+		delete(q.s.byQPN, q.qpn)
+	}
+	q.peerReady = false
+	return errors.Join(errs...)
+}
+
+// modifyCM is Modify on a connection-managed QP (drivers.Info.CMStates):
+// RESET -> INIT is recorded, INIT -> RTR makes the connection (the QP is
+// then in RTS: RTR -> RTS is recorded), RESET destroys the connection;
+// every other transition is ibv_modify_qp on the QP. The caller holds
+// dev.mu.
+func (q *qp) modifyCM(to drivers.QPState) int {
+	switch {
+	case to == drivers.Init && q.vstate == drivers.Reset && q.qp == nil,
+		to == drivers.RTS && q.vstate == drivers.RTR && q.qp != nil:
+		q.vstate = to
+		return 0
+	case to == drivers.RTR && q.vstate == drivers.Init && q.qp == nil:
+		if err := q.connectCM(); err != nil {
+			q.cmErr = err
+			fmt.Fprintln(os.Stderr, err)
+			return int(C.EIO)
+		}
+		q.vstate = to
+		return 0
+	case to == drivers.Reset:
+		if err := q.dropCM(); err != nil {
+			q.cmErr = err
+			return int(C.EIO)
+		}
+		q.vstate = to
+		return 0
+	case q.qp == nil:
+		return int(C.EINVAL)
+	}
+	a, mask := q.attrs(q.vstate, to, q.pqpn, 0)
+	r := int(C.ibv_modify_qp(q.qp, &a, mask))
+	if r == 0 {
+		q.vstate = to
+	}
+	return r
+}
+
+// deliverCM sends msg on the connection and then reads 8 bytes back with
+// an RDMA Read: iWARP completes a Send once it is handed to TCP, so the
+// Send's completion proves nothing about the receiver; the Read's
+// response is sent by the receiver after it processed every message
+// before the Read on the same connection (in-order placement), so its
+// completion is the witness that the receiver fetched, or refused, the
+// message. A Send that meets an empty SRQ makes siw terminate the
+// connection: the Read then completes in error (peerErr). The caller
+// holds dev.mu.
+func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_wc_status, error) {
+	if !q.peerReady || q.peerFailed || q.peer == nil {
+		// No connection: the message cannot leave the peer.
+		return C.IBV_WC_WR_FLUSH_ERR, nil
+	}
+	s := q.s
+	s.sends++
+	if r := C.srqc_post_send(q.peer, C.uint64_t(s.sends), sd); r != 0 {
+		q.peerFailed = true
+		if r == -C.EINVAL || r == C.EINVAL || r == -C.EOPNOTSUPP || r == C.EOPNOTSUPP {
+			return 0, fmt.Errorf("%w: ibv_post_send(peer %d, opcode %d) returned %s: the provider refuses the opcode", drivers.ErrUnsupported, q.idx, int(sd.opcode), errnoName(int(r)))
+		}
+		return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, opcode %d, len %d)", q.idx, int(sd.opcode), int(sd.length)), int(r))
+	}
+	s.sends++
+	if r := C.srqcm_post_read(q.peer, C.uint64_t(s.sends), C.uint64_t(s.peer.addr(peerBufSize-8)), C.uint32_t(s.peer.lkey),
+		C.uint64_t(s.target.addr(0)), C.uint32_t(s.target.rkey), 8); r != 0 {
+		q.peerFailed = true
+		return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, witness RDMA Read)", q.idx), int(r))
+	}
+	first, err := q.waitSend(ctx)
+	if err != nil {
+		q.peerFailed = true
+		return 0, err
+	}
+	second, err := q.waitWitness(ctx)
+	if err != nil {
+		q.peerFailed = true
+		return 0, err
+	}
+	if first != C.IBV_WC_SUCCESS {
+		q.peerFailed = true
+		return first, nil
+	}
+	if second != C.IBV_WC_SUCCESS {
+		q.peerFailed = true
+	}
+	return second, nil
+}
+
+// witnessWait bounds the wait for the witness Read. A receiver that
+// moved its QP to error (a message too large, an empty SRQ) answers
+// nothing, and TCP keeps the connection up: the peer would wait forever.
+const witnessWait = 2 * time.Second
+
+// waitWitness waits for the witness Read's completion; after witnessWait
+// it disconnects the peer (rdma_disconnect), which flushes the Read, and
+// returns that status. The caller holds dev.mu.
+func (q *qp) waitWitness(ctx context.Context) (C.enum_ibv_wc_status, error) {
+	st, ok, err := q.pollPeer(ctx, witnessWait, "the witness Read")
+	if err != nil || ok {
+		return st, err
+	}
+	if r, err := C.rdma_disconnect(q.pid); r != 0 {
+		return 0, fmt.Errorf("cgo: Deliver on QP %d: no witness Read completion within %v, and rdma_disconnect(peer) returned %d (%v), want 0", q.idx, witnessWait, int(r), err)
+	}
+	// The peer's QP to ERR as well: siw flushes its send queue then.
+	var a C.struct_ibv_qp_attr
+	a.qp_state = C.IBV_QPS_ERR
+	if r := C.ibv_modify_qp(q.peer, &a, C.IBV_QP_STATE); r != 0 {
+		return 0, verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, ERR) after no witness Read completion within %v", q.idx, witnessWait), int(r))
+	}
+	q.peerFailed = true
+	return q.waitSend(ctx)
+}

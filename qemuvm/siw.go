@@ -1,0 +1,378 @@
+package qemuvm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// SiwBuild describes a siw.ko built for one Debian kernel.
+type SiwBuild struct {
+	// Path is the cached module file.
+	Path string `json:"-"`
+	// Release and Version are the kernel's release (the modules
+	// directory name) and its Debian package version.
+	Release string `json:"release"`
+	Version string `json:"version"`
+	// Suite is the Debian suite whose chroot compiled it.
+	Suite string `json:"suite"`
+	// Compiler is the kernel's compiler as the headers' .kernelvariables
+	// name it (gcc-12, gcc-14, ...), the one the chroot held.
+	Compiler string `json:"compiler"`
+	// Vermagic is the module's vermagic, equal to the kernel's.
+	Vermagic string `json:"vermagic"`
+	// Packages are the Debian packages the build used, as name=version.
+	Packages []string `json:"packages"`
+	// Durations of the build's stages, by name; Total covers them all.
+	Durations map[string]time.Duration `json:"durations"`
+	Total     time.Duration            `json:"total"`
+	// Cached says the module came from the cache: nothing was built.
+	Cached bool `json:"-"`
+}
+
+// siwSourceDir is the siw driver's directory in the kernel tree.
+const siwSourceDir = "drivers/infiniband/sw/siw"
+
+// SiwModule returns a siw.ko for the kernel pk, building it when the
+// cache under opts.CacheDir has none for pk's exact release and version.
+// Debian configures its kernels without siw (CONFIG_RDMA_SIW is not
+// set), so the module is compiled out of tree from Debian's own
+// linux-source-X.Y and linux-headers-RELEASE of pk's version, inside a
+// minimal chroot of pk's suite (mmdebstrap) that holds the compiler the
+// headers name. Building needs root, mmdebstrap and the Debian mirror;
+// a cached module needs nothing.
+func SiwModule(ctx context.Context, opts Options, pk *PreparedKernel) (*SiwBuild, error) {
+	if pk.Suite == "" {
+		return nil, fmt.Errorf("vm: siw.ko is built only for Debian suite kernels, and %s is a custom kernel; build it with CONFIG_RDMA_SIW=m and give its modules directory", pk.Image)
+	}
+	cache, err := opts.cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cache, "siw", safeName(pk.Release+"_"+pk.Version))
+	if b, err := readSiwBuild(dir); err == nil {
+		b.Cached = true
+		return b, nil
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "siw"), 0o755); err != nil {
+		return nil, fmt.Errorf("vm: create siw cache directory: %w", err)
+	}
+	unlock, err := lockFile(filepath.Join(cache, "lock-siw-"+pk.Suite))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if b, err := readSiwBuild(dir); err == nil { // built while we waited
+		b.Cached = true
+		return b, nil
+	}
+	b, err := buildSiw(ctx, opts, pk, cache, dir)
+	if err != nil {
+		return nil, fmt.Errorf("vm: building siw.ko for kernel %s (%s): %w", pk.Release, pk.Version, err)
+	}
+	return b, nil
+}
+
+// readSiwBuild reads a cached build: siw.ko and build.json in dir.
+func readSiwBuild(dir string) (*SiwBuild, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "build.json"))
+	if err != nil {
+		return nil, err
+	}
+	var b SiwBuild
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, err
+	}
+	b.Path = filepath.Join(dir, "siw.ko")
+	if _, err := os.Stat(b.Path); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// siwTools are the host programs a build runs, with their packages.
+var siwTools = [][2]string{
+	{"mmdebstrap", "mmdebstrap"},
+	{"dpkg-deb", "dpkg"},
+	{"tar", "tar"},
+	{"xz", "xz-utils"},
+	{"bash", "bash"},
+	{"chroot", "coreutils"},
+	{"unshare", "util-linux"},
+	{"mount", "mount"},
+}
+
+// checkSiwTools reports the first missing build tool, or a non-root
+// user (mmdebstrap's root mode and chroot need root).
+func checkSiwTools() error {
+	for _, t := range siwTools {
+		if _, err := exec.LookPath(t[0]); err != nil {
+			return &MissingToolError{Tool: t[0], Package: t[1], Detail: "building siw.ko needs it"}
+		}
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("building siw.ko needs root (mmdebstrap and chroot), and this process runs as uid %d; run as root or use a cached module", os.Geteuid())
+	}
+	return nil
+}
+
+func buildSiw(ctx context.Context, opts Options, pk *PreparedKernel, cache, dir string) (*SiwBuild, error) {
+	if err := checkSiwTools(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	b := &SiwBuild{Release: pk.Release, Version: pk.Version, Suite: pk.Suite, Durations: map[string]time.Duration{}}
+	lap := time.Now()
+	stage := func(name string) {
+		b.Durations[name] = time.Since(lap).Round(time.Millisecond)
+		opts.logf("vm: siw build: %s took %v", name, b.Durations[name])
+		lap = time.Now()
+	}
+
+	a := &aptState{dir: filepath.Join(cache, "apt", pk.Suite), opts: opts}
+	if err := a.ensureLists(ctx, pk.Suite); err != nil {
+		return nil, err
+	}
+	pkgs, kbuild, err := siwPackages(ctx, a, pk)
+	if err != nil {
+		return nil, err
+	}
+	var debs []string
+	for _, p := range pkgs {
+		b.Packages = append(b.Packages, p.name+"="+p.version)
+		deb, err := a.download(ctx, filepath.Join(cache, "debs"), p)
+		if err != nil {
+			return nil, err
+		}
+		debs = append(debs, deb)
+	}
+	stage("download")
+
+	work, err := os.MkdirTemp(filepath.Join(cache, "siw"), ".build-")
+	if err != nil {
+		return nil, fmt.Errorf("vm: %w", err)
+	}
+	defer os.RemoveAll(work)
+	staging, chroot, src := filepath.Join(work, "staging"), filepath.Join(work, "chroot"), filepath.Join(work, "siw")
+	// The headers, their -common and kbuild: unpacked to a staging
+	// directory, of which only usr/ goes into the chroot (bookworm's
+	// packages also ship ./lib/modules, which would replace the merged-/usr
+	// chroot's /lib symlink).
+	for _, deb := range debs[:len(debs)-1] {
+		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", deb, staging).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("dpkg-deb -x %s %s: %v; output: %s", deb, staging, err, tail(string(out), 5))
+		}
+	}
+	hdrs := "/usr/src/linux-headers-" + pk.Release
+	kv, err := os.ReadFile(filepath.Join(staging, hdrs, ".kernelvariables"))
+	if err != nil {
+		return nil, fmt.Errorf("read the kernel's compiler from linux-headers-%s: %w", pk.Release, err)
+	}
+	b.Compiler, err = kernelCompiler(string(kv))
+	if err != nil {
+		return nil, fmt.Errorf("%s/.kernelvariables: %w", hdrs, err)
+	}
+	if err := extractSiwSource(ctx, debs[len(debs)-1], pk.Version, src); err != nil {
+		return nil, err
+	}
+	stage("unpack")
+
+	include := append([]string{b.Compiler, "make", "libc6-dev"}, kbuild...)
+	args := []string{"--variant=essential", "--mode=root", "-q",
+		"--aptopt=Acquire::Check-Valid-Until \"false\"",
+		"--include=" + strings.Join(include, ","),
+		pk.Suite, chroot, "-"}
+	cmd := exec.CommandContext(ctx, "mmdebstrap", args...)
+	cmd.Stdin = strings.NewReader(a.sourcesList(pk.Suite))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("mmdebstrap %s: %v; expected a %s chroot with %s; output:\n%s", strings.Join(args, " "), err, pk.Suite, b.Compiler, tail(string(out), 15))
+	}
+	stage("chroot")
+
+	for _, c := range [][]string{
+		{"cp", "-a", filepath.Join(staging, "usr") + "/.", filepath.Join(chroot, "usr") + "/"},
+		{"mkdir", "-p", filepath.Join(chroot, "build")},
+		{"cp", "-a", src, filepath.Join(chroot, "build", "siw")},
+	} {
+		if out, err := exec.CommandContext(ctx, c[0], c[1:]...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s: %v; output: %s", strings.Join(c, " "), err, tail(string(out), 5))
+		}
+	}
+	// /proc in a private mount namespace: sid's objtool reads it, and the
+	// mount ends with the namespace.
+	script := `mount -t proc proc "$1/proc" && exec chroot "$1" make -C "$2" M=/build/siw CONFIG_RDMA_SIW=m modules`
+	mk := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", chroot, hdrs)
+	if out, err := mk.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("make -C %s M=/build/siw CONFIG_RDMA_SIW=m modules in the %s chroot: %v; expected siw.ko; output:\n%s", hdrs, pk.Suite, err, tail(string(out), 20))
+	}
+	stage("build")
+
+	built := filepath.Join(chroot, "build", "siw", "siw.ko")
+	if b.Vermagic, err = moduleVermagic(built); err != nil {
+		return nil, err
+	}
+	want, err := kernelVermagic(ctx, pk, work)
+	if err != nil {
+		return nil, err
+	}
+	if b.Vermagic != want {
+		return nil, fmt.Errorf("the built siw.ko has vermagic %q, the kernel's ib_core %q; expected them equal (wrong headers or compiler?)", b.Vermagic, want)
+	}
+	b.Total = time.Since(start).Round(time.Millisecond)
+	if err := saveSiwBuild(b, built, dir); err != nil {
+		return nil, err
+	}
+	opts.logf("vm: siw build: siw.ko for %s built with %s in %v, cached in %s", pk.Release, b.Compiler, b.Total, dir)
+	return b, nil
+}
+
+// saveSiwBuild stores the module and its description in dir, atomically
+// (through a temporary sibling).
+func saveSiwBuild(b *SiwBuild, built, dir string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".save-")
+	if err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	data, err := os.ReadFile(built)
+	if err != nil {
+		return fmt.Errorf("vm: read built module: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "siw.ko"), data, 0o644); err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	meta, _ := json.MarshalIndent(b, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "build.json"), append(meta, '\n'), 0o644); err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	b.Path = filepath.Join(dir, "siw.ko")
+	return nil
+}
+
+// siwPackages resolves the packages a build unpacks, all of pk's exact
+// version: linux-headers-RELEASE, the linux-headers-* and linux-kbuild-*
+// packages it depends on, and last linux-source-X.Y. It also returns the
+// runtime dependencies of kbuild (its tools run in the chroot).
+func siwPackages(ctx context.Context, a *aptState, pk *PreparedKernel) ([]debPkg, []string, error) {
+	name := "linux-headers-" + pk.Release
+	rec, err := a.showRecord(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec["Version"] != pk.Version {
+		return nil, nil, fmt.Errorf("%s has version %s, the kernel %s; expected the same version (the package lists moved on: run again to fetch the newer kernel)", name, rec["Version"], pk.Version)
+	}
+	pkgs := []debPkg{{name, pk.Version}}
+	var kbuild []string
+	for _, d := range parseDepends(rec["Depends"]) {
+		if !strings.HasPrefix(d.name, "linux-headers-") && !strings.HasPrefix(d.name, "linux-kbuild-") {
+			continue
+		}
+		pkgs = append(pkgs, debPkg{d.name, pk.Version})
+		if strings.HasPrefix(d.name, "linux-kbuild-") {
+			kr, err := a.showRecord(ctx, d.name)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, dd := range parseDepends(kr["Depends"]) {
+				kbuild = append(kbuild, dd.name)
+			}
+		}
+	}
+	if len(pkgs) == 1 {
+		return nil, nil, fmt.Errorf("%s %s depends on %q; expected linux-headers-*-common and linux-kbuild-* among them", name, pk.Version, rec["Depends"])
+	}
+	mm, err := majorMinor(pk.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(pkgs, debPkg{"linux-source-" + mm, pk.Version}), kbuild, nil
+}
+
+// majorMinor returns "6.12" for the Debian kernel version "6.12.117-1".
+func majorMinor(version string) (string, error) {
+	f := strings.SplitN(version, ".", 3)
+	if len(f) < 2 || f[0] == "" || f[1] == "" || strings.Trim(f[0]+f[1], "0123456789") != "" {
+		return "", fmt.Errorf("kernel package version %q: expected MAJOR.MINOR.PATCH-REVISION", version)
+	}
+	return f[0] + "." + f[1], nil
+}
+
+var kernelCCRe = regexp.MustCompile(`(?m)^\s*CC\s*:?=.*?\b(gcc-\d+)\s*$`)
+
+// kernelCompiler returns the gcc-N package named by the CC line of a
+// linux-headers .kernelvariables file.
+func kernelCompiler(kernelvariables string) (string, error) {
+	m := kernelCCRe.FindStringSubmatch(kernelvariables)
+	if m == nil {
+		return "", fmt.Errorf("no line CC = gcc-N; expected the kernel's compiler there, got:\n%s", tail(kernelvariables, 10))
+	}
+	return m[1], nil
+}
+
+// extractSiwSource streams drivers/infiniband/sw/siw out of the
+// linux-source .deb (a tarball inside the package) into dst.
+func extractSiwSource(ctx context.Context, deb, version, dst string) error {
+	mm, err := majorMinor(version)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
+	top := "linux-source-" + mm
+	script := `set -o pipefail; dpkg-deb --fsys-tarfile "$1" | tar -xO "./usr/src/$2.tar.xz" | xz -dc | tar -x -C "$3" --strip-components=5 "$2/` + siwSourceDir + `"`
+	cmd := exec.CommandContext(ctx, "bash", "-c", script, "bash", deb, top, dst)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("extract %s/%s from %s: %v; output: %s", top, siwSourceDir, deb, err, tail(string(out), 5))
+	}
+	if _, err := os.Stat(filepath.Join(dst, "Makefile")); err != nil {
+		return fmt.Errorf("extract %s/%s from %s left no Makefile in %s; expected the siw driver's sources", top, siwSourceDir, deb, dst)
+	}
+	return nil
+}
+
+// moduleVermagic returns the vermagic= string of a kernel module file.
+func moduleVermagic(ko string) (string, error) {
+	data, err := os.ReadFile(ko)
+	if err != nil {
+		return "", fmt.Errorf("vm: %w", err)
+	}
+	return vermagicOf(data, ko)
+}
+
+func vermagicOf(data []byte, what string) (string, error) {
+	i := bytes.Index(data, []byte("vermagic="))
+	if i < 0 {
+		return "", fmt.Errorf("vm: %s has no vermagic= string; expected a kernel module", what)
+	}
+	s := data[i+len("vermagic="):]
+	if j := bytes.IndexByte(s, 0); j >= 0 {
+		s = s[:j]
+	}
+	return string(s), nil
+}
+
+// kernelVermagic returns the vermagic of pk's own ib_core module.
+func kernelVermagic(ctx context.Context, pk *PreparedKernel, work string) (string, error) {
+	src, err := newDirModules(ctx, pk.ModulesDir, filepath.Join(work, "kmods"))
+	if err != nil {
+		return "", err
+	}
+	if _, found, err := src.Info("ib_core"); err != nil || !found {
+		return "", errors.Join(fmt.Errorf("vm: kernel %s: expected an ib_core module to compare vermagic with", pk.Release), err)
+	}
+	return moduleVermagic(src.plain["ib_core"])
+}
