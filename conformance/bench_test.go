@@ -98,6 +98,9 @@ func BenchmarkCoverage(b *testing.B) {
 				}
 			}
 			b.Logf("rarest feature %q, rarest rule %s", rarestF, rarestR)
+			for _, name := range conformance.FeatureNames {
+				b.Logf("%8.1f/s  %s", float64(hits[name])/spent, name)
+			}
 			b.ReportMetric(float64(features)/float64(runs), "features/run")
 			b.ReportMetric(float64(rules)/float64(runs), "rules/run")
 			b.ReportMetric(100*float64(full)/float64(runs), "%full")

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"slices"
+
 	"pgregory.net/rapid"
 
 	"github.com/srqconform/srqconform/model"
@@ -37,6 +39,7 @@ const (
 	kindWrap      // fill to full, drain, refill: the ring wraps
 	kindAllQPs    // every QP up and taking a WR, in turn
 	kindSQDResume // RTS -> SQD -> RTS, then traffic
+	kindLifecycle // destroy while QPs are attached, create beside it, a QP with receive caps
 	numKinds
 )
 
@@ -44,7 +47,7 @@ const (
 var kindWeights = [numKinds]int{
 	kindPost: 5, kindArrive: 5, kindPoll: 3, kindQuery: 1, kindArm: 1, kindModify: 2,
 	kindResize: 1, kindInvalidate: 1, kindSpecial: 1,
-	kindRevive: 1, kindLimit: 1, kindWrap: 1, kindAllQPs: 1, kindSQDResume: 1,
+	kindRevive: 1, kindLimit: 1, kindWrap: 1, kindAllQPs: 1, kindSQDResume: 1, kindLifecycle: 1,
 }
 
 // swarm is one case's enabled step kinds.
@@ -198,6 +201,8 @@ func genStep(t *rapid.T, s *session, kind int) {
 		}
 	case kindLimit:
 		limitCycle(t, s, qp)
+	case kindLifecycle:
+		lifecycle(t, s, v)
 	case kindWrap:
 		wrap(t, s, qp)
 	case kindAllQPs:
@@ -205,6 +210,34 @@ func genStep(t *rapid.T, s *session, kind int) {
 			if up(s, q) {
 				traffic(t, s, q)
 			}
+		}
+	}
+}
+
+// lifecycle tries what the middle of an SRQ's life allows besides traffic:
+// a destroy while QPs are attached (refused, and the SRQ must go on
+// working), another SRQ created beside it (above the device's limits, or
+// through ibv_create_srq_ex), or one more QP asking for receive caps the
+// SRQ makes it ignore.
+func lifecycle(t *rapid.T, s *session, v model.View) {
+	info := s.x.info
+	switch rapid.IntRange(0, 2).Draw(t, "lifecycle") {
+	case 0:
+		if len(v.QPTypes) > 0 && !slices.Contains(s.relaxed, "DESTROY-BUSY") {
+			s.do(model.DestroySRQ{})
+		}
+	case 1:
+		o := model.CreateOther{MaxWR: 4, MaxSGE: 1, Variant: rapid.SampledFrom(model.CreateVariants).Draw(t, "variant")}
+		switch rapid.IntRange(0, 2).Draw(t, "other") {
+		case 1:
+			o.MaxWR = info.MaxSRQWR + 1 // refused before anything is allocated
+		case 2:
+			o.MaxSGE = info.MaxSRQSGE + 1
+		}
+		s.do(o)
+	default:
+		if len(v.QPTypes) < 6 {
+			s.do(model.CreateQP{Type: model.RC, RecvCaps: rapid.SampledFrom([]model.RecvCaps{model.RecvCapsAboveWR, model.RecvCapsAboveSGE}).Draw(t, "caps")})
 		}
 	}
 }
