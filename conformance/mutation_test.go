@@ -81,8 +81,7 @@ func mutantSeeds(t *testing.T) []uint64 {
 // on at least 99% of SRQCONFORM_CATCH_SEEDS seeds (default 1; the figure in
 // the issue-8 note is from 100); SRQCONFORM_CATCH_MUTANTS=a,b limits it to
 // those mutants, and SRQCONFORM_CATCH_RANDOM=1 also reports how often the
-// random cases alone, with no scenario run, catch the stateful mutants. For the stateful mutants it also reports
-// how often the random cases alone catch them, with no scenario run.
+// random cases alone, with no scenario run, catch the stateful mutants.
 func TestMutantsAreCaughtWithinTheDefaultBudget(t *testing.T) {
 	n := 1
 	if v := os.Getenv("SRQCONFORM_CATCH_SEEDS"); v != "" {
