@@ -734,9 +734,10 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if over || o.Limit+1 >= m.capacity {
 		m.touch("LIMIT-BOUND")
 	}
-	if over && !m.capExact && got != nil && got.Errno == 0 {
+	if over && !m.capExact && got != nil && got.Errno == 0 && !m.may("LIMIT-BOUND") {
 		// The capacity is only a lower bound: a device that takes the
-		// limit holds at least that many WRs.
+		// limit holds at least that many WRs (unless it broke the bound,
+		// where LIMIT-BOUND is relaxed).
 		m.capacity, over = o.Limit, false
 	}
 	if over {
