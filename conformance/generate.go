@@ -161,7 +161,11 @@ func genStep(t *rapid.T, s *session, kind int) {
 		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
 	case kindResize:
 		c := uint32(v.Occupied)
-		s.do(model.Resize{MaxWR: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity * 2, 1}).Draw(t, "resize")})
+		sizes := []uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity * 2, 1}
+		if v.Armed && v.Limit > 1 {
+			sizes = append(sizes, v.Limit-1) // below the armed limit
+		}
+		s.do(model.Resize{MaxWR: rapid.SampledFrom(sizes).Draw(t, "resize")})
 		s.do(model.Query{})
 	case kindInvalidate:
 		s.do(model.Invalidate{Key: 1})
@@ -381,6 +385,12 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	info := s.x.info
 	switch {
 	case v.FillingAll[qp]:
+		if rapid.IntRange(0, 2).Draw(t, "flush?") == 0 {
+			// The QP goes to ERR with the WR half filled: whether the
+			// swarm enabled modifies or not.
+			s.do(model.ModifyQP{QP: qp, State: model.Err})
+			return
+		}
 		s.do(model.ArriveRest{QP: qp})
 		return
 	case v.FillingAny[qp]:
