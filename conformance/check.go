@@ -141,6 +141,12 @@ type Report struct {
 	StepsRun int           `json:"steps_run"`
 	CasesRun int           `json:"cases_run"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
+	// Phases is where the time went, by kind of work on the driver and
+	// the model (PhaseNames), and Stages by stage of the run (StageNames):
+	// each with its total and how often it was entered. Phases do not
+	// overlap and add up to no more than Elapsed; stages add up to it.
+	Phases []Phase `json:"phases,omitempty"`
+	Stages []Phase `json:"stages,omitempty"`
 	// Unpredictable counts random cases the model could not predict (a
 	// fault of the generator, not the device), and deviations that vanish
 	// when the trace is replayed keeping every model candidate (the run's
@@ -208,6 +214,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}()
 	start := time.Now()
 	x := newExecutor(dev, opts)
+	x.timing = newTiming()
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
 		Cases: max(opts.Cases, 0), Steps: opts.Steps, Duration: opts.Duration}
 	c := &checker{ctx: ctx, opts: opts, x: x, rep: rep, caps: capsOf(x.info),
@@ -223,6 +230,8 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		err = c.randomCases()
 	}
 	c.finish()
+	x.timing.leave("")
+	rep.Phases, rep.Stages = x.timing.report()
 	rep.Elapsed = time.Since(start)
 	switch {
 	case ctx.Err() != nil:
@@ -270,6 +279,7 @@ func (c *checker) scenarios() error {
 				return nil
 			}
 			var m *model.Model
+			c.x.timing.enter(StageScenarios)
 			tr, skip, reached, feats := runCounting(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) { m = s.model; sc.Run(s) })
 			c.rep.StepsRun += len(tr.Steps)
 			c.cover(reached)
@@ -373,6 +383,7 @@ func (c *checker) randomCases() error {
 // another rule now names only the other. It reports whether it relaxed a
 // rule it had not before.
 func (c *checker) settle(fs []*failing) bool {
+	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
 	key := func(set []string) string { return strings.Join(set, "+") }
 	var pending []*failing
 	added := false
@@ -590,6 +601,7 @@ func (c *checker) prune() {
 // still deviates and fewer rules explain it. Shrinking keeps traces short,
 // and a short trace often leaves open which promise broke.
 func (c *checker) disambiguate(tr Trace) Trace {
+	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
 	d := tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
 	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
 		return tr
@@ -630,6 +642,7 @@ func (c *checker) minimize(f *Failure) {
 	with := append(slices.Clone(base), f.Rules...)
 	deadline := time.Now().Add(c.opts.ShrinkTime)
 	try := func(ops []model.Op) (Trace, bool) {
+		c.x.timing.enter(StageShrink)
 		tr, _, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
 			for _, op := range ops {
 				s.do(op)
@@ -665,6 +678,7 @@ func (c *checker) minimize(f *Failure) {
 // finish builds the rule table, the findings and the open choices.
 func (c *checker) finish() {
 	rep := c.rep
+	c.x.timing.enter(StageDiagnosis)
 	if c.ctx.Err() == nil {
 		c.prune()
 	}
@@ -674,6 +688,7 @@ func (c *checker) finish() {
 			c.minimize(&rep.Failures[i])
 		}
 	}
+	c.x.timing.enter(StageReport)
 	rep.Rules = c.ruleTable()
 	if c.ctx.Err() == nil {
 		rep.Findings = declaredNotShown(c.opts.Profile, c.x.info, c.passing, c.relaxed)
@@ -887,6 +902,11 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 		// every candidate passes and the best failing trace so far stands.
 		if failed && time.Since(firstFail) > opts.ShrinkTime {
 			return
+		}
+		if failed {
+			x.timing.enter(StageShrink)
+		} else {
+			x.timing.enter(StageRandom)
 		}
 		tr, _, reached, feats := runCounting(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
 		res.steps += len(tr.Steps)

@@ -21,6 +21,9 @@ type executor struct {
 	// waits for those it does expect.
 	settle, wait time.Duration
 	pattern      byte
+	// timing records where the time goes (Report.Phases); nil records
+	// nothing.
+	timing *timing
 }
 
 // DefaultSettle is how long a poll on an asynchronous device looks for
@@ -63,6 +66,7 @@ func (x *executor) close() error {
 	if x.srq == nil {
 		return nil
 	}
+	defer x.timing.add(PhaseTeardown, time.Now())
 	err := x.srq.Close()
 	x.srq, x.qps = nil, nil
 	return err
@@ -74,6 +78,9 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	obs := model.Observation{BadWR: -1}
 	if _, ok := op.(model.CreateSRQ); !ok && x.srq == nil {
 		return obs, harness("%s before create_srq", op.Name())
+	}
+	if _, ok := op.(model.Poll); !ok {
+		defer x.timing.add(phaseOf(op), time.Now())
 	}
 	switch o := op.(type) {
 	case model.CreateSRQ:
@@ -211,7 +218,14 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 		}
 		return nil
 	}
-	deadline := time.Now().Add(x.wait)
+	start := time.Now()
+	settling := false
+	defer func() {
+		if !settling {
+			x.timing.add(PhasePollWait, start)
+		}
+	}()
+	deadline := start.Add(x.wait)
 	for {
 		if err := collect(); err != nil {
 			return obs, err
@@ -225,6 +239,9 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 		time.Sleep(time.Millisecond)
 	}
 	if x.settle > 0 {
+		x.timing.add(PhasePollWait, start)
+		settling = true
+		defer x.timing.add(PhasePollSettle, time.Now())
 		t := time.NewTimer(x.settle)
 		select {
 		case <-t.C:

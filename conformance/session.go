@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
@@ -50,9 +51,11 @@ func (s *session) do(op model.Op) model.Observation {
 	if why := s.cannot(op); why != "" {
 		s.require(false, why)
 	}
+	t0 := time.Now()
 	want, err := s.model.Expect(op)
 	step := Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String()}
 	if err != nil {
+		s.x.timing.add(PhaseModel, t0)
 		s.trace.Err = fmt.Sprintf("step %d %s: the model cannot predict it: %v", step.N, op, err)
 		s.trace.Steps = append(s.trace.Steps, step)
 		s.unpredictable = true
@@ -60,7 +63,9 @@ func (s *session) do(op model.Op) model.Observation {
 	}
 	step.Allowed = want.Describe(op)
 	before := s.model.View()
+	modelTime := time.Since(t0)
 	got, err := s.x.exec(s.ctx, op, want)
+	t1 := time.Now()
 	if errors.Is(err, drivers.ErrUnsupported) {
 		s.skip = err.Error()
 		panic(stop{})
@@ -85,6 +90,7 @@ func (s *session) do(op model.Op) model.Observation {
 	if err == nil {
 		s.features.observe(op, before, got)
 	}
+	s.x.timing.add(PhaseModel, t1.Add(-modelTime))
 	if err != nil {
 		if s.trace.Deviation != nil {
 			s.evidence(op, before)

@@ -306,8 +306,9 @@ func readReports(paths []string) ([]*conformance.Report, error) {
 }
 
 func cmdRender(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("render", stdout, stderr, "render [-format F] REPORT.json")
+	fs := newFlagSet("render", stdout, stderr, "render [-format F | -time] REPORT.json")
 	format := fs.String("format", "markdown", "text, markdown, json or junit")
+	timeOnly := fs.Bool("time", false, "write only where the time went, by phase and by stage (Markdown)")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
@@ -320,6 +321,17 @@ func cmdRender(args []string, stdout, stderr io.Writer) int {
 	reps, err := readReports(fs.Args())
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if *timeOnly {
+		t := render.TimeMarkdown(reps[0])
+		if t == "" {
+			return fail(stderr, "%s has no timing: it comes from a version without it", fs.Arg(0))
+		}
+		_, err = io.WriteString(stdout, strings.TrimPrefix(t, "\n"))
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return exitOK
 	}
 	if err := render.Write(stdout, *format, reps[0]); err != nil {
 		return fail(stderr, "%v", err)

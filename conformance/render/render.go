@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/srqconform/srqconform/conformance"
 )
@@ -125,8 +126,75 @@ func Text(w io.Writer, rep *conformance.Report) error {
 		}
 		b.WriteString(f.Trace.Text())
 	}
+	if t := timeTable(rep); len(t) > 0 {
+		b.WriteString("\n" + t[0] + "\n")
+		for _, l := range t[1:] {
+			b.WriteString("  " + l + "\n")
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// timeTable is the report's footer: where the elapsed time went, by phase
+// and by stage, as a title and aligned lines; nil when the report has no
+// timing.
+func timeTable(rep *conformance.Report) []string {
+	if len(rep.Phases) == 0 && len(rep.Stages) == 0 {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("TIME (%v elapsed, %d steps, %s)", rep.Elapsed.Round(1e6), rep.StepsRun, stepsPerSecond(rep))}
+	row := func(name string, calls string, total time.Duration, per string) string {
+		return fmt.Sprintf("%-12s %8s %12s %6s %11s", name, calls, dur(total), share(total, rep.Elapsed), per)
+	}
+	lines = append(lines, fmt.Sprintf("%-12s %8s %12s %6s %11s", "phase", "calls", "total", "share", "per call"))
+	var sum time.Duration
+	for _, p := range rep.Phases {
+		lines = append(lines, row(p.Name, fmt.Sprint(p.Calls), p.Total, perCall(p)))
+		sum += p.Total
+	}
+	if len(rep.Phases) > 0 {
+		lines = append(lines, row("(harness)", "", max(rep.Elapsed-sum, 0), "")+"  generation, diagnosis, bookkeeping")
+	}
+	lines = append(lines, fmt.Sprintf("%-12s %8s %12s %6s %11s", "stage", "entered", "total", "share", "per entry"))
+	for _, p := range rep.Stages {
+		lines = append(lines, row(p.Name, fmt.Sprint(p.Calls), p.Total, perCall(p)))
+	}
+	return lines
+}
+
+func stepsPerSecond(rep *conformance.Report) string {
+	if rep.Elapsed <= 0 {
+		return "- steps/s"
+	}
+	return fmt.Sprintf("%.1f steps/s", float64(rep.StepsRun)/rep.Elapsed.Seconds())
+}
+
+func share(d, of time.Duration) string {
+	if of <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(d)/float64(of))
+}
+
+func perCall(p conformance.Phase) string {
+	if p.Calls == 0 {
+		return "-"
+	}
+	return dur(p.Total / time.Duration(p.Calls))
+}
+
+// dur rounds d to three or four significant digits.
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	case d >= time.Microsecond:
+		return d.Round(10).String()
+	}
+	return d.String()
 }
 
 func refs(ix []int) string {
@@ -256,8 +324,39 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", n, s.OpText, cell(allowed), cell(s.Got), s.Rule)
 		}
 	}
+	b.WriteString(TimeMarkdown(rep))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// TimeMarkdown is the Markdown footer of a report: where the elapsed time
+// went, by phase and by stage; "" when the report has no timing.
+func TimeMarkdown(rep *conformance.Report) string {
+	if len(rep.Phases) == 0 && len(rep.Stages) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Time\n\n%v elapsed, %d steps, %s.\n\n", rep.Elapsed.Round(1e6), rep.StepsRun, stepsPerSecond(rep))
+	table := func(head, calls, per string, ps []conformance.Phase, rest bool) {
+		fmt.Fprintf(&b, "| %s | %s | Total | Share | %s |\n|---|--:|--:|--:|--:|\n", head, calls, per)
+		var sum time.Duration
+		for _, p := range ps {
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", p.Name, p.Calls, dur(p.Total), share(p.Total, rep.Elapsed), perCall(p))
+			sum += p.Total
+		}
+		if rest {
+			d := max(rep.Elapsed-sum, 0)
+			fmt.Fprintf(&b, "| (harness: generation, diagnosis, bookkeeping) | | %s | %s | |\n", dur(d), share(d, rep.Elapsed))
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.Phases) > 0 {
+		table("Phase", "Calls", "Per call", rep.Phases, true)
+	}
+	if len(rep.Stages) > 0 {
+		table("Stage", "Entries", "Per entry", rep.Stages, false)
+	}
+	return b.String()
 }
 
 func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
@@ -282,12 +381,24 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     float64     `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name     string  `xml:"name,attr"`
+	Tests    int     `xml:"tests,attr"`
+	Failures int     `xml:"failures,attr"`
+	Skipped  int     `xml:"skipped,attr"`
+	Time     float64 `xml:"time,attr"`
+	// Properties and SystemOut carry where the time went (phases, stages).
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+	SystemOut  string           `xml:"system-out,omitempty"`
+}
+
+type junitProperties struct {
+	Props []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -346,6 +457,22 @@ func JUnit(w io.Writer, rep *conformance.Report) error {
 		s.Failures++
 	}
 	s.Tests = len(s.Cases)
+	if t := timeTable(rep); len(t) > 0 {
+		s.SystemOut = strings.Join(t, "\n") + "\n"
+		s.Properties = &junitProperties{Props: []junitProperty{{Name: "steps_run", Value: fmt.Sprint(rep.StepsRun)},
+			{Name: "elapsed_ns", Value: fmt.Sprint(int64(rep.Elapsed))}}}
+		for _, k := range []struct {
+			kind string
+			ps   []conformance.Phase
+		}{{"phase", rep.Phases}, {"stage", rep.Stages}} {
+			kind := k.kind
+			for _, p := range k.ps {
+				s.Properties.Props = append(s.Properties.Props,
+					junitProperty{Name: kind + "." + p.Name + ".total_ns", Value: fmt.Sprint(int64(p.Total))},
+					junitProperty{Name: kind + "." + p.Name + ".calls", Value: fmt.Sprint(p.Calls)})
+			}
+		}
+	}
 	out := junitSuites{Name: "srqconform", Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

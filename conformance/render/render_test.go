@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,54 @@ func TestACompleteReportHasAPlainVerdict(t *testing.T) {
 	assert.NotContains(t, text, "interrupted")
 	assert.NotContains(t, text, "harness error")
 	assert.NotContains(t, render(t, "junit", partialReport()), "srqconform.run")
+}
+
+func TestTheTimeIsInEveryFormat(t *testing.T) {
+	rep := partialReport()
+	rep.StepsRun, rep.Elapsed = 100, 2*time.Second
+	rep.Phases = []conformance.Phase{{Name: conformance.PhaseDeliver, Total: 500 * time.Millisecond, Calls: 40},
+		{Name: conformance.PhasePollSettle, Total: time.Second, Calls: 50}}
+	rep.Stages = []conformance.Phase{{Name: conformance.StageRandom, Total: 2 * time.Second, Calls: 7}}
+	text := render(t, "text", rep)
+	assert.Contains(t, text, "TIME (2s elapsed, 100 steps, 50.0 steps/s)")
+	assert.Regexp(t, `poll_settle +50 +1s +50.0% +20ms`, text)
+	assert.Regexp(t, `\(harness\) +500ms +25.0%`, text)
+	assert.Regexp(t, `random +7 +2s +100.0%`, text)
+	md := render(t, "markdown", rep)
+	assert.Contains(t, md, "## Time\n\n2s elapsed, 100 steps, 50.0 steps/s.")
+	assert.Contains(t, md, "| deliver | 40 | 500ms | 25.0% | 12.5ms |")
+	var v struct {
+		Phases []struct {
+			Name  string `json:"name"`
+			Total int64  `json:"total_ns"`
+			Calls int    `json:"calls"`
+		} `json:"phases"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(render(t, "json", rep)), &v))
+	require.Len(t, v.Phases, 2)
+	assert.Equal(t, int64(time.Second), v.Phases[1].Total)
+	assert.Equal(t, 50, v.Phases[1].Calls)
+	var j struct {
+		Suites []struct {
+			Props []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Out string `xml:"system-out"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(render(t, "junit", rep)), &j))
+	props := map[string]string{}
+	for _, p := range j.Suites[0].Props {
+		props[p.Name] = p.Value
+	}
+	assert.Equal(t, "1000000000", props["phase.poll_settle.total_ns"])
+	assert.Equal(t, "7", props["stage.random.calls"])
+	assert.Contains(t, j.Suites[0].Out, "TIME (2s elapsed")
+}
+
+func TestAReportWithoutTimingHasNoFooter(t *testing.T) {
+	assert.NotContains(t, render(t, "text", partialReport()), "TIME (")
+	assert.NotContains(t, render(t, "markdown", partialReport()), "## Time")
+	assert.NotContains(t, render(t, "junit", partialReport()), "properties")
 }
