@@ -101,11 +101,13 @@ func (s *session) do(op model.Op) model.Observation {
 }
 
 // evidence looks once more after a deviation, unchecked, so that the
-// diagnosis sees what the departure left behind: it polls (a completion
-// that shows which WR a message took, an event), then probes every QP the
-// model had settled before the failing step with a WR and an empty Send and polls again: whether
-// the QP takes it shows whether the device had moved it to ERR, which an
-// event missing or a QP's fate on an error completion leaves open.
+// diagnosis sees what the departure left behind. It polls (a completion
+// that shows which WR a message took, an event); after a failing post it
+// posts one more WR (how many the device really holds); then it probes
+// every QP the model had settled before the failing step with a WR and an
+// empty Send, and polls again: whether the QP takes it shows whether the
+// device had moved it to ERR, which a missing event or a QP's fate on an
+// error completion leaves open.
 func (s *session) evidence(after model.Op, v model.View) {
 	if s.ctx.Err() != nil {
 		return
@@ -127,6 +129,14 @@ func (s *session) evidence(after model.Op, v model.View) {
 	// After a destroy that went through there is nothing left to probe.
 	if _, gone := after.(model.DestroySRQ); gone || !v.Created || v.SRQErrorAny {
 		return
+	}
+	if _, posting := after.(model.Post); posting {
+		// One more WR shows how many the device really holds, which a
+		// post refused or taken at the edge of full leaves open.
+		probe := model.WR{ID: evidenceWRID - 1, NumSGE: 1, SGEs: []model.SGE{{Length: 64}}}
+		if !look(model.Post{WRs: []model.WR{probe}}) {
+			return
+		}
 	}
 	probed := false
 	for qp := range v.QPTypes {
