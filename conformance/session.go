@@ -103,7 +103,8 @@ func (s *session) do(op model.Op) model.Observation {
 // evidence looks once more after a deviation, unchecked, so that the
 // diagnosis sees what the departure left behind. It polls (a completion
 // that shows which WR a message took, an event); after a failing post it
-// posts one more WR (how many the device really holds); then it probes
+// posts one more WR (how many the device really holds); it queries the
+// SRQ (whether an arming took); then it probes
 // every QP the model had settled before the failing step with a WR and an
 // empty Send, and polls again: whether the QP takes it shows whether the
 // device had moved it to ERR, which a missing event or a QP's fate on an
@@ -137,6 +138,11 @@ func (s *session) evidence(after model.Op, v model.View) {
 		if !look(model.Post{WRs: []model.WR{probe}}) {
 			return
 		}
+	}
+	// The attributes and the limit as query reads them: whether an arming
+	// took, which a missing event alone leaves open.
+	if !look(model.Query{}) {
+		return
 	}
 	probed := false
 	for qp := range v.QPTypes {
