@@ -108,8 +108,7 @@ func (s *session) do(op model.Op) model.Observation {
 // every QP the model had settled before the failing step with a WR and an
 // empty Send, and polls again: whether the QP takes it shows whether the
 // device had moved it to ERR, which a missing event or a QP's fate on an
-// error completion leaves open. Last it drains the SRQ through one ready RC
-// QP and polls, which lists the WRs the device really held.
+// error completion leaves open.
 func (s *session) evidence(after model.Op, v model.View) {
 	if s.ctx.Err() != nil {
 		return
@@ -159,28 +158,6 @@ func (s *session) evidence(after model.Op, v model.View) {
 	}
 	if probed {
 		look(model.Poll{})
-	}
-	// Drain the SRQ through one ready QP until it refuses, and poll: the
-	// completions list the WRs the device really held, which a post that
-	// left fewer behind and a limit that fired early both explain alike.
-	for qp := range v.QPTypes {
-		if !settled(v, qp) || v.QPStates[qp] != model.RTS || v.QPTypes[qp] != model.RC {
-			continue
-		}
-		for range v.Occupied + 3 {
-			got, err := s.x.exec(s.ctx, model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}, model.Observation{})
-			if err != nil {
-				return
-			}
-			op := model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}
-			s.trace.Steps = append(s.trace.Steps, Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
-				Got: got.Describe(op), Evidence: true, obs: got})
-			if got.Peer != model.PeerOK {
-				break
-			}
-		}
-		look(model.Poll{})
-		return
 	}
 }
 
