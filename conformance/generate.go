@@ -436,7 +436,10 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 		n = min(n, uint64(info.MaxUDMessage))
 	}
 	msg := model.Message{Opcode: op, Len: uint32(n), Imm: rapid.Uint32().Draw(t, "imm")}
-	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStateSure[qp] && v.QPStates[qp].Fetches() &&
+	// (In RTR or RTS only: a device whose departure from QP-FETCH-STATES
+	// the run adopted may not fetch in SQD or SQE.)
+	st := v.QPStates[qp]
+	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStateSure[qp] && (st == model.RTR || st == model.RTS) &&
 		v.MinOutstanding > 0 && !v.SRQErrorAny && rapid.IntRange(0, 7).Draw(t, "partial?") == 0
 	s.do(model.Arrive{QP: qp, Msg: msg, FirstPacketOnly: partial})
 }
