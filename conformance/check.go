@@ -33,6 +33,11 @@ type Options struct {
 	// events; Settle is how long it then looks for unexpected ones.
 	// Zero: 2 s and 0 (a synchronous driver such as the emulator).
 	Wait, Settle time.Duration
+	// OpTimeout bounds every driver call on a device that is not
+	// synchronous: one that overruns it stops the run with a harness
+	// error (Report.Error) instead of hanging it. 0: DefaultOpTimeout;
+	// negative: unbounded.
+	OpTimeout time.Duration
 	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s).
 	ShrinkTime time.Duration
 	// Duration, when set, is a time budget for the random cases: they run
@@ -58,6 +63,9 @@ func (o *Options) defaults() {
 	}
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Second
+	}
+	if o.OpTimeout == 0 {
+		o.OpTimeout = DefaultOpTimeout
 	}
 	if o.ShrinkTime == 0 {
 		o.ShrinkTime = 30 * time.Second
@@ -200,14 +208,18 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	if err != nil {
 		return nil, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, err)
 	}
+	var x *executor
 	defer func() {
+		if x != nil && x.hung != "" {
+			return // the hung call may hold the device: leave it to the process's exit
+		}
 		if cerr := dev.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
 			rep.Error = err.Error()
 		}
 	}()
 	start := time.Now()
-	x := newExecutor(dev, opts)
+	x = newExecutor(dev, opts)
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
 		Cases: max(opts.Cases, 0), Steps: opts.Steps, Duration: opts.Duration}
 	c := &checker{ctx: ctx, opts: opts, x: x, rep: rep, caps: capsOf(x.info),
@@ -221,6 +233,11 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	err = c.scenarios()
 	if err == nil && ctx.Err() == nil && !c.stopped() {
 		err = c.randomCases()
+	}
+	if x.hung != "" && err == nil && ctx.Err() == nil {
+		// A hang met while shrinking or diagnosing, where a step that
+		// cannot run is not itself a failure.
+		err = harness("the driver did not return from %s: the run stopped there", x.hung)
 	}
 	c.finish()
 	rep.Elapsed = time.Since(start)

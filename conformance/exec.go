@@ -21,6 +21,12 @@ type executor struct {
 	// waits for those it does expect.
 	settle, wait time.Duration
 	pattern      byte
+	// bound is the longest a driver call may take before the run stops
+	// with a harness error (0: unbounded, a synchronous driver); hung
+	// names the call that overran it: the driver's goroutine is left
+	// behind, and nothing touches the device again.
+	bound time.Duration
+	hung  string
 }
 
 // DefaultSettle is how long a poll on an asynchronous device looks for
@@ -28,10 +34,10 @@ type executor struct {
 const DefaultSettle = 5 * time.Millisecond
 
 func newExecutor(dev drivers.Device, opts Options) *executor {
-	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle}
+	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle, bound: opts.OpTimeout}
 	switch {
 	case x.info.Synchronous:
-		x.wait, x.settle = 0, 0
+		x.wait, x.settle, x.bound = 0, 0, 0
 	case x.settle == 0:
 		// On rxe a message's completion and events exist before the ACK
 		// that Deliver waits for; the settle is a margin for stragglers,
@@ -60,17 +66,55 @@ func optional(what string, err error, a ...any) error {
 }
 
 func (x *executor) close() error {
-	if x.srq == nil {
-		return nil
+	if x.srq == nil || x.hung != "" {
+		return nil // a hung driver keeps its resources: its call may still hold them
 	}
 	err := x.srq.Close()
 	x.srq, x.qps = nil, nil
 	return err
 }
 
+// DefaultOpTimeout bounds each driver call on a device that is not
+// synchronous (Options.OpTimeout). The slowest legitimate call is a poll
+// (Options.Wait and the settle) or an rdma_cm connection or Deliver of the
+// cgo driver (each of its waits bounded at 5 s, at most four in a row),
+// under TCG: a call past this bound is a hang.
+const DefaultOpTimeout = 2 * time.Minute
+
 // exec performs op. want is the model's canonical observation, used only to
-// know how many completions and events to wait for.
+// know how many completions and events to wait for. On a device that is
+// not synchronous the call is bounded (bound): one that does not return in
+// time becomes a harness error naming it, and every later exec fails at
+// once, so that the run ends with its partial report instead of hanging.
 func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
+	if x.hung != "" {
+		return model.Observation{BadWR: -1}, harness("%s not performed: the driver did not return from %s", op.Name(), x.hung)
+	}
+	if x.bound <= 0 {
+		return x.do(ctx, op, want)
+	}
+	type result struct {
+		obs model.Observation
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		obs, err := x.do(ctx, op, want)
+		done <- result{obs, err}
+	}()
+	t := time.NewTimer(x.bound)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.obs, r.err
+	case <-t.C:
+		x.hung = fmt.Sprintf("%s within %v", op, x.bound)
+		return model.Observation{BadWR: -1}, harness("the driver did not return from %s within %v: it hangs (the device or its kernel driver is stuck); the run stops here and leaves the device's resources to the process's exit", op, x.bound)
+	}
+}
+
+// do is exec without the bound.
+func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
 	obs := model.Observation{BadWR: -1}
 	if _, ok := op.(model.CreateSRQ); !ok && x.srq == nil {
 		return obs, harness("%s before create_srq", op.Name())
