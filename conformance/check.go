@@ -204,16 +204,26 @@ type checker struct {
 // cases the report holds everything that ran until then.
 func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Options) (rep *Report, err error) {
 	opts.defaults()
-	dev, err := drv.Open(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, err)
+	var dev drivers.Device
+	var oerr error // not err: a hung Open's goroutine may set it later
+	if !boundedOpen(opts, func() { dev, oerr = drv.Open(ctx, cfg) }) {
+		return nil, fmt.Errorf("open %s device %q: it did not return within %v: the device or its kernel driver hangs", drv.Name(), cfg.Device, opts.OpTimeout)
+	}
+	if oerr != nil {
+		return nil, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, oerr)
 	}
 	var x *executor
 	defer func() {
 		if x != nil && x.hung != "" {
 			return // the hung call may hold the device: leave it to the process's exit
 		}
-		if cerr := dev.Close(); cerr != nil && err == nil {
+		var closeErr, cerr error
+		if x != nil && !x.bounded("closing the device", func() { closeErr = dev.Close() }) {
+			cerr = harness("the driver did not return from %s", x.hung)
+		} else {
+			cerr = closeErr
+		}
+		if cerr != nil && err == nil {
 			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
 			rep.Error = err.Error()
 		}
@@ -250,6 +260,17 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		return rep, err
 	}
 	return rep, nil
+}
+
+// boundedOpen runs open within opts.OpTimeout (when positive) and reports
+// whether it returned: whether the device is synchronous is known only
+// once it is open.
+func boundedOpen(opts Options, open func()) bool {
+	if opts.OpTimeout <= 0 {
+		open()
+		return true
+	}
+	return within(opts.OpTimeout, open)
 }
 
 // DefaultBudget is the time budget srqconform run gives the random cases

@@ -69,9 +69,43 @@ func (x *executor) close() error {
 	if x.srq == nil || x.hung != "" {
 		return nil // a hung driver keeps its resources: its call may still hold them
 	}
-	err := x.srq.Close()
+	var err error
+	if !x.bounded("closing the SRQ and its QPs", func() { err = x.srq.Close() }) {
+		return harness("the driver did not return from %s", x.hung)
+	}
 	x.srq, x.qps = nil, nil
 	return err
+}
+
+// bounded runs f, within bound where there is one; past it, it records
+// what as the hung call and returns false, leaving f's goroutine behind.
+func (x *executor) bounded(what string, f func()) bool {
+	if x.bound <= 0 {
+		f()
+		return true
+	}
+	if !within(x.bound, f) {
+		x.hung = fmt.Sprintf("%s within %v", what, x.bound)
+		return false
+	}
+	return true
+}
+
+// within runs f in a goroutine and reports whether it returned within d.
+func within(d time.Duration, f func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // DefaultOpTimeout bounds each driver call on a device that is not
@@ -90,27 +124,12 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	if x.hung != "" {
 		return model.Observation{BadWR: -1}, harness("%s not performed: the driver did not return from %s", op.Name(), x.hung)
 	}
-	if x.bound <= 0 {
-		return x.do(ctx, op, want)
+	var obs model.Observation
+	var err error
+	if !x.bounded(op.String(), func() { obs, err = x.do(ctx, op, want) }) {
+		return model.Observation{BadWR: -1}, harness("the driver did not return from %s: it hangs (the device or its kernel driver is stuck); the run stops here and leaves the device's resources to the process's exit", x.hung)
 	}
-	type result struct {
-		obs model.Observation
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		obs, err := x.do(ctx, op, want)
-		done <- result{obs, err}
-	}()
-	t := time.NewTimer(x.bound)
-	defer t.Stop()
-	select {
-	case r := <-done:
-		return r.obs, r.err
-	case <-t.C:
-		x.hung = fmt.Sprintf("%s within %v", op, x.bound)
-		return model.Observation{BadWR: -1}, harness("the driver did not return from %s within %v: it hangs (the device or its kernel driver is stuck); the run stops here and leaves the device's resources to the process's exit", op, x.bound)
-	}
+	return obs, err
 }
 
 // do is exec without the bound.
