@@ -152,6 +152,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
 	}
+	if v := os.Getenv(stacksEnv); v != "" {
+		opts.Env = append(opts.Env, stacksEnv+"="+v)
+	}
 	if *replayFile != "" {
 		if _, err := os.Stat(*replayFile); err != nil {
 			return fail(stderr, "replay file: %v", err)
