@@ -347,10 +347,23 @@ func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_
 		q.peerFailed = true
 		return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, witness RDMA Read)", q.idx), int(r))
 	}
-	first, err := q.waitSend(ctx)
+	first, ok, err := q.pollPeer(ctx, sendTimeout, "the peer's Send completion")
 	if err != nil {
 		q.peerFailed = true
 		return 0, err
+	}
+	if !ok {
+		// Nothing at all, not even the Send's completion: seen on siw
+		// when the Send met an empty SRQ and the receiver terminated the
+		// connection. Break the connection from the peer's side too and
+		// take what that flushes; only if nothing comes then either is
+		// this a harness error.
+		q.peerFailed = true
+		st, err := q.abort(ctx, fmt.Sprintf("no completion for the Send (opcode %d, len %d) within %v", int(sd.opcode), int(sd.length), sendTimeout))
+		if err != nil {
+			return 0, err
+		}
+		return st, nil
 	}
 	second, err := q.waitWitness(ctx)
 	if err != nil {
@@ -380,15 +393,27 @@ func (q *qp) waitWitness(ctx context.Context) (C.enum_ibv_wc_status, error) {
 	if err != nil || ok {
 		return st, err
 	}
+	q.peerFailed = true
+	return q.abort(ctx, fmt.Sprintf("no witness Read completion within %v", witnessWait))
+}
+
+// abort disconnects the peer (rdma_disconnect), moves its QP to ERR, which
+// makes siw flush its send queue, and waits up to sendTimeout for one
+// completion, whose status it returns. why says what went before, for the
+// harness error when nothing comes. The caller holds dev.mu.
+func (q *qp) abort(ctx context.Context, why string) (C.enum_ibv_wc_status, error) {
+	q.peerFailed = true
 	if r, err := C.rdma_disconnect(q.pid); r != 0 {
-		return 0, fmt.Errorf("cgo: Deliver on QP %d: no witness Read completion within %v, and rdma_disconnect(peer) returned %d (%v), want 0", q.idx, witnessWait, int(r), err)
+		return 0, fmt.Errorf("cgo: Deliver on QP %d: %s, and rdma_disconnect(peer) returned %d (%v), want 0", q.idx, why, int(r), err)
 	}
-	// The peer's QP to ERR as well: siw flushes its send queue then.
 	var a C.struct_ibv_qp_attr
 	a.qp_state = C.IBV_QPS_ERR
 	if r := C.ibv_modify_qp(q.peer, &a, C.IBV_QP_STATE); r != 0 {
-		return 0, verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, ERR) after no witness Read completion within %v", q.idx, witnessWait), int(r))
+		return 0, verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, ERR) after %s", q.idx, why), int(r))
 	}
-	q.peerFailed = true
-	return q.waitSend(ctx)
+	st, ok, err := q.pollPeer(ctx, sendTimeout, "a flushed completion")
+	if err == nil && !ok {
+		err = fmt.Errorf("cgo: Deliver on QP %d: %s, and none within %v after rdma_disconnect and the peer's QP to ERR: the provider completes nothing the peer posted", q.idx, why, sendTimeout)
+	}
+	return st, err
 }
