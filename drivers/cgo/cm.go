@@ -360,6 +360,18 @@ func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_
 		// this a harness error.
 		q.peerFailed = true
 		st, err := q.abort(ctx, fmt.Sprintf("no completion for the Send (opcode %d, len %d) within %v", int(sd.opcode), int(sd.length), sendTimeout))
+		if errors.Is(err, errNothingFlushed) && s.dev.info.Provider == "siw" {
+			// siw completes a Send once TCP has it: one that never
+			// completes never left, so the receiver took nothing. It
+			// happens when the peer's QP is already in ERR (its
+			// connection dropped by the receiver): linux 6.1.192,
+			// 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_verbs.c
+			// siw_post_send answers libsiw's doorbell (a post with no
+			// WR) in ERROR with siw_sq_flush_wr of that empty list, so
+			// the WQE libsiw wrote to the mapped SQ is never flushed,
+			// nor by a later modify to ERR (already ERROR). Seen on 6.1.
+			return C.IBV_WC_WR_FLUSH_ERR, nil
+		}
 		if err != nil {
 			return 0, err
 		}
