@@ -861,6 +861,8 @@ func Untestable(field string, p model.Profile, info drivers.Info) string {
 		return "the device does not advertise IBV_DEVICE_SRQ_RESIZE either, so the two cannot be told apart"
 	case field == "FlushInProgress" && !info.PartialDelivery:
 		return "the driver cannot hold a message half-delivered, so no WR is ever in progress"
+	case field == "QPRecvCaps" && info.CMStates:
+		return "QPs of this device are made by the connection manager when they connect, with no receive caps the suite chooses, so QP-SRQ-CAPS cannot run"
 	case field == "LastWQERepeat":
 		return "a repeated event is allowed, never required: how many packets reach a QP in ERR depends on the peer's retries"
 	}
