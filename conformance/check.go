@@ -33,6 +33,11 @@ type Options struct {
 	// events; Settle is how long it then looks for unexpected ones.
 	// Zero: 2 s and 0 (a synchronous driver such as the emulator).
 	Wait, Settle time.Duration
+	// OpTimeout bounds every driver call on a device that is not
+	// synchronous: one that overruns it stops the run with a harness
+	// error (Report.Error) instead of hanging it. 0: DefaultOpTimeout;
+	// negative: unbounded.
+	OpTimeout time.Duration
 	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s).
 	ShrinkTime time.Duration
 	// Duration, when set, is a time budget for the random cases: they run
@@ -58,6 +63,9 @@ func (o *Options) defaults() {
 	}
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Second
+	}
+	if o.OpTimeout == 0 {
+		o.OpTimeout = DefaultOpTimeout
 	}
 	if o.ShrinkTime == 0 {
 		o.ShrinkTime = 30 * time.Second
@@ -202,18 +210,32 @@ type checker struct {
 // cases the report holds everything that ran until then.
 func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Options) (rep *Report, err error) {
 	opts.defaults()
-	dev, err := drv.Open(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, err)
+	var dev drivers.Device
+	var oerr error // not err: a hung Open's goroutine may set it later
+	if !boundedOpen(opts, func() { dev, oerr = drv.Open(ctx, cfg) }) {
+		return nil, fmt.Errorf("open %s device %q: it did not return within %v: the device or its kernel driver hangs", drv.Name(), cfg.Device, opts.OpTimeout)
 	}
+	if oerr != nil {
+		return nil, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, oerr)
+	}
+	var x *executor
 	defer func() {
-		if cerr := dev.Close(); cerr != nil && err == nil {
+		if x != nil && x.hung != "" {
+			return // the hung call may hold the device: leave it to the process's exit
+		}
+		var closeErr, cerr error
+		if x != nil && !x.bounded("closing the device", func() { closeErr = dev.Close() }) {
+			cerr = harness("the driver did not return from %s", x.hung)
+		} else {
+			cerr = closeErr
+		}
+		if cerr != nil && err == nil {
 			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
 			rep.Error = err.Error()
 		}
 	}()
 	start := time.Now()
-	x := newExecutor(dev, opts)
+	x = newExecutor(dev, opts)
 	x.timing = newTiming()
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
 		Cases: max(opts.Cases, 0), Steps: opts.Steps, Duration: opts.Duration}
@@ -229,6 +251,11 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	if err == nil && ctx.Err() == nil && !c.stopped() {
 		err = c.randomCases()
 	}
+	if x.hung != "" && err == nil && ctx.Err() == nil {
+		// A hang met while shrinking or diagnosing, where a step that
+		// cannot run is not itself a failure.
+		err = harness("the driver did not return from %s: the run stopped there", x.hung)
+	}
 	c.finish()
 	x.timing.leave("")
 	rep.Phases, rep.Stages = x.timing.report()
@@ -242,6 +269,17 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		return rep, err
 	}
 	return rep, nil
+}
+
+// boundedOpen runs open within opts.OpTimeout (when positive) and reports
+// whether it returned: whether the device is synchronous is known only
+// once it is open.
+func boundedOpen(opts Options, open func()) bool {
+	if opts.OpTimeout <= 0 {
+		open()
+		return true
+	}
+	return within(opts.OpTimeout, open)
 }
 
 // DefaultBudget is the time budget srqconform run gives the random cases
@@ -838,6 +876,8 @@ func Untestable(field string, p model.Profile, info drivers.Info) string {
 		return "the device does not advertise IBV_DEVICE_SRQ_RESIZE either, so the two cannot be told apart"
 	case field == "FlushInProgress" && !info.PartialDelivery:
 		return "the driver cannot hold a message half-delivered, so no WR is ever in progress"
+	case field == "QPRecvCaps" && info.CMStates:
+		return "QPs of this device are made by the connection manager when they connect, with no receive caps the suite chooses, so QP-SRQ-CAPS cannot run"
 	case field == "LastWQERepeat":
 		return "a repeated event is allowed, never required: how many packets reach a QP in ERR depends on the peer's retries"
 	}

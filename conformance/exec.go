@@ -24,6 +24,12 @@ type executor struct {
 	// timing records where the time goes (Report.Phases); nil records
 	// nothing.
 	timing *timing
+	// bound is the longest a driver call may take before the run stops
+	// with a harness error (0: unbounded, a synchronous driver); hung
+	// names the call that overran it: the driver's goroutine is left
+	// behind, and nothing touches the device again.
+	bound time.Duration
+	hung  string
 }
 
 // DefaultSettle is how long a poll on an asynchronous device looks for
@@ -31,10 +37,10 @@ type executor struct {
 const DefaultSettle = 5 * time.Millisecond
 
 func newExecutor(dev drivers.Device, opts Options) *executor {
-	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle}
+	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle, bound: opts.OpTimeout}
 	switch {
 	case x.info.Synchronous:
-		x.wait, x.settle = 0, 0
+		x.wait, x.settle, x.bound = 0, 0, 0
 	case x.settle == 0:
 		// On rxe a message's completion and events exist before the ACK
 		// that Deliver waits for; the settle is a margin for stragglers,
@@ -63,18 +69,75 @@ func optional(what string, err error, a ...any) error {
 }
 
 func (x *executor) close() error {
-	if x.srq == nil {
-		return nil
+	if x.srq == nil || x.hung != "" {
+		return nil // a hung driver keeps its resources: its call may still hold them
 	}
 	defer x.timing.add(PhaseTeardown, time.Now())
-	err := x.srq.Close()
+	var err error
+	if !x.bounded("closing the SRQ and its QPs", func() { err = x.srq.Close() }) {
+		return harness("the driver did not return from %s", x.hung)
+	}
 	x.srq, x.qps = nil, nil
 	return err
 }
 
+// bounded runs f, within bound where there is one; past it, it records
+// what as the hung call and returns false, leaving f's goroutine behind.
+func (x *executor) bounded(what string, f func()) bool {
+	if x.bound <= 0 {
+		f()
+		return true
+	}
+	if !within(x.bound, f) {
+		x.hung = fmt.Sprintf("%s within %v", what, x.bound)
+		return false
+	}
+	return true
+}
+
+// within runs f in a goroutine and reports whether it returned within d.
+func within(d time.Duration, f func()) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// DefaultOpTimeout bounds each driver call on a device that is not
+// synchronous (Options.OpTimeout). The slowest legitimate call is a poll
+// (Options.Wait and the settle) or an rdma_cm connection or Deliver of the
+// cgo driver (each of its waits bounded at 5 s, at most four in a row),
+// under TCG: a call past this bound is a hang.
+const DefaultOpTimeout = 2 * time.Minute
+
 // exec performs op. want is the model's canonical observation, used only to
-// know how many completions and events to wait for.
+// know how many completions and events to wait for. On a device that is
+// not synchronous the call is bounded (bound): one that does not return in
+// time becomes a harness error naming it, and every later exec fails at
+// once, so that the run ends with its partial report instead of hanging.
 func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
+	if x.hung != "" {
+		return model.Observation{BadWR: -1}, harness("%s not performed: the driver did not return from %s", op.Name(), x.hung)
+	}
+	var obs model.Observation
+	var err error
+	if !x.bounded(op.String(), func() { obs, err = x.do(ctx, op, want) }) {
+		return model.Observation{BadWR: -1}, harness("the driver did not return from %s: it hangs (the device or its kernel driver is stuck); the run stops here and leaves the device's resources to the process's exit", x.hung)
+	}
+	return obs, err
+}
+
+// do is exec without the bound.
+func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
 	obs := model.Observation{BadWR: -1}
 	if _, ok := op.(model.CreateSRQ); !ok && x.srq == nil {
 		return obs, harness("%s before create_srq", op.Name())

@@ -207,6 +207,9 @@ func (m *machine) zeroLength() ZeroLength {
 func (m *machine) beforeRTR() BeforeRTR {
 	return pick(m, "BeforeRTR", func(p *Profile) *Choice[BeforeRTR] { return &p.BeforeRTR })
 }
+func (m *machine) emptyRC() EmptyRC {
+	return pick(m, "EmptySRQRC", func(p *Profile) *Choice[EmptyRC] { return &p.EmptySRQRC })
+}
 func (m *machine) oversizeQP(t QPType) Fate {
 	if t == UD {
 		return pick(m, "OversizeUDQP", func(p *Profile) *Choice[Fate] { return &p.OversizeUDQP })

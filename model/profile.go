@@ -50,6 +50,9 @@ type (
 	BadWRReport string
 	// Repeat is how often an event may come for one cause.
 	Repeat string
+	// EmptyRC is what a consuming message meeting an empty SRQ on an RC
+	// QP does.
+	EmptyRC string
 	// RecvCapsCheck is what ibv_create_qp does with cap.max_recv_wr and
 	// cap.max_recv_sge when the QP is created with an SRQ.
 	RecvCapsCheck string
@@ -119,6 +122,9 @@ const (
 	OncePerEntry Repeat = "once per entry into ERR"
 	PerPacket    Repeat = "again for every packet reaching the QP in ERR"
 
+	EmptyRNR       EmptyRC = "receiver-not-ready: the sender retries or fails with RNR, the QP stays up"
+	EmptyTerminate EmptyRC = "the receiver terminates the connection: the sender's WRs end in error, the QP enters ERR"
+
 	RecvCapsIgnored     RecvCapsCheck = "ignored"
 	RecvCapsWRChecked   RecvCapsCheck = "max_recv_wr checked against max_qp_wr (EINVAL)"
 	RecvCapsBothChecked RecvCapsCheck = "max_recv_wr and max_recv_sge checked against the device (EINVAL)"
@@ -155,6 +161,9 @@ type Profile struct {
 
 	ZeroLength Choice[ZeroLength]
 	BeforeRTR  Choice[BeforeRTR]
+
+	// EmptySRQRC: a consuming message meeting an empty SRQ on RC.
+	EmptySRQRC Choice[EmptyRC]
 
 	OversizeRCStatus StatusSet
 	OversizeRCQP     Choice[Fate]

@@ -70,6 +70,7 @@ var fieldKinds = map[reflect.Type]fieldKind{
 	reflect.TypeFor[Choice[BadWRReport]]():    kindOf(BadWRFirst, BadWRNull),
 	reflect.TypeFor[Choice[Repeat]]():         kindOf(OncePerEntry, PerPacket),
 	reflect.TypeFor[Choice[RecvCapsCheck]]():  kindOf(RecvCapsIgnored, RecvCapsWRChecked, RecvCapsBothChecked),
+	reflect.TypeFor[Choice[EmptyRC]]():        kindOf(EmptyRNR, EmptyTerminate),
 	reflect.TypeFor[StatusSet]():              statusKind(),
 }
 

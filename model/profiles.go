@@ -25,6 +25,7 @@ const (
 	srcManCreateSRQEx   = "man ibv_create_srq_ex(3), DESCRIPTION (basic and XRC modes; cq is for XRC)"
 	srcVerbsCreateSRQEx = "rdma-core 691953d8 libibverbs/verbs.h ibv_create_srq_ex (a comp_mask of PD, or PD | TYPE with IBV_SRQT_BASIC, is ibv_create_srq; anything else goes to the provider's create_srq_ex, EOPNOTSUPP where there is none: rxe, siw) and providers/mlx5/verbs.c mlx5_create_srq_ex (BASIC is mlx5_create_srq, the CQ ignored; a type other than XRC or TM is EINVAL)"
 	srcManCreateQP      = "man ibv_create_qp(3)"
+	srcDDPNoBuf         = "RFC 5041 (DDP) 7.2 and 7.3: an untagged message with no buffer available is the error 'Invalid MSN - no buffer available', reported in a Terminate, and the stream is closed; iWARP has no receiver-not-ready"
 	srcIBTA             = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
 )
 
@@ -69,6 +70,8 @@ func Documented() Profile {
 		ZeroLength: One(ZeroIs2GiB),
 		BeforeRTR:  One(Dropped),
 
+		EmptySRQRC: One(EmptyRNR),
+
 		OversizeRCStatus: AnyError,
 		OversizeRCQP:     One(ToErr),
 		OversizeUDStatus: AnyError,
@@ -105,6 +108,7 @@ func Documented() Profile {
 			"LimitAfterFire":   doc(srcManQuerySRQ + ", NOTES; " + srcMojoQuery + ", FAQ on caching: 0 after the event"),
 			"ZeroLength":       doc(srcMojoPost + ", struct ibv_sge, length: 0 stands for 2^31 bytes"),
 			"BeforeRTR":        doc(srcMojoPost + ", DESCRIPTION: in RESET, INIT or ERROR incoming messages are not processed"),
+			"EmptySRQRC":       doc(srcBook + ", 'The Cost of Pooling'; IBTA: an RC responder with no receive WQE answers RNR NAK"),
 			"OversizeRCStatus": doc(srcMojoPost + ", FAQ on UD buffers: a message too large completes with an error; no status named"),
 			"OversizeRCQP":     doc("IBTA: an RC responder error completion leaves the QP in ERR (issue #2 statement)"),
 			"OversizeUDStatus": doc(srcMojoPost + ", FAQ on UD buffers: a work completion with error"),
@@ -171,6 +175,7 @@ func RXE() Profile {
 	set("BeforeRTR", unread("kernel rxe_resp.c: requests to a QP in RESET or INIT are dropped"))
 	p.OversizeRCStatus = Statuses(WCLocQPOpErr)
 	set("OversizeRCStatus", unread("kernel rxe_resp.c: a too-long send completes with IB_WC_LOC_QP_OP_ERR"))
+	set("EmptySRQRC", seen("kernel rxe_resp.c get_srq_wqe: an empty SRQ is RESPST_ERR_RNR, an RNR NAK; RECV-RNR passed on 6.1, 6.12 and 7.2 (reports/rxe-*.md)"))
 	set("OversizeRCQP", unread("kernel rxe_resp.c: the QP moves to ERR"))
 	p.OversizeUDStatus = Statuses(WCRemInvReq)
 	set("OversizeUDStatus", unread("kernel commit f67ac0061c76 \"RDMA/rxe: Fix responder length checking for UD request packets\" (v6.10; backported to stable 6.6.36 and 6.9.7 as 163868ec1f6c and 943c94f41dfe, the CVE-2024-40992 references): UD with SRQ completes IB_WC_REM_INV_REQ_ERR"))
@@ -268,6 +273,7 @@ func MLX5() Profile {
 	set("BeforeRTR", unread(srcNotes+", QP state and fetching: mlx4/mlx5 buffer messages before RTR"))
 	p.OversizeRCStatus = Statuses(WCLocLenErr)
 	set("OversizeRCStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
+	set("EmptySRQRC", unread(srcIBTA+": InfiniBand answers a missing receive WQE with an RNR NAK"))
 	set("OversizeRCQP", unread("IBTA responder error"))
 	p.OversizeUDStatus = Statuses(WCLocLenErr)
 	set("OversizeUDStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
@@ -292,7 +298,7 @@ func MLX5() Profile {
 func SIW() Profile {
 	p := Documented()
 	p.Name = "siw"
-	p.Description = "Soft-iWARP (siw) with rdma-core's siw provider, read from sources, never run here (Debian kernels do not build siw)."
+	p.Description = "Soft-iWARP (siw) with rdma-core's siw provider, read from sources; the verified fields were seen on Linux 6.1 (srqconform vm -provider siw, siw.ko built out of tree)."
 	p.Notes = map[string]Note{}
 	set := func(field string, n Note) { p.Notes[field] = n }
 	p.PostErrno = One(ErrnoNegative)
@@ -313,7 +319,8 @@ func SIW() Profile {
 	set("Query", unread(srcNotes+", SRQ limit: userspace ibv_query_srq is EOPNOTSUPP"))
 	p.SlotFree = One(FreeAtFetch)
 	set("SlotFree", unread(srcNotes+", Capacity: siw frees at fetch"))
-	set("LimitAtCreate", unread("nothing read"))
+	p.LimitAtCreate = One(Accepted)
+	set("LimitAtCreate", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_verbs.c siw_create_srq: srq->limit = attrs->srq_limit; if (srq->limit) srq->armed = true; seen on 6.1 (srqconform vm: the limit event fired with no modify)"))
 	set("LimitBound", unread("nothing read"))
 	set("ArmBelow", unread("nothing read"))
 	p.LimitAfterFire = One(LimitKept)
@@ -322,13 +329,17 @@ func SIW() Profile {
 	set("ZeroLength", unread(srcNotes+", Scatter/gather: siw skips empty SGEs"))
 	set("BeforeRTR", unread("nothing read"))
 	p.OversizeRCStatus = Statuses(WCLocLenErr)
+	p.EmptySRQRC = One(EmptyTerminate)
+	set("EmptySRQRC", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_qp_rx.c siw_proc_send: no receive WQE (siw_rqe_get NULL) is siw_init_terminate(TERM_ERROR_LAYER_DDP, DDP_ETYPE_UNTAGGED_BUF, DDP_ECODE_UT_INVALID_MSN_NOBUF) and -ENOENT, which siw_tcp_rx_data answers with siw_qp_cm_drop: the QP enters ERR and the peer's Send completes only flushed ("+srcDDPNoBuf+"); seen on 6.1: the peer's Send and witness Read complete nothing until the peer disconnects, then in error, and the receiver takes nothing more"))
 	set("OversizeRCStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
 	set("OversizeRCQP", unread(srcNotes+", message larger than the buffer: QP to error"))
 	set("OversizeUDStatus", doc("siw has no UD"))
 	set("OversizeUDQP", doc("siw has no UD"))
 	set("KeyCheck", unread("nothing read"))
-	set("KeyErrorStatus", unread("nothing read"))
-	set("KeyErrorRCQP", unread("nothing read"))
+	p.KeyErrorStatus = Statuses(WCGeneralErr)
+	set("KeyErrorStatus", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_qp_rx.c siw_proc_send: a failing siw_check_sge is siw_init_terminate and IB_EVENT_QP_ACCESS_ERR, and siw_rdmap_complete turns the WQE's SUCCESS status into SIW_WC_GENERAL_ERR for any error; seen on 6.1"))
+	p.KeyErrorRCQP = One(ToErr)
+	set("KeyErrorRCQP", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_qp_rx.c siw_tcp_rx_data: an error from the data handler is siw_qp_cm_drop, the QP to ERR; seen on 6.1 (the QP took nothing more)"))
 	set("KeyErrorUDQP", doc("siw has no UD"))
 	p.Resize = One(ResizeUnsupported)
 	set("Resize", unread(srcNotes+", Resize: siw returns EOPNOTSUPP"))
@@ -336,7 +347,8 @@ func SIW() Profile {
 	p.QPRecvCaps = One(RecvCapsBothChecked)
 	set("QPRecvCaps", unread("linux 5dcf8655cc80 drivers/infiniband/sw/siw/siw_verbs.c siw_create_qp: max_recv_wr above SIW_MAX_QP_WR or max_recv_sge above SIW_MAX_SGE is EINVAL, SRQ or not"))
 	set("PostRecvBadWR", unread("nothing read"))
-	set("LastWQE", unread(srcIBTA))
+	p.LastWQE = One(NoRaise)
+	set("LastWQE", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/: IB_EVENT_QP_LAST_WQE_REACHED appears nowhere; siw_qp_event is called with QP_FATAL, QP_ACCESS_ERR, QP_REQ_ERR and SQ_DRAINED only (6.1); seen on 6.1: no event after a QP entered ERR, by modify or by a terminated connection"))
 	set("LastWQERepeat", unread(srcIBTA))
 	set("FlushInProgress", unread(srcIBTA))
 	return p

@@ -132,6 +132,7 @@ var FieldOwner = map[string]string{
 	"ResizeBelowLimit": "RESIZE-BELOW-LIMIT",
 	"PostRecvBadWR":    "POST-QP-RQ",
 	"QPRecvCaps":       "QP-SRQ-CAPS",
+	"EmptySRQRC":       "RECV-RNR",
 	"LastWQE":          "QP-LAST-WQE",
 	"LastWQERepeat":    "QP-LAST-WQE",
 	"FlushInProgress":  "QP-FLUSH-INPROGRESS",

@@ -984,6 +984,10 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	if len(m.queue) == 0 {
 		m.touch("RECV-RNR")
 		if rc {
+			if m.emptyRC() == EmptyTerminate {
+				m.enterErr(o.QP)
+				return m.peerResult("RECV-RNR", Peers(PeerError), got)
+			}
 			return m.peerResult("RECV-RNR", Peers(PeerRNR), got)
 		}
 		return m.peerResult("RECV-RNR", Peers(PeerOK), got)

@@ -78,6 +78,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones (0: the driver's default)")
 	quiet := fs.Bool("q", false, "no progress on the terminal")
+	progressLog := fs.Bool("progress-log", false, "print a line per finished scenario or random case on stderr, terminal or not (for logs and the vm console: where a run stands when it stops)")
 	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last (an interrupted or failed run's, when one stops the sequence)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	if ok, code := fs.parse(args); !ok {
@@ -134,7 +135,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err := outs.check(); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if !*quiet && isTerminal(stderr) {
+	switch {
+	case *progressLog:
+		start := time.Now()
+		opts.Progress = func(done, total int, what string) {
+			fmt.Fprintf(stderr, "srqconform: [%d/%d %s] %s\n", done, total, time.Since(start).Round(time.Second), what)
+		}
+	case !*quiet && isTerminal(stderr):
 		opts.Progress = func(done, total int, what string) {
 			fmt.Fprintf(stderr, "\r\033[K[%d/%d] %s", done, total, what)
 			if done == total {

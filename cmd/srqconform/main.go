@@ -28,8 +28,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Exit codes, as the package documentation describes them.
@@ -42,7 +44,27 @@ const (
 )
 
 func main() {
+	if len(os.Args) < 2 || os.Args[1] != "vm" { // vm hands it to the guest
+		dumpStacksAfter(os.Getenv(stacksEnv), os.Stderr)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// stacksEnv, a duration, makes the process print every goroutine's stack
+// on stderr once that long has passed, and go on: where a run that seems
+// stuck stands (vm passes it from the host into the guest).
+const stacksEnv = "SRQCONFORM_STACKS_AFTER"
+
+func dumpStacksAfter(v string, w io.Writer) {
+	d, err := time.ParseDuration(v)
+	if v == "" || err != nil || d <= 0 {
+		return
+	}
+	time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		fmt.Fprintf(w, "srqconform: %s=%v: every goroutine's stack:\n%s\n", stacksEnv, d, buf[:n])
+	})
 }
 
 const usage = `usage: srqconform <command> [flags]

@@ -144,13 +144,16 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		Kernel:   k,
 		Program:  prog,
 		Provider: *provider,
-		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *seed, *cases, *steps, *runs, *duration, fs.FlagSet),
+		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *seed, *cases, *steps, *runs, *duration, *verbose, fs.FlagSet),
 		Timeout:  *timeout,
 		Accel:    *accel,
 		CacheDir: *cache,
 	}
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
+	}
+	if v := os.Getenv(stacksEnv); v != "" {
+		opts.Env = append(opts.Env, stacksEnv+"="+v)
 	}
 	if *replayFile != "" {
 		if _, err := os.Stat(*replayFile); err != nil {
@@ -359,8 +362,9 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 
 // guestRunArgs is the run command the guest executes: the budget is the
 // case count, or the time given with -duration (bounded by -cases only
-// when -cases was given too).
-func guestRunArgs(device, profile string, seed uint64, cases, steps, runs int, duration time.Duration, fs *flag.FlagSet) []string {
+// when -cases was given too). With -v the guest prints a progress line
+// per scenario and case on the console (-progress-log).
+func guestRunArgs(device, profile string, seed uint64, cases, steps, runs int, duration time.Duration, verbose bool, fs *flag.FlagSet) []string {
 	args := []string{"run", "-driver", "cgo", "-d", device, "-x", "1", "-q", "-format", "json", "-profile", profile,
 		"-seed", strconv.FormatUint(seed, 10), "-steps", strconv.Itoa(steps), "-runs", strconv.Itoa(runs)}
 	casesSet := false
@@ -370,6 +374,9 @@ func guestRunArgs(device, profile string, seed uint64, cases, steps, runs int, d
 	}
 	if duration == 0 || casesSet {
 		args = append(args, "-cases", strconv.Itoa(cases))
+	}
+	if verbose {
+		args = append(args, "-progress-log")
 	}
 	return args
 }

@@ -44,6 +44,9 @@ type device struct {
 	info     drivers.Info
 	srqs     []*srq
 	closed   bool
+	// asyncNonblock says ctx's async fd is non-blocking: only then may
+	// Close drain its events (a read on a blocking one waits forever).
+	asyncNonblock bool
 	// conn is the connection mode (connVerbs or connRDMACM); in rdma_cm
 	// mode ctx is librdmacm's context from cmDevs, and cmAddr the
 	// address its listeners bind.
@@ -130,20 +133,23 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 	if pa.state != C.IBV_PORT_ACTIVE {
 		return fmt.Errorf("cgo: ibv_query_port(%s, port %d): state %d, want IBV_PORT_ACTIVE (%d)", name, d.port, int(pa.state), int(C.IBV_PORT_ACTIVE))
 	}
-	d.mtu = uint32(pa.active_mtu)
-	if d.conn == connRDMACM {
-		// rdma_cm addresses by IP; the GID table is not used.
-	} else if d.gidIndex < 0 || d.gidIndex >= int(pa.gid_tbl_len) {
-		return fmt.Errorf("cgo: Open(%s): GID index %d, want 0..%d", name, d.gidIndex, int(pa.gid_tbl_len)-1)
-	}
-	if r := C.srqc_query_gid(d.ctx, C.uint8_t(d.port), C.int(d.gidIndex), (*C.uint8_t)(unsafe.Pointer(&d.gid[0]))); r != 0 {
-		return verbErr(fmt.Sprintf("ibv_query_gid(%s, port %d, index %d)", name, d.port, d.gidIndex), int(r))
-	}
-	if d.gid == [16]byte{} {
-		return fmt.Errorf("cgo: ibv_query_gid(%s, port %d, index %d) is all zero, want a valid GID (rxe's IPv4-mapped RoCEv2 GID is usually index 1)", name, d.port, d.gidIndex)
-	}
+	// First, so that Close can drain the async events of a device whose
+	// setup fails below: on a blocking fd that read waits forever.
 	if r, err := C.srqc_set_nonblock(d.ctx.async_fd); r != 0 {
 		return fmt.Errorf("cgo: fcntl(async_fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
+	}
+	d.asyncNonblock = true
+	d.mtu = uint32(pa.active_mtu)
+	if d.conn == connVerbs { // rdma_cm addresses by IP; the GID table is not used
+		if d.gidIndex < 0 || d.gidIndex >= int(pa.gid_tbl_len) {
+			return fmt.Errorf("cgo: Open(%s): GID index %d, want 0..%d", name, d.gidIndex, int(pa.gid_tbl_len)-1)
+		}
+		if r := C.srqc_query_gid(d.ctx, C.uint8_t(d.port), C.int(d.gidIndex), (*C.uint8_t)(unsafe.Pointer(&d.gid[0]))); r != 0 {
+			return verbErr(fmt.Sprintf("ibv_query_gid(%s, port %d, index %d)", name, d.port, d.gidIndex), int(r))
+		}
+		if d.gid == [16]byte{} {
+			return fmt.Errorf("cgo: ibv_query_gid(%s, port %d, index %d) is all zero, want a valid GID (rxe's IPv4-mapped RoCEv2 GID is usually index 1)", name, d.port, d.gidIndex)
+		}
 	}
 	d.info = drivers.Info{
 		Name:         name,
@@ -234,7 +240,9 @@ func (d *device) Close() error {
 		errs = append(errs, d.srqs[i].destroy())
 	}
 	d.srqs = nil
-	d.drainEvents()
+	if d.ctx != nil && d.asyncNonblock {
+		d.drainEvents()
+	}
 	switch {
 	case d.cmDevs != nil:
 		C.rdma_free_devices(d.cmDevs) // closes librdmacm's contexts

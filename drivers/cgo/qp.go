@@ -202,7 +202,10 @@ func (q *qp) destroy() error {
 // dead says the QP takes no verb: destroyed by Destroy, or its SRQ closed.
 // A QP outlives a destroyed SRQ (only a device breaking DESTROY-BUSY lets
 // that happen), so the receiver QP is still there to call.
-func (q *qp) dead() bool { return q.s.closed || q.qp == nil }
+// dead says the QP was destroyed or its SRQ closed. In rdma_cm mode a QP
+// has no ibv_qp until Modify(RTR) connects it (and none again after
+// RESET): that is not death, and QPs there are never destroyed alone.
+func (q *qp) dead() bool { return q.s.closed || q.qp == nil && q.s.cm == nil }
 
 // Destroy destroys the peer, then the receiver with ibv_destroy_qp, after
 // reading and acknowledging pending async events. The receiver's number

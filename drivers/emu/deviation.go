@@ -55,6 +55,7 @@ const (
 	NoCreateSRQEx            Deviation = "no-create-srq-ex"
 	RecvWRChecked            Deviation = "recv-wr-checked"
 	RecvCapsChecked          Deviation = "recv-caps-checked"
+	EmptyTerminates          Deviation = "empty-terminates"
 )
 
 // Mutants: deliberate rule violations.
@@ -188,6 +189,7 @@ var baseCatalogue = []DeviationInfo{
 	{NoFlush, KindBehaviour, "profile:Flush", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion", nil},
 	{NoUD, KindBehaviour, "profile:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)", nil},
 	{RecvWRChecked, KindBehaviour, "profile:QPRecvCaps", "mlx5: a QP created with the SRQ and max_recv_wr above max_qp_wr fails with EINVAL (max_recv_sge is ignored)", nil},
+	{EmptyTerminates, KindBehaviour, "profile:EmptySRQRC", "siw: a consuming message meeting an empty SRQ on RC terminates the connection: the peer sees an error and the QP enters ERR (iWARP has no RNR)", nil},
 	{RecvCapsChecked, KindBehaviour, "profile:QPRecvCaps", "siw: a QP created with the SRQ and max_recv_wr or max_recv_sge above the device's limits fails with EINVAL", nil},
 	{NoCreateSRQEx, KindBehaviour, "rule:CREATE-EX", "rxe, siw: the provider has no create_srq_ex, so an ibv_create_srq_ex with the CQ bit or an unknown srq_type fails with EOPNOTSUPP (mlx5: the CQ is ignored, the type is EINVAL)", nil},
 
@@ -287,6 +289,7 @@ func Sets() map[string][]Deviation {
 		"siw": {
 			ErrnoNegative, SGEAgainstDevice, RejectZeroSGE, CapacityHidden, QueryUnsupported,
 			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD, NoCreateSRQEx, RecvCapsChecked,
+			EmptyTerminates, LimitAtCreate, KeyErrorStatus.With(21), NoLastWQE, // 21: IBV_WC_GENERAL_ERR
 		},
 	}
 }

@@ -268,6 +268,10 @@ func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
 		return peerOK
 	}
 	if s.outstanding() == 0 {
+		if q.typ == drivers.RC && c.has(EmptyTerminates) {
+			q.enterErr()
+			return peerErr
+		}
 		if q.typ == drivers.RC && !c.has(RNRSilent) {
 			return peerRNR
 		}

@@ -1,0 +1,111 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/srqconform/srqconform/drivers"
+	"github.com/srqconform/srqconform/drivers/emu"
+	"github.com/srqconform/srqconform/model"
+)
+
+// hangDriver is the emulator, asynchronous, whose Deliver of a message
+// of length hangLen (or, with inClose, the SRQ's Close) never returns: a
+// driver stuck in a call (a kernel driver that never completes a WR, a
+// blocking verb).
+type hangDriver struct {
+	drivers.Driver
+	inClose bool // hang in the SRQ's Close instead
+}
+
+const hangLen = 0
+
+type hangDevice struct {
+	drivers.Device
+	inClose bool
+}
+type hangSRQ struct {
+	drivers.SRQ
+	inClose bool
+}
+type hangQP struct {
+	drivers.QP
+	hang bool
+}
+
+func (d hangDriver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
+	dev, err := d.Driver.Open(ctx, cfg)
+	return &hangDevice{Device: dev, inClose: d.inClose}, err
+}
+
+func (d *hangDevice) Info() drivers.Info {
+	i := d.Device.Info()
+	i.Synchronous = false
+	return i
+}
+
+func (d *hangDevice) CreateSRQ(ctx context.Context, a drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
+	s, attr, err := d.Device.CreateSRQ(ctx, a, keys)
+	if err != nil {
+		return nil, attr, err
+	}
+	return hangSRQ{s, d.inClose}, attr, nil
+}
+
+func (s hangSRQ) Close() error {
+	if s.inClose {
+		select {}
+	}
+	return s.SRQ.Close()
+}
+
+func (s hangSRQ) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	q, err := s.SRQ.CreateQP(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return hangQP{q, !s.inClose}, nil
+}
+
+func (q hangQP) Deliver(ctx context.Context, m drivers.Message) (drivers.PeerStatus, error) {
+	if m.Len == hangLen && q.hang {
+		select {} // stuck for good, as a C call would be
+	}
+	return q.QP.Deliver(ctx, m)
+}
+
+// TestHungDriverCallIsAHarnessError: a driver call that never returns
+// (a Deliver, or the SRQ's Close) stops the run within Options.OpTimeout with a harness error that names
+// the call, the report holding what ran before it, and the device is not
+// touched again (Close would wait on the hung call's locks).
+func TestHungDriverCallIsAHarnessError(t *testing.T) {
+	for _, c := range []struct {
+		inClose bool
+		want    []string
+	}{
+		{false, []string{"did not return from", "arrive", "within 200ms"}},
+		{true, []string{"did not return from", "closing the SRQ", "within 200ms"}},
+	} {
+		drv := hangDriver{emu.New(), c.inClose}
+		start := time.Now()
+		rep, err := Check(context.Background(), drv, drivers.Config{},
+			Options{Profile: model.Documented(), Rules: []string{"RECV-COMPLETION", "RECV-NUMSGE0", "RECV-FIT"}, Cases: -1,
+				Wait: 10 * time.Millisecond, OpTimeout: 200 * time.Millisecond})
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("inClose=%v: the run took %v, want it stopped soon after the 200ms bound", c.inClose, took)
+		}
+		if err == nil || rep == nil {
+			t.Fatalf("inClose=%v: Check = %v, %v; want a partial report and a harness error", c.inClose, rep, err)
+		}
+		for _, want := range c.want {
+			if !strings.Contains(rep.Error, want) {
+				t.Errorf("inClose=%v: Report.Error = %q, want it to contain %q", c.inClose, rep.Error, want)
+			}
+		}
+		if rep.StepsRun == 0 {
+			t.Errorf("inClose=%v: the partial report holds no steps", c.inClose)
+		}
+	}
+}
