@@ -280,8 +280,12 @@ func up(s *session, qp int) bool {
 	return settled(s.view(), qp) && s.view().QPStates[qp] == model.RTS
 }
 
-// directedWR is a one-SGE WR any message the directed steps send fits.
-func directedWR(s *session) model.WR { return s.wr(64) }
+// directedLen is the length of the one-SGE WRs the directed steps post:
+// every message they send fits it.
+const directedLen = 64
+
+// directedWR is such a WR.
+func directedWR(s *session) model.WR { return s.wr(directedLen) }
 
 // traffic posts a WR unless the queue is full and sends a message that
 // fits it to the QP: a consuming send, or now and then another opcode.
@@ -353,11 +357,11 @@ func wrap(t *rapid.T, s *session, qp int) {
 	if !up(s, qp) {
 		return
 	}
-	s.fillWith(directedWR)
+	s.fill(directedLen)
 	s.post(directedWR(s)) // refused at full
 	drain(s, qp, rapid.IntRange(1, int(s.view().Capacity)).Draw(t, "drain"))
 	s.do(model.Poll{})
-	s.fillWith(directedWR)
+	s.fill(directedLen)
 }
 
 func genWR(t *rapid.T, s *session, v model.View) model.WR {

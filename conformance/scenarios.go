@@ -50,13 +50,8 @@ func (s *session) to(qp int, states ...model.QPState) {
 // fill posts single-SGE WRs until the SRQ holds max_wr, or a post fails
 // (a device whose departures the run adopted may hold fewer).
 func (s *session) fill(length uint32) {
-	s.fillWith(func(s *session) model.WR { return s.wr(length) })
-}
-
-// fillWith is fill with the WRs wr makes.
-func (s *session) fillWith(wr func(*session) model.WR) {
 	for v := s.view(); v.Occupied < int(v.Capacity); v = s.view() {
-		if s.post(wr(s)).Errno != 0 {
+		if s.post(s.wr(length)).Errno != 0 {
 			return
 		}
 	}
