@@ -97,6 +97,7 @@ type machine struct {
 	script   []int          // this step's fault decisions, taken in order
 	cursor   int            // the next decision in script
 	faults   []FaultUse     // departures this candidate took
+	declines []FaultUse     // fault points where it kept to the rule
 	touched  []string       // rules whose checks ran in this step
 	stepN    int            // the number of the step being applied (1-based)
 
@@ -123,6 +124,7 @@ func (m *machine) clone() *machine {
 	n.events = clip(m.events)
 	n.completedHistory = clip(m.completedHistory)
 	n.faults = clip(m.faults)
+	n.declines = clip(m.declines)
 	n.picks = clip(m.picks)
 	n.script = clip(m.script)
 	n.touched = clip(m.touched)

@@ -241,8 +241,18 @@ func (m *Model) advance(op Op, got *Observation) error {
 	}
 	if w := m.beamWidth(); len(next) > w && len(m.relaxed) > 0 {
 		// Relaxed rules can explain one observation many ways: keep the
-		// most parsimonious explanations (fewest departures).
-		slices.SortStableFunc(next, func(a, b *machine) int { return len(a.faults) - len(b.faults) })
+		// most systematic explanations (machine.mixed), and among those
+		// the most parsimonious (fewest departures).
+		score := make(map[*machine]int, len(next))
+		for _, c := range next {
+			score[c] = c.mixed()
+		}
+		slices.SortStableFunc(next, func(a, b *machine) int {
+			if d := score[a] - score[b]; d != 0 {
+				return d
+			}
+			return len(a.faults) - len(b.faults)
+		})
 		next = next[:w]
 		m.pruned = true
 	}

@@ -66,8 +66,46 @@ func (m *machine) choose(rule string, n int) int {
 	m.cursor++
 	if i > 0 {
 		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
+	} else {
+		m.declines = append(clip(m.declines), FaultUse{Step: m.stepN, Rule: rule})
 	}
 	return i
+}
+
+// mixed scores how inconsistently a candidate used its hidden departures:
+// for each rule, the lesser of the times it took the departure and the
+// times it kept to the rule at a fault point. A real device's departure is
+// mostly systematic (it truncates every oversize message, or none), so a
+// beam that must drop candidates drops the most mixed first: dropping by
+// fault count alone discards the device that departs every time.
+func (m *machine) mixed() int {
+	score := 0
+	for _, r := range m.relaxedRules() {
+		took, kept := 0, 0
+		for _, f := range m.faults {
+			if f.Rule == r {
+				took++
+			}
+		}
+		for _, f := range m.declines {
+			if f.Rule == r {
+				kept++
+			}
+		}
+		score += min(took, kept)
+	}
+	return score
+}
+
+// relaxedRules lists the rules this candidate's fault points belong to.
+func (m *machine) relaxedRules() []string {
+	var out []string
+	for _, f := range m.faults {
+		if !slices.Contains(out, f.Rule) {
+			out = append(out, f.Rule)
+		}
+	}
+	return out
 }
 
 // branch forks n ways on what a departure already taken leaves open (what a
