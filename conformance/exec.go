@@ -143,7 +143,8 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 		return obs, harness("%s before create_srq", op.Name())
 	}
 	if _, ok := op.(model.Poll); !ok {
-		defer x.timing.add(phaseOf(op), time.Now())
+		start := time.Now()
+		defer func() { x.timing.add(phaseOf(op, obs), start) }()
 	}
 	switch o := op.(type) {
 	case model.CreateSRQ:

@@ -20,7 +20,7 @@ type Phase struct {
 // what they leave of Report.Elapsed is the harness's own (generation,
 // diagnosis by replay on the model, bookkeeping).
 var PhaseNames = []string{
-	PhaseCreateSRQ, PhaseCreateQP, PhasePost, PhaseDeliver, PhasePollWait, PhasePollSettle,
+	PhaseCreateSRQ, PhaseCreateQP, PhasePost, PhaseDeliver, PhaseDeliverRefused, PhasePollWait, PhasePollSettle,
 	PhaseModifyQP, PhaseSRQVerbs, PhaseInvalidate, PhaseInject, PhaseLifecycle, PhaseTeardown, PhaseModel,
 }
 
@@ -38,6 +38,10 @@ const (
 	// the receiver has processed it; a driver that reconnects a peer
 	// before a send does it here.
 	PhaseDeliver = "deliver"
+	// PhaseDeliverRefused is a delivery the peer saw fail (receiver not
+	// ready, or an error once its retries ran out): the retry timers are
+	// paid here, and the reconnection of the peer before its next send.
+	PhaseDeliverRefused = "deliver_refused"
 	// PhasePollWait is a poll waiting for the completions and events the
 	// model expects (up to Options.Wait).
 	PhasePollWait = "poll_wait"
@@ -176,9 +180,9 @@ func (t *timing) report() (phases, stages []Phase) {
 	return pick(PhaseNames, t.phases), pick(StageNames, t.stages)
 }
 
-// phaseOf names the phase an operation's time goes to (a poll's is split
-// by the poll itself).
-func phaseOf(op model.Op) string {
+// phaseOf names the phase an operation's time goes to, given what was
+// observed (a poll's is split by the poll itself).
+func phaseOf(op model.Op, obs model.Observation) string {
 	switch op.(type) {
 	case model.CreateSRQ:
 		return PhaseCreateSRQ
@@ -187,6 +191,9 @@ func phaseOf(op model.Op) string {
 	case model.Post, model.PostRecv:
 		return PhasePost
 	case model.Arrive, model.ArriveRest:
+		if obs.Peer == model.PeerRNR || obs.Peer == model.PeerError {
+			return PhaseDeliverRefused
+		}
 		return PhaseDeliver
 	case model.ModifyQP:
 		return PhaseModifyQP

@@ -29,8 +29,10 @@ var sleeps = map[string]time.Duration{
 	conformance.PhaseCreateQP:  3 * time.Millisecond,
 	conformance.PhasePost:      2 * time.Millisecond,
 	conformance.PhaseDeliver:   3 * time.Millisecond,
-	conformance.PhaseModifyQP:  time.Millisecond,
-	conformance.PhaseTeardown:  2 * time.Millisecond,
+	// A refused delivery is the same call: its time goes to its own phase.
+	conformance.PhaseDeliverRefused: 3 * time.Millisecond,
+	conformance.PhaseModifyQP:       time.Millisecond,
+	conformance.PhaseTeardown:       2 * time.Millisecond,
 }
 
 const sleepySettle = 3 * time.Millisecond

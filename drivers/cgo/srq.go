@@ -38,13 +38,14 @@ const (
 
 // region is a memory region over C memory.
 type region struct {
-	buf   unsafe.Pointer
-	size  uint64
-	mr    *C.struct_ibv_mr
-	lkey  uint32 // kept after deregistration: posts use the stale key
-	rkey  uint32
-	alloc ring
-	what  string
+	buf    unsafe.Pointer
+	size   uint64
+	mr     *C.struct_ibv_mr
+	lkey   uint32 // kept after deregistration: posts use the stale key
+	rkey   uint32
+	alloc  ring
+	what   string
+	access C.int
 }
 
 // register allocates size bytes and registers them with access.
@@ -58,7 +59,7 @@ func register(pd *C.struct_ibv_pd, size uint64, access C.int, what string) (*reg
 		cfree(buf)
 		return nil, nullErr(fmt.Sprintf("ibv_reg_mr(%s, %d bytes, access %#x)", what, size, int(access)), err)
 	}
-	return &region{buf: buf, size: size, mr: mr, lkey: uint32(mr.lkey), rkey: uint32(mr.rkey), alloc: ring{size: size}, what: what}, nil
+	return &region{buf: buf, size: size, mr: mr, lkey: uint32(mr.lkey), rkey: uint32(mr.rkey), alloc: ring{size: size}, what: what, access: access}, nil
 }
 
 // addr is the device address of offset off.
@@ -96,9 +97,10 @@ type srq struct {
 	ch     *C.struct_ibv_comp_channel
 	cq     *C.struct_ibv_cq
 	srq    *C.struct_ibv_srq
-	keys   []*region
+	keys   []*region // regs's first keys, as many as the SRQ was created with
 	target *region
 	peer   *region
+	regs   *regions // the PD and the regions, lent by the device
 	wcs    *C.struct_ibv_wc
 	out    *C.struct_srqc_wc
 
@@ -119,8 +121,9 @@ type srq struct {
 
 var _ drivers.SRQ = (*srq)(nil)
 
-// CreateSRQ creates the PD, the shared receive CQ, the SRQ and the keys
-// regions, the target and peer regions.
+// CreateSRQ creates the shared receive CQ and the SRQ, on a PD with the
+// keys regions, the target and peer regions (those of the last closed SRQ
+// when the device kept them: device.takeRegions).
 func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
 	return d.createSRQ(ctx, attr, keys, drivers.CreatePlain)
 }
@@ -154,10 +157,11 @@ func (d *device) createSRQ(ctx context.Context, attr drivers.SRQAttr, keys int, 
 
 func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQAttr, error) {
 	d := s.dev
-	var err error
-	if s.pd, err = C.ibv_alloc_pd(d.ctx); s.pd == nil {
-		return drivers.SRQAttr{}, nullErr("ibv_alloc_pd", err)
+	regs, err := d.takeRegions(keys)
+	if err != nil {
+		return drivers.SRQAttr{}, err
 	}
+	s.regs, s.pd, s.keys, s.target, s.peer = regs, regs.pd, regs.keys[:keys], regs.target, regs.peer
 	if s.ch, err = C.ibv_create_comp_channel(d.ctx); s.ch == nil {
 		return drivers.SRQAttr{}, nullErr("ibv_create_comp_channel", err)
 	}
@@ -172,20 +176,6 @@ func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (d
 		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("%s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
 	}
 	got := drivers.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}
-	access := C.int(C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC)
-	for k := range keys {
-		r, err := register(s.pd, regionSize, access, fmt.Sprintf("key %d", k))
-		if err != nil {
-			return drivers.SRQAttr{}, err
-		}
-		s.keys = append(s.keys, r)
-	}
-	if s.target, err = register(s.pd, targetSize, access, "RDMA target"); err != nil {
-		return drivers.SRQAttr{}, err
-	}
-	if s.peer, err = register(s.pd, peerBufSize, C.IBV_ACCESS_LOCAL_WRITE, "peer buffer"); err != nil {
-		return drivers.SRQAttr{}, err
-	}
 	if d.conn == connRDMACM {
 		if err := s.startCM(); err != nil {
 			return drivers.SRQAttr{}, err
@@ -299,17 +289,13 @@ func (s *srq) destroy() error {
 		}
 		s.ch = nil
 	}
-	errs = append(errs, s.peer.release(), s.target.release())
-	for i := len(s.keys) - 1; i >= 0; i-- {
-		errs = append(errs, s.keys[i].release())
+	if errors.Join(errs...) == nil {
+		// Everything on the PD is gone: the next SRQ may have it.
+		errs = append(errs, s.dev.putRegions(s.regs))
+	} else {
+		errs = append(errs, s.regs.release())
 	}
-	s.keys, s.peer, s.target = nil, nil, nil
-	if s.pd != nil {
-		if r := C.ibv_dealloc_pd(s.pd); r != 0 {
-			errs = append(errs, verbErr("ibv_dealloc_pd", int(r)))
-		}
-		s.pd = nil
-	}
+	s.regs, s.keys, s.peer, s.target, s.pd = nil, nil, nil, nil, nil
 	cfree(unsafe.Pointer(s.wcs))
 	cfree(unsafe.Pointer(s.out))
 	cfree(s.scratch)
