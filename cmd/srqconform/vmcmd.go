@@ -58,6 +58,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
+	conn := fs.String("conn", "", "how peers connect in the guest: verbs (ibv_modify_qp) or rdmacm (librdmacm); default verbs on rxe, rdmacm on siw (its only way)")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
@@ -78,6 +79,12 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if !validFormat(*format) {
 		return fail(stderr, "unknown format %q", *format)
+	}
+	if *conn != "" && *conn != "verbs" && *conn != "rdmacm" {
+		return fail(stderr, "unknown connection mode %q for -conn: want verbs or rdmacm", *conn)
+	}
+	if *conn == "verbs" && *provider == "siw" {
+		return fail(stderr, "-conn verbs with -provider siw: siw QPs reach RTS only through rdma_cm; leave -conn out or give rdmacm")
 	}
 	if !slices.Contains(qemuvm.Providers(), *provider) {
 		return fail(stderr, "unknown provider %q for -provider: want one of %s", *provider, strings.Join(qemuvm.Providers(), ", "))
@@ -144,7 +151,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		Kernel:   k,
 		Program:  prog,
 		Provider: *provider,
-		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *seed, *cases, *steps, *runs, *duration, *verbose, fs.FlagSet),
+		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *conn, *seed, *cases, *steps, *runs, *duration, *verbose, fs.FlagSet),
 		Timeout:  *timeout,
 		Accel:    *accel,
 		CacheDir: *cache,
@@ -160,7 +167,11 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "replay file: %v", err)
 		}
 		opts.ExtraFiles = map[string]string{"/replay.json": *replayFile}
-		opts.Args = []string{"replay", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname, "/replay.json"}
+		opts.Args = []string{"replay", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname}
+		if *conn != "" {
+			opts.Args = append(opts.Args, "-conn", *conn)
+		}
+		opts.Args = append(opts.Args, "/replay.json")
 		res, err := qemuvm.Run(ctx, opts)
 		if err != nil {
 			if interrupted(ctx) {
@@ -364,9 +375,12 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 // case count, or the time given with -duration (bounded by -cases only
 // when -cases was given too). With -v the guest prints a progress line
 // per scenario and case on the console (-progress-log).
-func guestRunArgs(device, profile string, seed uint64, cases, steps, runs int, duration time.Duration, verbose bool, fs *flag.FlagSet) []string {
+func guestRunArgs(device, profile, conn string, seed uint64, cases, steps, runs int, duration time.Duration, verbose bool, fs *flag.FlagSet) []string {
 	args := []string{"run", "-driver", "cgo", "-d", device, "-x", "1", "-q", "-format", "json", "-profile", profile,
 		"-seed", strconv.FormatUint(seed, 10), "-steps", strconv.Itoa(steps), "-runs", strconv.Itoa(runs)}
+	if conn != "" {
+		args = append(args, "-conn", conn)
+	}
 	casesSet := false
 	fs.Visit(func(f *flag.Flag) { casesSet = casesSet || f.Name == "cases" })
 	if duration > 0 {

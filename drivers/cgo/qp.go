@@ -23,10 +23,22 @@ import (
 
 // Connection parameters.
 const (
-	qkey        = 0x11111111
-	rqPSN       = 0 // the receiver's first expected PSN
-	ackTimeout  = 14
-	retryCount  = 1
+	qkey  = 0x11111111
+	rqPSN = 0 // the receiver's first expected PSN
+	// ackTimeout and retryCount bound how long an RC peer sends to a
+	// receiver that takes nothing (RESET, INIT, ERR) before it gives up:
+	// that wait is the proof nothing was processed, and it was the largest
+	// cost of a device run (timeout 14 and 1 retry: about 130 ms a
+	// refusal, 27% of a 50-case run on rxe under TCG, reports/rxe-speed.md).
+	// Timeout 11 is 4.096 us * 2^11 = 8.4 ms (rxe rounds it down to 2
+	// jiffies at HZ 250, so each attempt waits 4 to 8 ms) and 6 retries
+	// make 7 attempts: a refusal costs about 40 ms, and a live receiver is
+	// refused only if it answers nothing for 6 whole attempts (over 24 ms,
+	// where the slowest receiver processing measured under TCG took
+	// 10 ms: udSettle). Not 7 retries: rxe, like the spec for rnr_retry,
+	// takes 7 as "retry for ever" (rxe_comp.c), and a refusal never ends.
+	ackTimeout  = 11
+	retryCount  = 6
 	rnrRetry    = 0
 	minRNRTimer = 1
 	sendTimeout = 5 * time.Second // longest wait for a peer's send completion
@@ -120,8 +132,10 @@ func (q *qp) create() error {
 		qt = C.IBV_QPT_UD
 	}
 	var err error
-	if q.scq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.scq == nil {
-		return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
+	if q.scq = s.regs.takeSendCQ(); q.scq == nil {
+		if q.scq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.scq == nil {
+			return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
+		}
 	}
 	var ia C.struct_ibv_qp_init_attr
 	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
@@ -142,6 +156,14 @@ func (q *qp) create() error {
 		return nullErr(fmt.Sprintf("ibv_create_qp(receiver %d, %s, with SRQ)", q.idx, typeName(q.typ)), err)
 	}
 	q.qpn = uint32(q.qp.qp_num)
+	if p, ok := s.regs.takePeer(q.typ); ok {
+		q.peer, q.pcq, q.ah = p.qp, p.cq, p.ah
+		q.pqpn = uint32(q.peer.qp_num)
+		if q.typ == drivers.UD {
+			return q.connectPeer(0)
+		}
+		return nil
+	}
 	if q.pcq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.pcq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(CQ of peer %d)", q.idx), err)
 	}
@@ -172,29 +194,30 @@ func (q *qp) destroy() error {
 		return q.dropCM()
 	}
 	var errs []error
-	if q.ah != nil {
-		if r := C.ibv_destroy_ah(q.ah); r != 0 {
-			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_ah(peer %d)", q.idx), int(r)))
+	if q.qp != nil {
+		if r := C.ibv_destroy_qp(q.qp); r != 0 {
+			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_qp(receiver %d)", q.idx), int(r)))
 		}
-		q.ah = nil
+		q.qp = nil
 	}
-	for _, o := range []struct {
-		qp   **C.struct_ibv_qp
-		cq   **C.struct_ibv_cq
-		what string
-	}{{&q.peer, &q.pcq, "peer"}, {&q.qp, &q.scq, "receiver"}} {
-		if *o.qp != nil {
-			if r := C.ibv_destroy_qp(*o.qp); r != 0 {
-				errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_qp(%s %d)", o.what, q.idx), int(r)))
-			}
-			*o.qp = nil
+	if q.scq != nil {
+		if len(errs) == 0 {
+			errs = append(errs, q.s.regs.putSendCQ(q.scq))
+		} else if r := C.ibv_destroy_cq(q.scq); r != 0 {
+			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(send CQ of receiver %d)", q.idx), int(r)))
 		}
-		if *o.cq != nil {
-			if r := C.ibv_destroy_cq(*o.cq); r != 0 {
-				errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(%s %d)", o.what, q.idx), int(r)))
-			}
-			*o.cq = nil
-		}
+		q.scq = nil
+	}
+	// The peer is kept for a later QP, whole or not at all, and in RESET:
+	// nothing it had in flight can reach a later receiver (which may get
+	// this one's QP number), and its next connection starts from there
+	// (qp.connectPeer).
+	p := peer{qp: q.peer, cq: q.pcq, ah: q.ah}
+	q.peer, q.pcq, q.ah = nil, nil, nil
+	if p.qp != nil && p.cq != nil && (q.typ == drivers.RC || p.ah != nil) && len(errs) == 0 && q.resetPeer(p.qp) {
+		q.s.regs.putPeer(q.typ, p)
+	} else {
+		errs = append(errs, p.destroy())
 	}
 	return errors.Join(errs...)
 }
@@ -397,6 +420,12 @@ func (q *qp) connectPeer(psn uint32) error {
 	}
 	q.peerReady, q.peerFailed = true, false
 	return nil
+}
+
+// resetPeer moves a peer QP to RESET and reports whether it went.
+func (q *qp) resetPeer(p *C.struct_ibv_qp) bool {
+	a, mask := q.attrs(drivers.RTS, drivers.Reset, 0, 0)
+	return C.ibv_modify_qp(p, &a, mask) == 0
 }
 
 // PostRecv is ibv_post_recv on the receiver's own receive queue.

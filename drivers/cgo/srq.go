@@ -161,16 +161,7 @@ func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (d
 	if err != nil {
 		return drivers.SRQAttr{}, err
 	}
-	s.regs, s.pd, s.keys, s.target, s.peer = regs, regs.pd, regs.keys[:keys], regs.target, regs.peer
-	if s.ch, err = C.ibv_create_comp_channel(d.ctx); s.ch == nil {
-		return drivers.SRQAttr{}, nullErr("ibv_create_comp_channel", err)
-	}
-	if r, err := C.srqc_set_nonblock(s.ch.fd); r != 0 {
-		return drivers.SRQAttr{}, fmt.Errorf("cgo: fcntl(comp channel fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
-	}
-	if s.cq, err = C.ibv_create_cq(d.ctx, cqDepth, nil, s.ch, 0); s.cq == nil {
-		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("ibv_create_cq(%d entries)", cqDepth), err)
-	}
+	s.regs, s.pd, s.keys, s.target, s.peer, s.ch, s.cq = regs, regs.pd, regs.keys[:keys], regs.target, regs.peer, regs.ch, regs.cq
 	a := C.struct_ibv_srq_attr{max_wr: C.uint32_t(attr.MaxWR), max_sge: C.uint32_t(attr.MaxSGE), srq_limit: C.uint32_t(attr.SRQLimit)}
 	if s.srq, err = C.srqc_create_srq(d.ctx, s.pd, s.cq, C.int(v), &a); s.srq == nil {
 		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("%s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
@@ -277,25 +268,13 @@ func (s *srq) destroy() error {
 		}
 		s.srq = nil
 	}
-	if s.cq != nil {
-		if r := C.ibv_destroy_cq(s.cq); r != 0 {
-			errs = append(errs, verbErr("ibv_destroy_cq(receive CQ)", int(r)))
-		}
-		s.cq = nil
-	}
-	if s.ch != nil {
-		if r := C.ibv_destroy_comp_channel(s.ch); r != 0 {
-			errs = append(errs, verbErr("ibv_destroy_comp_channel", int(r)))
-		}
-		s.ch = nil
-	}
 	if errors.Join(errs...) == nil {
 		// Everything on the PD is gone: the next SRQ may have it.
 		errs = append(errs, s.dev.putRegions(s.regs))
 	} else {
 		errs = append(errs, s.regs.release())
 	}
-	s.regs, s.keys, s.peer, s.target, s.pd = nil, nil, nil, nil, nil
+	s.regs, s.keys, s.peer, s.target, s.pd, s.ch, s.cq = nil, nil, nil, nil, nil, nil, nil
 	cfree(unsafe.Pointer(s.wcs))
 	cfree(unsafe.Pointer(s.out))
 	cfree(s.scratch)
