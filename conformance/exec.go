@@ -182,6 +182,12 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	case model.PostRecv:
 		wr := []drivers.RecvWR{toDriverWR(o.WR)}
 		obs.Errno, obs.BadWR = x.qps[o.QP].PostRecv(wr[0])
+		if obs.Errno == drivers.ProbeFailed {
+			return obs, harness("PostRecv: the driver could not make the call in a child process (its standard error says why)")
+		}
+		if sig, ok := drivers.KilledBy(obs.Errno); ok {
+			obs.Errno, obs.BadWR, obs.Killed = 0, -1, drivers.SignalName(sig)
+		}
 		scribble(wr)
 	case model.Query:
 		var a drivers.SRQAttr

@@ -198,12 +198,11 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []string, x *exec
 }
 
 // cannot says why the driver cannot perform op here (drivers.Info's
-// CMStates, NoOpcodes, PostRecvUnsafe), or "".
+// CMStates, NoOpcodes), or "". A PostRecv that Info.PostRecvUnsafe says
+// kills the process is made: the driver makes it in a child process.
 func (s *session) cannot(op model.Op) string {
 	info := s.x.info
 	switch o := op.(type) {
-	case model.PostRecv:
-		return info.PostRecvUnsafe
 	case model.Arrive:
 		if !opcodeOK(info, o.Msg.Opcode) {
 			return info.NoOpcodesWhy

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // ErrUnsupported is returned by optional operations a driver cannot do
@@ -84,9 +85,41 @@ type Info struct {
 	NoOpcodes    OpcodeSet
 	NoOpcodesWhy string
 	// PostRecvUnsafe, when set, says why ibv_post_recv on an SRQ-attached
-	// QP must not be called in this process (it kills it); the suite
-	// marks what needs it n/a with that reason.
+	// QP must not be called in this process (it kills it). The driver's
+	// PostRecv then makes the call in a child process, on a QP made there
+	// the same way, and returns KilledErrno plus the signal when that
+	// child was killed; the random cases leave PostRecv out (a process
+	// per call), the scenarios make it.
 	PostRecvUnsafe string
+}
+
+// KilledErrno is added to a signal's number to make the errno a driver
+// returns for a call that killed the process making it (see
+// Info.PostRecvUnsafe). No errno comes near it.
+const KilledErrno = 1 << 16
+
+// ProbeFailed is the errno a driver returns when it could not make such a
+// call in a child process at all (the harness failing, not the verb); it
+// says why on standard error.
+const ProbeFailed = KilledErrno
+
+// KilledBy returns the signal a KilledErrno-based errno names.
+func KilledBy(errno int) (syscall.Signal, bool) {
+	if errno <= KilledErrno || errno > KilledErrno+64 {
+		return 0, false
+	}
+	return syscall.Signal(errno - KilledErrno), true
+}
+
+// SignalName names the signals that kill a process with a bug ("SIGFPE"),
+// and any other by number.
+func SignalName(sig syscall.Signal) string {
+	names := map[syscall.Signal]string{syscall.SIGFPE: "SIGFPE", syscall.SIGSEGV: "SIGSEGV", syscall.SIGBUS: "SIGBUS",
+		syscall.SIGABRT: "SIGABRT", syscall.SIGILL: "SIGILL", syscall.SIGKILL: "SIGKILL", syscall.SIGTRAP: "SIGTRAP"}
+	if n, ok := names[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // Device is an open device.

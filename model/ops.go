@@ -188,10 +188,17 @@ type Observation struct {
 	Peer        PeerStatus   `json:"peer"`
 	Completions []Completion `json:"completions,omitempty"`
 	Events      []Event      `json:"events,omitempty"`
+	// Killed names the signal that killed the process making the call
+	// (a driver that knows a call can crash makes it in a child process
+	// and reports how that child ended); "" when the call returned.
+	Killed string `json:"killed,omitempty"`
 }
 
 // Describe prints the parts of an observation that matter for op.
 func (o Observation) Describe(op Op) string {
+	if o.Killed != "" {
+		return "the process making the call was killed by " + o.Killed
+	}
 	switch op.(type) {
 	case Post, PostRecv:
 		if o.Errno == 0 {

@@ -128,3 +128,21 @@ func TestPostEqualsOneByOne(t *testing.T) {
 	}
 	assert.Equal(t, a.View(), b.View())
 }
+
+// TestPostRecvThatKillsBreaksPostQPRQ: a post_recv that killed the process
+// making it (a driver made it in a child) refuses nothing: it breaks
+// POST-QP-RQ under every profile, and the diagnosis says so.
+func TestPostRecvThatKillsBreaksPostQPRQ(t *testing.T) {
+	for _, p := range []Profile{Documented(), RXE()} {
+		m := fixture(t, p)
+		op := PostRecv{QP: 0, WR: wr(9, 8)}
+		killed := Observation{BadWR: -1, Killed: "SIGFPE"}
+		err := m.Step(op, killed)
+		var d *Deviation
+		require.ErrorAs(t, err, &d)
+		require.Equal(t, "POST-QP-RQ", d.Rule)
+		require.Contains(t, d.Error(), "SIGFPE")
+		require.Equal(t, []string{"POST-QP-RQ"}, d.Diagnose().Rules)
+		require.Equal(t, "the process making the call was killed by SIGFPE", killed.Describe(op))
+	}
+}

@@ -636,6 +636,14 @@ func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
+	if got != nil && got.Killed != "" {
+		// A verb that kills its caller refuses nothing: the process is gone.
+		err := dev("POST-QP-RQ", "return value", "an error, with bad_wr on the first WR", "the process killed by "+got.Killed)
+		if m.excuse("POST-QP-RQ") {
+			return *got, nil
+		}
+		return Observation{}, err
+	}
 	obs, err := failResult("POST-QP-RQ", m.postErr(EINVAL), got)
 	want := 0
 	if m.postRecvBadWR() == BadWRNull {

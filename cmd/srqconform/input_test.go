@@ -65,6 +65,7 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"replay", "-x", "-3", good}, "-x (GID index) is -3"},
 		{[]string{"vm", "-timeout", "-1m"}, "-timeout is -1m0s, want more than 0"},
 		{[]string{"vm", "-runs", "0"}, "-runs must be at least 1"},
+		{[]string{"vm", "-replay-dir", "/proc/no/such"}, "-replay-dir: create the directory"},
 		{[]string{"vm", "-conn", "tcp"}, "unknown connection mode \"tcp\" for -conn: want verbs or rdmacm"},
 		{[]string{"vm", "-provider", "siw", "-conn", "verbs"}, "-conn verbs with -provider siw: siw QPs reach RTS only through rdma_cm"},
 		{[]string{"run", "-rules", "POST-ORDER,"}, `-rules "POST-ORDER,": rule ID 2 is empty`},

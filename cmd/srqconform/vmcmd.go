@@ -58,6 +58,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
+	replayDir := fs.String("replay-dir", "", "save every counterexample as a replay file in this directory on the host (re-run it with vm -replay FILE)")
 	conn := fs.String("conn", "", "how peers connect in the guest: verbs (ibv_modify_qp) or rdmacm (librdmacm); default verbs on rxe, rdmacm on siw (its only way)")
 	if ok, code := fs.parse(args); !ok {
 		return code
@@ -114,7 +115,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if _, err := model.ProfileByName(pname); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	outs := outputs{report: *out, format: *format, json: *jsonOut}
+	outs := outputs{report: *out, format: *format, json: *jsonOut, replayDir: *replayDir}
 	if *replayFile == "" {
 		if err := outs.check(); err != nil {
 			return fail(stderr, "%v", err)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -275,4 +276,59 @@ struct ibv_srq *srqc_create_srq(struct ibv_context *ctx, struct ibv_pd *pd, stru
 	if (srq)
 		*attr = ia.attr;
 	return srq;
+}
+
+// srqc_probe_post_recv opens the device named name, makes on it a PD, a
+// CQ, an SRQ (max_wr 4, max_sge 1) and an RC QP attached to the SRQ with
+// max_recv_wr and max_recv_sge 0 (as the suite's QPs are), and calls
+// ibv_post_recv on that QP with one WR of no SGEs and wr_id. It returns the
+// verb's return value with *bad_index (0 for the first WR, -1 for none),
+// or -1000 - errno when a resource could not be made. It is meant for a
+// child process: on some providers the call kills the process
+// (drivers.Info.PostRecvUnsafe), and nothing is released on that path.
+int srqc_probe_post_recv(const char *name, uint64_t wr_id, int *bad_index)
+{
+	int n = 0, ret = -1000 - ENODEV;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *ctx = NULL;
+	*bad_index = -1;
+	if (!list)
+		return -1000 - errno;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx)
+		return ret;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = pd ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct ibv_srq *srq = cq ? ibv_create_srq(pd, &sa) : NULL;
+	struct ibv_qp_init_attr qa = {.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+				      .cap = {.max_send_wr = 1, .max_send_sge = 1}};
+	struct ibv_qp *qp = srq ? ibv_create_qp(pd, &qa) : NULL;
+	if (!qp) {
+		ret = -1000 - (errno ? errno : EIO);
+		goto out;
+	}
+	struct ibv_recv_wr wr = {.wr_id = wr_id, .num_sge = 0}, *bad = NULL;
+	// The Go runtime turns a synchronous signal in C code into a panic
+	// and exit status 2; the parent must see the signal itself.
+	signal(SIGFPE, SIG_DFL);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
+	ret = ibv_post_recv(qp, &wr, &bad);
+	if (bad == &wr)
+		*bad_index = 0;
+	ibv_destroy_qp(qp);
+out:
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return ret;
 }

@@ -68,6 +68,7 @@ const (
 	NegativeSGEAccepted     Deviation = "negative-sge-accepted"
 	KeepCallerWR            Deviation = "keep-caller-wr"
 	PostRecvAccepted        Deviation = "post-recv-accepted"
+	PostRecvKills           Deviation = "post-recv-kills"
 	PostChecksKey           Deviation = "post-checks-key"
 	PostRefusedInErr        Deviation = "post-refused-in-err"
 	CreateReportsLess       Deviation = "create-reports-less"
@@ -201,6 +202,7 @@ var baseCatalogue = []DeviationInfo{
 	{NegativeSGEAccepted, KindMutant, "POST-SGE", "a negative num_sge is posted as 0 SGEs", nil},
 	{KeepCallerWR, KindMutant, "POST-COPY", "the slot keeps a reference to the caller's WR and reads wr_id and SGEs at fetch time", nil},
 	{PostRecvAccepted, KindMutant, "POST-QP-RQ", "PostRecv on an SRQ-attached QP returns 0", nil},
+	{PostRecvKills, KindMutant, "POST-QP-RQ", "PostRecv on an SRQ-attached QP kills the process (SIGFPE, as libsiw's does), reported as a real driver reports it from a child process", nil},
 	{PostChecksKey, KindMutant, "POST-NO-KEY-CHECK", "post fails EINVAL on an SGE naming an invalidated key", nil},
 	{PostRefusedInErr, KindMutant, "POST-ANY-STATE", "post fails EINVAL while any QP is in ERR", nil},
 	{CreateReportsLess, KindMutant, "CREATE-ATTR", "create reports max_wr-1 when max_wr > 1", nil},

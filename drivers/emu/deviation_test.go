@@ -60,6 +60,7 @@ var probes = []struct {
 	{emu.KeepCallerWR, keepCaller, "[1]", "[99]"},
 	{emu.PostRecvAccepted, postRecv, "22 0", "0 -1"},
 	{emu.PostRecvBadWRNull, postRecv, "22 0", "22 -1"},
+	{emu.PostRecvKills, postRecv, "22 0", "65544 0"},
 	{emu.LastWQEPerPacket, sendInErr, "[lastwqe(0)]", "[lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0)]"},
 	{emu.CapacityPow2Unreported, createAndFill(5), "attr 5 posted 5", "attr 5 posted 7"},
 	{emu.PostChecksKey, postInvalidKey, "0 -1", "22 0"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/srqconform/srqconform/drivers"
 )
@@ -160,6 +161,9 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	defer s.dev.mu.Unlock()
 	if !q.dead() && s.cfg.has(PostRecvAccepted) {
 		return 0, -1
+	}
+	if s.cfg.has(PostRecvKills) {
+		return drivers.KilledErrno + int(syscall.SIGFPE), 0
 	}
 	if s.cfg.has(PostRecvBadWRNull) {
 		return s.errno(eINVAL), -1

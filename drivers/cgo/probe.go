@@ -1,0 +1,103 @@
+//go:build linux && cgo && rdma
+
+package cgo
+
+/*
+#include <stdlib.h>
+#include "srqc.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// A call that can kill its process (drivers.Info.PostRecvUnsafe) is made in
+// a child process: the running binary again, with probeEnv set, which the
+// package's init catches before main runs. The child makes the call on
+// resources of its own made the same way (srqc_probe_post_recv) and prints
+// what it returned; the parent reads how the child ended. A crash is then
+// an observation, reported against its rule with a replay file, and the
+// run goes on.
+const (
+	probeEnv = "SRQCONFORM_CGO_PROBE" // "post_recv DEVICE WR_ID"
+	// probeTimeout bounds a child: opening a device and making four
+	// resources, under TCG.
+	probeTimeout = time.Minute
+)
+
+func init() {
+	if v := os.Getenv(probeEnv); v != "" {
+		os.Exit(runProbe(v))
+	}
+}
+
+// runProbe is the child's side: it makes the call spec names, prints
+// "RET BAD_INDEX" on stdout and returns 0, or prints why it could not
+// and returns 2. A crash never returns.
+func runProbe(spec string) int {
+	f := strings.Fields(spec)
+	if len(f) != 3 || f[0] != "post_recv" {
+		fmt.Fprintf(os.Stderr, "srqconform cgo probe: %s=%q: want \"post_recv DEVICE WR_ID\"\n", probeEnv, spec)
+		return 2
+	}
+	id, err := strconv.ParseUint(f[2], 10, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "srqconform cgo probe: wr_id %q: %v\n", f[2], err)
+		return 2
+	}
+	name := C.CString(f[1])
+	defer C.free(unsafe.Pointer(name))
+	var bad C.int
+	r := int(C.srqc_probe_post_recv(name, C.uint64_t(id), &bad))
+	if r <= -1000 {
+		fmt.Fprintf(os.Stderr, "srqconform cgo probe: making the device %s, a PD, CQ, SRQ and QP failed: %v\n", f[1], syscall.Errno(-1000-r))
+		return 2
+	}
+	fmt.Printf("%d %d\n", r, int(bad))
+	return 0
+}
+
+// postRecvInChild makes ibv_post_recv, as PostRecv would, in a child
+// process on a QP of its own attached to an SRQ of its own. It returns the
+// verb's return value and bad_wr index, or drivers.KilledErrno plus the
+// signal that killed the child.
+func postRecvInChild(device string, wrID uint64) (int, int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, fmt.Errorf("cgo: PostRecv in a child process: os.Executable: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=post_recv %s %d", probeEnv, device, wrID))
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return drivers.KilledErrno + int(ws.Signal()), 0, nil
+		}
+		return 0, 0, fmt.Errorf("cgo: PostRecv in a child process (%s) exited %d, want 0 or a signal: %s", self, ee.ExitCode(), strings.TrimSpace(errOut.String()))
+	case err != nil:
+		return 0, 0, fmt.Errorf("cgo: PostRecv in a child process (%s): %v (bound %v)", self, err, probeTimeout)
+	}
+	var ret, bad int
+	if _, err := fmt.Sscanf(out.String(), "%d %d", &ret, &bad); err != nil {
+		return 0, 0, fmt.Errorf("cgo: PostRecv in a child process printed %q, want \"RET BAD_INDEX\"", out.String())
+	}
+	return ret, bad, nil
+}
