@@ -81,11 +81,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	progressLog := fs.Bool("progress-log", false, "print a line per finished scenario or random case on stderr, terminal or not (for logs and the vm console: where a run stands when it stops)")
 	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last (an interrupted or failed run's, when one stops the sequence)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
+	parallel := fs.Int("parallel", 1, "with -runs: make up to this many runs at once, each in a process of its own with its own device context (waits on the device overlap; the reports and the exit status are as without it)")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "run takes no arguments, got %q", fs.Args())
+	}
+	if *parallel < 1 {
+		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
 	}
 	if err := dev.check(); err != nil {
 		return fail(stderr, "%v", err)
@@ -156,6 +160,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	var rep *conformance.Report
 	var deviatingSeeds []uint64
+	next := func(i int) (*conformance.Report, error) {
+		o := opts
+		o.Seed = opts.Seed + uint64(i)
+		return conformance.Check(ctx, drv, dev.config(), o)
+	}
+	if *parallel > 1 && *runs > 1 {
+		var cleanup func()
+		next, cleanup = runChildren(ctx, fs.FlagSet, opts.Seed, *runs, *parallel, stderr)
+		defer cleanup()
+	}
+	started := time.Now()
+	total := 0
 	for i := range *runs {
 		if rep != nil && interrupted(ctx) { // between two runs
 			rep.Interrupted = true
@@ -163,7 +179,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		o := opts
 		o.Seed = opts.Seed + uint64(i)
-		r, err := conformance.Check(ctx, drv, dev.config(), o)
+		r, err := next(i)
 		if r == nil { // the device did not open
 			if rep != nil && interrupted(ctx) {
 				rep.Interrupted = true
@@ -175,6 +191,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			}
 			return fail(stderr, "%v", err)
 		}
+		total += r.StepsRun
 		if err != nil && !r.Interrupted && r.Error == "" {
 			r.Error = err.Error() // Check sets one of them; make sure
 		}
@@ -197,7 +214,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *runs > 1 {
-		fmt.Fprintf(stderr, "%d of %d runs deviated\n", len(deviatingSeeds), *runs)
+		wall := time.Since(started)
+		fmt.Fprintf(stderr, "%d of %d runs deviated; %d steps in %v (%.1f steps/s, %d at once)\n", len(deviatingSeeds), *runs,
+			total, wall.Round(time.Millisecond), float64(total)/wall.Seconds(), min(*parallel, *runs))
 	}
 	if err := outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)

@@ -56,6 +56,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	cache := fs.String("cache", "", "kernel download cache (default: ~/.cache/srqconform)")
 	verbose := fs.Bool("v", false, "show progress and the guest console")
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
+	parallel := fs.Int("parallel", 1, "with -runs: make up to this many runs at once in the guest (run -parallel)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
 	replayDir := fs.String("replay-dir", "", "save every counterexample as a replay file in this directory on the host (re-run it with vm -replay FILE)")
@@ -71,6 +72,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if *runs < 1 {
 		return fail(stderr, "-runs must be at least 1, got %d", *runs)
+	}
+	if *parallel < 1 {
+		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
 	}
 	if *cases < 0 || *steps <= 0 {
 		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
@@ -152,7 +156,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		Kernel:   k,
 		Program:  prog,
 		Provider: *provider,
-		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *conn, *seed, *cases, *steps, *runs, *duration, *verbose, fs.FlagSet),
+		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *conn, *seed, *cases, *steps, *runs, *parallel, *duration, *verbose, fs.FlagSet),
 		Timeout:  *timeout,
 		Accel:    *accel,
 		CacheDir: *cache,
@@ -376,11 +380,14 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 // case count, or the time given with -duration (bounded by -cases only
 // when -cases was given too). With -v the guest prints a progress line
 // per scenario and case on the console (-progress-log).
-func guestRunArgs(device, profile, conn string, seed uint64, cases, steps, runs int, duration time.Duration, verbose bool, fs *flag.FlagSet) []string {
+func guestRunArgs(device, profile, conn string, seed uint64, cases, steps, runs, parallel int, duration time.Duration, verbose bool, fs *flag.FlagSet) []string {
 	args := []string{"run", "-driver", "cgo", "-d", device, "-x", "1", "-q", "-format", "json", "-profile", profile,
 		"-seed", strconv.FormatUint(seed, 10), "-steps", strconv.Itoa(steps), "-runs", strconv.Itoa(runs)}
 	if conn != "" {
 		args = append(args, "-conn", conn)
+	}
+	if parallel > 1 {
+		args = append(args, "-parallel", strconv.Itoa(parallel))
 	}
 	casesSet := false
 	fs.Visit(func(f *flag.Flag) { casesSet = casesSet || f.Name == "cases" })
