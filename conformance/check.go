@@ -171,12 +171,18 @@ type Report struct {
 // Conformant reports whether the device showed no deviation and bore out
 // every declared deviation of its profile.
 func (r *Report) Conformant() bool {
+	return r.FailingOnly() && len(r.Failures) == 0
+}
+
+// FailingOnly reports whether the report's departures, if any, are all
+// failing rules: no profile finding other than an untestable one.
+func (r *Report) FailingOnly() bool {
 	for _, f := range r.Findings {
 		if !f.Untestable {
 			return false
 		}
 	}
-	return len(r.Failures) == 0
+	return true
 }
 
 // checker holds the state of one run: what is diagnosed broken so far, and

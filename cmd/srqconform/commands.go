@@ -81,6 +81,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	progressLog := fs.Bool("progress-log", false, "print a line per finished scenario or random case on stderr, terminal or not (for logs and the vm console: where a run stands when it stops)")
 	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last (an interrupted or failed run's, when one stops the sequence)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
+	knownFile := fs.String("known", "", "a file of rules the device is known to break, one \"RULE-ID # why\" a line: when only those fail the exit status is 0 (the report still shows them)")
 	parallel := fs.Int("parallel", 1, "with -runs: make up to this many runs at once, each in a process of its own with its own device context (waits on the device overlap; the reports and the exit status are as without it)")
 	if ok, code := fs.parse(args); !ok {
 		return code
@@ -90,6 +91,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *parallel < 1 {
 		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
+	}
+	known, err := readKnown(*knownFile)
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
 	if err := dev.check(); err != nil {
 		return fail(stderr, "%v", err)
@@ -172,6 +177,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	started := time.Now()
 	total := 0
+	unknownElsewhere := false // a run failed a rule -known does not list
 	for i := range *runs {
 		if rep != nil && interrupted(ctx) { // between two runs
 			rep.Interrupted = true
@@ -208,6 +214,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		if !r.Conformant() {
 			deviatingSeeds = append(deviatingSeeds, o.Seed)
+			if known == nil || !r.FailingOnly() || len(known.unknownFailures(r, io.Discard)) > 0 {
+				unknownElsewhere = true
+			}
 		}
 		if rep == nil || rep.Conformant() { // keep the first deviating run
 			rep = r
@@ -221,7 +230,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err := outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return finalStatus(rep, outs, deviatingSeeds, stderr)
+	return finalStatus(rep, outs, deviatingSeeds, known, unknownElsewhere, stderr)
 }
 
 // stoppedNote says, on a per-run line, why a run stopped early.
@@ -238,7 +247,9 @@ func stoppedNote(r *conformance.Report) string {
 // finalStatus prints the one line a partial report gets on stderr and
 // returns the exit status for rep. deviatingSeeds are the seeds of earlier
 // runs (-runs) that deviated.
-func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64, stderr io.Writer) int {
+// known, when not nil, lets a deviating run exit 0 if every rule it fails
+// is a known finding and no other run (unknownElsewhere) failed another.
+func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64, known knownFindings, unknownElsewhere bool, stderr io.Writer) int {
 	earlier := ""
 	if (rep.Interrupted || rep.Error != "") && len(deviatingSeeds) > 0 {
 		earlier = fmt.Sprintf("; earlier runs deviated with seeds %v", deviatingSeeds)
@@ -250,10 +261,19 @@ func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64,
 	case rep.Error != "":
 		fmt.Fprintf(stderr, "srqconform: harness error, partial report written to %s: %s%s\n", outs.where(), rep.Error, earlier)
 		return exitHarness
-	case !rep.Conformant():
-		return exitDeviates
 	}
-	return exitOK
+	var unknown []string
+	if known != nil {
+		unknown = known.unknownFailures(rep, stderr)
+	}
+	switch {
+	case rep.Conformant():
+		return exitOK
+	case known != nil && !unknownElsewhere && len(unknown) == 0 && rep.FailingOnly():
+		fmt.Fprintf(stderr, "srqconform: every failing rule is a known finding (-known): exit 0\n")
+		return exitOK
+	}
+	return exitDeviates
 }
 
 func validFormat(f string) bool { return f == "md" || slices.Contains(render.Formats, f) }

@@ -56,6 +56,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	cache := fs.String("cache", "", "kernel download cache (default: ~/.cache/srqconform)")
 	verbose := fs.Bool("v", false, "show progress and the guest console")
 	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
+	knownFile := fs.String("known", "", "a file of rules the device is known to break (see run -known): when only those fail the exit status is 0")
 	parallel := fs.Int("parallel", 1, "with -runs: make up to this many runs at once in the guest (run -parallel)")
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
@@ -75,6 +76,10 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if *parallel < 1 {
 		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
+	}
+	known, err := readKnown(*knownFile)
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
 	if *cases < 0 || *steps <= 0 {
 		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
@@ -152,14 +157,22 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "%v", err)
 		}
 	}
+	guestArgs := guestRunArgs(qemuvm.Device(*provider), pname, *conn, *seed, *cases, *steps, *runs, *parallel, *duration, *verbose, fs.FlagSet)
+	extra := map[string]string{}
+	if known != nil {
+		// The guest applies it across -runs; the host to the report it keeps.
+		extra["/known.txt"] = *knownFile
+		guestArgs = append(guestArgs, "-known", "/known.txt")
+	}
 	opts := qemuvm.Options{
-		Kernel:   k,
-		Program:  prog,
-		Provider: *provider,
-		Args:     guestRunArgs(qemuvm.Device(*provider), pname, *conn, *seed, *cases, *steps, *runs, *parallel, *duration, *verbose, fs.FlagSet),
-		Timeout:  *timeout,
-		Accel:    *accel,
-		CacheDir: *cache,
+		Kernel:     k,
+		Program:    prog,
+		Provider:   *provider,
+		Args:       guestArgs,
+		ExtraFiles: extra,
+		Timeout:    *timeout,
+		Accel:      *accel,
+		CacheDir:   *cache,
 	}
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
@@ -213,7 +226,10 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if err := outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	return finalStatus(rep, outs, nil, stderr)
+	// With -runs the guest saw every run: a run it found failing a rule
+	// -known does not list made it exit 1.
+	unknownElsewhere := *runs > 1 && res.ExitCode == exitDeviates
+	return finalStatus(rep, outs, nil, known, unknownElsewhere, stderr)
 }
 
 // siwSummary describes the siw.ko a guest loaded: ", siw.ko built with
