@@ -33,3 +33,26 @@ func TestCMTransition(t *testing.T) {
 		t.Errorf("opcodeOK with NoOpcodes %b disagrees", info.NoOpcodes)
 	}
 }
+
+// TestDestroySRQNeedsAConnectedQPInCMMode: a connection-managed driver has
+// no verbs QP before RTR or after RESET, so destroy_srq is only tried for
+// its refusal when some QP is connected (seen on siw: QPs in RESET and
+// INIT did not hold the SRQ, and destroy_srq succeeded).
+func TestDestroySRQNeedsAConnectedQPInCMMode(t *testing.T) {
+	cm := drivers.Info{CMStates: true}
+	for _, c := range []struct {
+		info   drivers.Info
+		states []model.QPState
+		can    bool
+	}{
+		{cm, []model.QPState{model.Reset, model.Init}, false},
+		{cm, []model.QPState{model.Init, model.RTS}, true},
+		{cm, []model.QPState{model.Err}, true},
+		{drivers.Info{}, []model.QPState{model.Reset}, true},
+	} {
+		why := unmadeQPs(c.info, model.View{QPStates: c.states})
+		if (why == "") != c.can {
+			t.Errorf("unmadeQPs(CMStates %v, %v) = %q; want destroy_srq allowed %v", c.info.CMStates, c.states, why, c.can)
+		}
+	}
+}

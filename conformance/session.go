@@ -207,6 +207,10 @@ func (s *session) cannot(op model.Op) string {
 		if !opcodeOK(info, o.Msg.Opcode) {
 			return info.NoOpcodesWhy
 		}
+	case model.DestroySRQ:
+		if why := unmadeQPs(info, s.model.View()); why != "" {
+			return why
+		}
 	case model.ModifyQP:
 		if info.CMStates {
 			v := s.model.View()
@@ -217,6 +221,23 @@ func (s *session) cannot(op model.Op) string {
 		}
 	}
 	return ""
+}
+
+// unmadeQPs says why destroy_srq cannot be refused for the QPs the model
+// has attached: a connection-managed driver (Info.CMStates) makes a QP's
+// verbs object when it connects (RTR) and drops it at RESET, so with none
+// connected no QP holds the SRQ. "" when one does, or the driver is not
+// connection-managed.
+func unmadeQPs(info drivers.Info, v model.View) string {
+	if !info.CMStates {
+		return ""
+	}
+	for _, st := range v.QPStates {
+		if st != model.Reset && st != model.Init {
+			return ""
+		}
+	}
+	return "in rdma_cm mode a QP exists on the device only from its connection (RTR) to RESET: with none connected, no QP holds the SRQ for destroy_srq to refuse"
 }
 
 // opcodeOK says whether the peer can send op on the device.
