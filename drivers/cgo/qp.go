@@ -202,7 +202,7 @@ func (q *qp) destroy() error {
 		q.qp = nil
 	}
 	if q.scq != nil {
-		if len(errs) == 0 {
+		if errors.Join(errs...) == nil {
 			errs = append(errs, q.s.regs.putSendCQ(q.scq))
 		} else if r := C.ibv_destroy_cq(q.scq); r != 0 {
 			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(send CQ of receiver %d)", q.idx), int(r)))
@@ -215,7 +215,7 @@ func (q *qp) destroy() error {
 	// (qp.connectPeer).
 	p := peer{qp: q.peer, cq: q.pcq, ah: q.ah}
 	q.peer, q.pcq, q.ah = nil, nil, nil
-	if p.qp != nil && p.cq != nil && (q.typ == drivers.RC || p.ah != nil) && len(errs) == 0 && q.resetPeer(p.qp) {
+	if p.qp != nil && p.cq != nil && (q.typ == drivers.RC || p.ah != nil) && errors.Join(errs...) == nil && q.resetPeer(p.qp) {
 		q.s.regs.putPeer(q.typ, p)
 	} else {
 		errs = append(errs, p.destroy())
