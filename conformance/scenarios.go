@@ -73,6 +73,16 @@ func (s *session) destroySRQ() bool {
 
 const rc, ud = model.RC, model.UD
 
+// queryUnsupported says whether every Query choice of p is a refusal.
+func queryUnsupported(p model.Profile) bool {
+	for _, q := range p.Query.Values() {
+		if q != model.QueryENOSYS && q != model.QueryEOPNOTSUPP {
+			return false
+		}
+	}
+	return true
+}
+
 // Scenarios returns the deterministic scenarios, one or more per rule.
 func Scenarios() []Scenario {
 	return append([]Scenario(nil), scenarios...)
@@ -227,6 +237,7 @@ var scenarios = []Scenario{
 			s.post(s.wr(8))
 		}
 		s.do(model.Arm{Limit: 7})
+		s.require(!queryUnsupported(s.profile), "the profile says this device has no ibv_query_srq (Query: "+s.profile.Query.String()+"): there is no limit to read")
 		s.do(model.Query{})
 	}},
 	{"MODIFY-ONLY-MASKED", "a refused limit changes nothing", "", func(s *session) {
