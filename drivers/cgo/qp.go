@@ -401,6 +401,38 @@ func (q *qp) waitDrained() (time.Duration, error) {
 // psn (RC: connected to the receiver).
 func (q *qp) connectPeer(psn uint32) error {
 	q.peerReady = false
+	// The peer is the harness's, not the device under test: rxe on 7.2
+	// can refuse RESET->INIT just after a reset of a QP whose send failed
+	// (a task overwrites RESET with ERR; reports/rxe-findings.md), so the
+	// peer tries again from RESET a few times before that is an error.
+	var err error
+	for try := 0; try < peerConnectTries; try++ {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 10 * time.Millisecond)
+		}
+		if err = q.peerUp(psn); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%d tries)", err, peerConnectTries)
+	}
+	// Flushed completions of the old connection, if any.
+	for {
+		var wc C.struct_ibv_wc
+		if C.ibv_poll_cq(q.pcq, 1, &wc) <= 0 {
+			break
+		}
+	}
+	q.peerReady, q.peerFailed = true, false
+	return nil
+}
+
+// peerConnectTries bounds connectPeer's attempts.
+const peerConnectTries = 5
+
+// peerUp takes the peer RESET -> INIT -> RTR -> RTS.
+func (q *qp) peerUp(psn uint32) error {
 	from := drivers.Reset
 	for _, to := range []drivers.QPState{drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS} {
 		a, mask := q.attrs(from, to, q.qpn, psn)
@@ -412,14 +444,6 @@ func (q *qp) connectPeer(psn uint32) error {
 		}
 		from = to
 	}
-	// Flushed completions of the old connection, if any.
-	for {
-		var wc C.struct_ibv_wc
-		if C.ibv_poll_cq(q.pcq, 1, &wc) <= 0 {
-			break
-		}
-	}
-	q.peerReady, q.peerFailed = true, false
 	return nil
 }
 
