@@ -56,3 +56,22 @@ func TestDestroySRQNeedsAConnectedQPInCMMode(t *testing.T) {
 		}
 	}
 }
+
+// TestPostRecvNeedsAMadeQPInCMMode: in rdma_cm mode post_recv reaches the
+// device only for a connected QP, unless the driver makes the call in a
+// child process on a QP of its own.
+func TestPostRecvNeedsAMadeQPInCMMode(t *testing.T) {
+	v := model.View{QPStates: []model.QPState{model.Init, model.RTS}}
+	if unmadeQP(drivers.Info{CMStates: true}, v, 0) == "" {
+		t.Errorf("post_recv on a QP in INIT in rdma_cm mode: allowed, want n/a")
+	}
+	if why := unmadeQP(drivers.Info{CMStates: true}, v, 1); why != "" {
+		t.Errorf("post_recv on a connected QP in rdma_cm mode: %q, want allowed", why)
+	}
+	if why := unmadeQP(drivers.Info{CMStates: true, PostRecvUnsafe: "crashes"}, v, 0); why != "" {
+		t.Errorf("post_recv made in a child: %q, want allowed", why)
+	}
+	if why := unmadeQP(drivers.Info{}, v, 0); why != "" {
+		t.Errorf("post_recv with verbs connections: %q, want allowed", why)
+	}
+}

@@ -175,7 +175,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 			s.do(model.InjectSQE{QP: qp})
 		case info.InjectSRQError && !v.SRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
 			s.do(model.InjectSRQError{})
-		case info.PostRecvUnsafe == "":
+		case info.PostRecvUnsafe == "" && unmadeQP(info, v, qp) == "":
 			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})
 		default:
 			s.do(model.Poll{})

@@ -203,6 +203,10 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []string, x *exec
 func (s *session) cannot(op model.Op) string {
 	info := s.x.info
 	switch o := op.(type) {
+	case model.PostRecv:
+		if why := unmadeQP(info, s.model.View(), o.QP); why != "" {
+			return why
+		}
 	case model.Arrive:
 		if !opcodeOK(info, o.Msg.Opcode) {
 			return info.NoOpcodesWhy
@@ -238,6 +242,21 @@ func unmadeQPs(info drivers.Info, v model.View) string {
 		}
 	}
 	return "in rdma_cm mode a QP exists on the device only from its connection (RTR) to RESET: with none connected, no QP holds the SRQ for destroy_srq to refuse"
+}
+
+// unmadeQP says why post_recv on qp cannot be made: a connection-managed
+// driver has no verbs QP for it before it connects (RTR) or after RESET,
+// so the answer would be the driver's, not the device's. A driver that
+// makes the call in a child process (Info.PostRecvUnsafe) makes it on a
+// QP of its own there, connected or not.
+func unmadeQP(info drivers.Info, v model.View, qp int) string {
+	if !info.CMStates || info.PostRecvUnsafe != "" || qp >= len(v.QPStates) {
+		return ""
+	}
+	if st := v.QPStates[qp]; st == model.Reset || st == model.Init {
+		return fmt.Sprintf("in rdma_cm mode QP %d has no verbs QP in %s (it is made when it connects, at RTR): post_recv would reach the driver, not the device", qp, st)
+	}
+	return ""
 }
 
 // opcodeOK says whether the peer can send op on the device.
