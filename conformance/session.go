@@ -237,7 +237,7 @@ func unmadeQPs(info drivers.Info, v model.View) string {
 		return ""
 	}
 	for _, st := range v.QPStates {
-		if st != model.Reset && st != model.Init {
+		if !cmUnmade(st) {
 			return ""
 		}
 	}
@@ -253,11 +253,15 @@ func unmadeQP(info drivers.Info, v model.View, qp int) string {
 	if !info.CMStates || info.PostRecvUnsafe != "" || qp >= len(v.QPStates) {
 		return ""
 	}
-	if st := v.QPStates[qp]; st == model.Reset || st == model.Init {
+	if st := v.QPStates[qp]; cmUnmade(st) {
 		return fmt.Sprintf("in rdma_cm mode QP %d has no verbs QP in %s (it is made when it connects, at RTR): post_recv would reach the driver, not the device", qp, st)
 	}
 	return ""
 }
+
+// cmUnmade says a connection-managed QP in state st has no verbs QP: it
+// is made when it connects (RTR) and dropped at RESET.
+func cmUnmade(st model.QPState) bool { return st == model.Reset || st == model.Init }
 
 // opcodeOK says whether the peer can send op on the device.
 func opcodeOK(info drivers.Info, op model.Opcode) bool {

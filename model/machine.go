@@ -97,7 +97,7 @@ type machine struct {
 	script   []int          // this step's fault decisions, taken in order
 	cursor   int            // the next decision in script
 	faults   []FaultUse     // departures this candidate took
-	declines []FaultUse     // fault points where it kept to the rule
+	declines []string       // the rules of the fault points where it kept to the rule
 	touched  []string       // rules whose checks ran in this step
 	stepN    int            // the number of the step being applied (1-based)
 

@@ -67,7 +67,7 @@ func (m *machine) choose(rule string, n int) int {
 	if i > 0 {
 		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
 	} else {
-		m.declines = append(clip(m.declines), FaultUse{Step: m.stepN, Rule: rule})
+		m.declines = append(clip(m.declines), rule)
 	}
 	return i
 }
@@ -79,33 +79,19 @@ func (m *machine) choose(rule string, n int) int {
 // beam that must drop candidates drops the most mixed first: dropping by
 // fault count alone discards the device that departs every time.
 func (m *machine) mixed() int {
+	took := map[string]int{}
+	for _, f := range m.faults {
+		took[f.Rule]++
+	}
+	kept := map[string]int{}
+	for _, r := range m.declines {
+		kept[r]++
+	}
 	score := 0
-	for _, r := range m.relaxedRules() {
-		took, kept := 0, 0
-		for _, f := range m.faults {
-			if f.Rule == r {
-				took++
-			}
-		}
-		for _, f := range m.declines {
-			if f.Rule == r {
-				kept++
-			}
-		}
-		score += min(took, kept)
+	for r, n := range took {
+		score += min(n, kept[r])
 	}
 	return score
-}
-
-// relaxedRules lists the rules this candidate's fault points belong to.
-func (m *machine) relaxedRules() []string {
-	var out []string
-	for _, f := range m.faults {
-		if !slices.Contains(out, f.Rule) {
-			out = append(out, f.Rule)
-		}
-	}
-	return out
 }
 
 // branch forks n ways on what a departure already taken leaves open (what a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -71,13 +72,7 @@ func (k knownFindings) unknownFailures(rep *conformance.Report, w io.Writer) []s
 		}
 		unknown = append(unknown, r)
 	}
-	for _, r := range slices.Sorted(func(yield func(string) bool) {
-		for r := range k {
-			if !yield(r) {
-				return
-			}
-		}
-	}) {
+	for _, r := range slices.Sorted(maps.Keys(k)) {
 		if !slices.Contains(failing, r) {
 			fmt.Fprintf(w, "srqconform: known finding %s did not fail in this run (fixed, or not reached)\n", r)
 		}

@@ -43,7 +43,7 @@ type device struct {
 	mtu      uint32 // enum ibv_mtu of the port's active MTU
 	info     drivers.Info
 	srqs     []*srq
-	idle     *regions // the regions of the last closed SRQ, for the next (pool.go)
+	idle     *kit // the kit of the last closed SRQ, for the next (pool.go)
 	closed   bool
 	// asyncNonblock says ctx's async fd is non-blocking: only then may
 	// Close drain its events (a read on a blocking one waits forever).

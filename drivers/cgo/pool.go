@@ -14,18 +14,20 @@ import (
 	"github.com/srqconform/srqconform/drivers"
 )
 
-// regions is a PD with the memory regions an SRQ's case uses (the keys'
-// regions, the RDMA target and the peers' buffer) and the shared receive
-// CQ with its completion channel. Registering the regions is most of what
-// creating an SRQ costs on a software device (rxe pins and maps every
-// page: two 16 MiB regions took about 0.4 to 0.7 s a case under QEMU TCG,
-// reports/rxe-trixie-phases.md), and nothing the suite checks depends on
-// them being new: posts poison the ranges they hand out, and every byte
-// checked is one a message wrote. The CQ is handed on only empty, with no
-// completion event pending (srq.destroy drains both once the QPs and the
-// SRQ are gone, so nothing can add to them). So a device keeps the set of
-// its last closed SRQ and the next SRQ takes it (device.takeRegions).
-type regions struct {
+// kit is what an SRQ's case is built on besides the SRQ itself: a PD with
+// the memory regions (the keys' regions, the RDMA target and the peers'
+// buffer), the shared receive CQ with its completion channel, and the idle
+// peers and send CQs of QPs already destroyed. Registering the regions is
+// most of what creating an SRQ costs on a software device (rxe pins and
+// maps every page: two 16 MiB regions took about 0.4 to 0.7 s a case under
+// QEMU TCG, reports/rxe-trixie-phases.md), and nothing the suite checks
+// depends on them being new: posts poison the ranges they hand out, and
+// every byte checked is one a message wrote. The CQ is handed on only
+// empty, with no completion event pending (device.putKit drains both once
+// the QPs and the SRQ are gone, so nothing can add to them). So a device
+// keeps the kit of its last closed SRQ and the next SRQ takes it
+// (device.takeKit).
+type kit struct {
 	pd     *C.struct_ibv_pd
 	keys   []*region
 	target *region
@@ -69,7 +71,7 @@ func (p peer) destroy() error {
 }
 
 // takePeer returns an idle peer of type t, if there is one.
-func (rs *regions) takePeer(t drivers.QPType) (peer, bool) {
+func (rs *kit) takePeer(t drivers.QPType) (peer, bool) {
 	ps := rs.peers[t]
 	if len(ps) == 0 {
 		return peer{}, false
@@ -80,7 +82,7 @@ func (rs *regions) takePeer(t drivers.QPType) (peer, bool) {
 }
 
 // putPeer keeps p for a later QP of type t.
-func (rs *regions) putPeer(t drivers.QPType, p peer) {
+func (rs *kit) putPeer(t drivers.QPType, p peer) {
 	if rs.peers == nil {
 		rs.peers = map[drivers.QPType][]peer{}
 	}
@@ -88,7 +90,7 @@ func (rs *regions) putPeer(t drivers.QPType, p peer) {
 }
 
 // takeSendCQ returns an idle, empty send CQ, if there is one.
-func (rs *regions) takeSendCQ() *C.struct_ibv_cq {
+func (rs *kit) takeSendCQ() *C.struct_ibv_cq {
 	if len(rs.sendCQs) == 0 {
 		return nil
 	}
@@ -99,7 +101,7 @@ func (rs *regions) takeSendCQ() *C.struct_ibv_cq {
 
 // putSendCQ empties cq and keeps it for a later receiver; a CQ that
 // cannot be polled is destroyed instead.
-func (rs *regions) putSendCQ(cq *C.struct_ibv_cq) error {
+func (rs *kit) putSendCQ(cq *C.struct_ibv_cq) error {
 	var wc C.struct_ibv_wc
 	for {
 		r := C.ibv_poll_cq(cq, 1, &wc)
@@ -119,15 +121,16 @@ func (rs *regions) putSendCQ(cq *C.struct_ibv_cq) error {
 // regionAccess is the access of the keys' regions and the RDMA target.
 const regionAccess = C.int(C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC)
 
-// takeRegions returns a PD with at least keys key regions, every one
+// takeKit returns a kit with at least keys key regions, every one
 // registered (a region a case deregistered is registered again, so it has
 // a new key) and its allocator emptied: the idle set when the device has
-// one, else a new one. The caller holds d.mu and owns what it gets.
-func (d *device) takeRegions(keys int) (*regions, error) {
+// one (CQ drained, peers reset), else a new one. The caller holds d.mu
+// and owns what it gets.
+func (d *device) takeKit(keys int) (*kit, error) {
 	rs := d.idle
 	d.idle = nil
 	if rs == nil {
-		rs = &regions{}
+		rs = &kit{}
 		pd, err := C.ibv_alloc_pd(d.ctx)
 		if pd == nil {
 			return nil, nullErr("ibv_alloc_pd", err)
@@ -146,7 +149,7 @@ func (d *device) takeRegions(keys int) (*regions, error) {
 
 // makeCQ creates the completion channel (non-blocking) and the shared
 // receive CQ on it.
-func (rs *regions) makeCQ(ctx *C.struct_ibv_context) error {
+func (rs *kit) makeCQ(ctx *C.struct_ibv_context) error {
 	var err error
 	if rs.ch, err = C.ibv_create_comp_channel(ctx); rs.ch == nil {
 		return nullErr("ibv_create_comp_channel", err)
@@ -163,7 +166,7 @@ func (rs *regions) makeCQ(ctx *C.struct_ibv_context) error {
 // drainCQ empties the CQ and acknowledges every pending completion event,
 // so that the next SRQ starts with neither. It fails when the CQ cannot be
 // polled (an overrun CQ is in error): such a CQ is not handed on.
-func (rs *regions) drainCQ() error {
+func (rs *kit) drainCQ() error {
 	if rs.cq == nil {
 		return nil
 	}
@@ -189,7 +192,7 @@ func (rs *regions) drainCQ() error {
 }
 
 // fill registers what is missing and empties every allocator.
-func (rs *regions) fill(keys int) error {
+func (rs *kit) fill(keys int) error {
 	for k := len(rs.keys); k < keys; k++ {
 		r, err := register(rs.pd, regionSize, regionAccess, fmt.Sprintf("key %d", k))
 		if err != nil {
@@ -232,7 +235,7 @@ func (r *region) reregister(pd *C.struct_ibv_pd) error {
 
 // release deregisters and frees every region, then deallocates the PD,
 // going on after a failure.
-func (rs *regions) release() error {
+func (rs *kit) release() error {
 	if rs == nil {
 		return nil
 	}
@@ -275,9 +278,9 @@ func (rs *regions) release() error {
 	return errors.Join(errs...)
 }
 
-// putRegions keeps rs for the next SRQ when the device is open and keeps
+// putKit keeps rs for the next SRQ when the device is open and keeps
 // none yet, and releases it otherwise. The caller holds d.mu.
-func (d *device) putRegions(rs *regions) error {
+func (d *device) putKit(rs *kit) error {
 	if rs == nil {
 		return nil
 	}

@@ -30,7 +30,7 @@ func TestTheNextSRQTakesTheLastOnesRegions(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := s1.(*srq)
-	regs, pd, oldKey := first.regs, first.pd, first.keys[1].lkey
+	k, pd, oldKey := first.kit, first.pd, first.keys[1].lkey
 	peer0 := qps[0].(*qp).peer
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
@@ -38,8 +38,8 @@ func TestTheNextSRQTakesTheLastOnesRegions(t *testing.T) {
 
 	s2, qps2 := setup(t, d, drivers.SRQAttr{MaxWR: 8, MaxSGE: 2}, drivers.RC, 2)
 	second := s2.(*srq)
-	if second.regs != regs || second.pd != pd {
-		t.Fatalf("second SRQ: regions %p, PD %p; want the first's %p, %p", second.regs, second.pd, regs, pd)
+	if second.kit != k || second.pd != pd {
+		t.Fatalf("second SRQ: kit %p, PD %p; want the first's %p, %p", second.kit, second.pd, k, pd)
 	}
 	if second.keys[1].mr == nil || second.keys[1].lkey == oldKey {
 		t.Errorf("key 1 after its deregistration: mr %v, lkey %#x (before %#x); want registered again with a new key", second.keys[1].mr, second.keys[1].lkey, oldKey)

@@ -134,7 +134,7 @@ func (q *qp) create() error {
 		qt = C.IBV_QPT_UD
 	}
 	var err error
-	if q.scq = s.regs.takeSendCQ(); q.scq == nil {
+	if q.scq = s.kit.takeSendCQ(); q.scq == nil {
 		if q.scq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.scq == nil {
 			return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
 		}
@@ -158,7 +158,7 @@ func (q *qp) create() error {
 		return nullErr(fmt.Sprintf("ibv_create_qp(receiver %d, %s, with SRQ)", q.idx, typeName(q.typ)), err)
 	}
 	q.qpn = uint32(q.qp.qp_num)
-	if p, ok := s.regs.takePeer(q.typ); ok {
+	if p, ok := s.kit.takePeer(q.typ); ok {
 		q.peer, q.pcq, q.ah = p.qp, p.cq, p.ah
 		q.pqpn = uint32(q.peer.qp_num)
 		if q.typ == drivers.UD {
@@ -204,7 +204,7 @@ func (q *qp) destroy() error {
 	}
 	if q.scq != nil {
 		if errors.Join(errs...) == nil {
-			errs = append(errs, q.s.regs.putSendCQ(q.scq))
+			errs = append(errs, q.s.kit.putSendCQ(q.scq))
 		} else if r := C.ibv_destroy_cq(q.scq); r != 0 {
 			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(send CQ of receiver %d)", q.idx), int(r)))
 		}
@@ -217,7 +217,7 @@ func (q *qp) destroy() error {
 	p := peer{qp: q.peer, cq: q.pcq, ah: q.ah}
 	q.peer, q.pcq, q.ah = nil, nil, nil
 	if p.qp != nil && p.cq != nil && (q.typ == drivers.RC || p.ah != nil) && errors.Join(errs...) == nil && q.resetPeer(p.qp) {
-		q.s.regs.putPeer(q.typ, p)
+		q.s.kit.putPeer(q.typ, p)
 	} else {
 		errs = append(errs, p.destroy())
 	}

@@ -97,10 +97,10 @@ type srq struct {
 	ch     *C.struct_ibv_comp_channel
 	cq     *C.struct_ibv_cq
 	srq    *C.struct_ibv_srq
-	keys   []*region // regs's first keys, as many as the SRQ was created with
+	keys   []*region // kit's first keys, as many as the SRQ was created with
 	target *region
 	peer   *region
-	regs   *regions // the PD and the regions, lent by the device
+	kit    *kit // the PD, regions, CQ and idle peers, lent by the device
 	wcs    *C.struct_ibv_wc
 	out    *C.struct_srqc_wc
 
@@ -123,7 +123,7 @@ var _ drivers.SRQ = (*srq)(nil)
 
 // CreateSRQ creates the shared receive CQ and the SRQ, on a PD with the
 // keys regions, the target and peer regions (those of the last closed SRQ
-// when the device kept them: device.takeRegions).
+// when the device kept them: device.takeKit).
 func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
 	return d.createSRQ(ctx, attr, keys, drivers.CreatePlain)
 }
@@ -157,11 +157,11 @@ func (d *device) createSRQ(ctx context.Context, attr drivers.SRQAttr, keys int, 
 
 func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQAttr, error) {
 	d := s.dev
-	regs, err := d.takeRegions(keys)
+	k, err := d.takeKit(keys)
 	if err != nil {
 		return drivers.SRQAttr{}, err
 	}
-	s.regs, s.pd, s.keys, s.target, s.peer, s.ch, s.cq = regs, regs.pd, regs.keys[:keys], regs.target, regs.peer, regs.ch, regs.cq
+	s.kit, s.pd, s.keys, s.target, s.peer, s.ch, s.cq = k, k.pd, k.keys[:keys], k.target, k.peer, k.ch, k.cq
 	a := C.struct_ibv_srq_attr{max_wr: C.uint32_t(attr.MaxWR), max_sge: C.uint32_t(attr.MaxSGE), srq_limit: C.uint32_t(attr.SRQLimit)}
 	if s.srq, err = C.srqc_create_srq(d.ctx, s.pd, s.cq, C.int(v), &a); s.srq == nil {
 		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("%s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
@@ -270,11 +270,11 @@ func (s *srq) destroy() error {
 	}
 	if errors.Join(errs...) == nil {
 		// Everything on the PD is gone: the next SRQ may have it.
-		errs = append(errs, s.dev.putRegions(s.regs))
+		errs = append(errs, s.dev.putKit(s.kit))
 	} else {
-		errs = append(errs, s.regs.release())
+		errs = append(errs, s.kit.release())
 	}
-	s.regs, s.keys, s.peer, s.target, s.pd, s.ch, s.cq = nil, nil, nil, nil, nil, nil, nil
+	s.kit, s.keys, s.peer, s.target, s.pd, s.ch, s.cq = nil, nil, nil, nil, nil, nil, nil
 	cfree(unsafe.Pointer(s.wcs))
 	cfree(unsafe.Pointer(s.out))
 	cfree(s.scratch)
