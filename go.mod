@@ -8,3 +8,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	pgregory.net/rapid v1.3.0
 )
+
+require github.com/anishathalye/porcupine v1.3.1

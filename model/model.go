@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 )
 
@@ -301,6 +302,33 @@ func dedupe(cs []*machine) []*machine {
 func isDeviation(err error) bool {
 	var d *Deviation
 	return errors.As(err, &d)
+}
+
+// Clone returns an independent copy of m, for a search that tries several
+// next steps from one state (package linearize). The copy shares nothing
+// it could change with m.
+func (m *Model) Clone() *Model {
+	n := *m
+	n.cands = make([]*machine, len(m.cands))
+	for i, c := range m.cands {
+		n.cands[i] = c.clone()
+	}
+	n.history = clip(m.history)
+	n.reached = maps.Clone(m.reached)
+	return &n
+}
+
+// Fingerprint hashes the state of every candidate, in no particular
+// order: two models with the same fingerprint accept the same
+// observations from here on (within the process; the hash is seeded).
+func (m *Model) Fingerprint() uint64 {
+	var sum uint64
+	for _, c := range m.cands {
+		// A sum of the candidates' hashes: order-free, and candidates are
+		// deduplicated, so no two cancel out.
+		sum += c.fingerprint(fingerprintSeed)
+	}
+	return sum ^ uint64(len(m.cands))
 }
 
 // Candidates returns how many candidate machines remain.

@@ -81,8 +81,29 @@ type Arrive struct {
 type ArriveRest struct{ QP int }
 
 // Poll polls the receive CQ for up to Max completions (0: all) and collects
-// every pending asynchronous event.
-type Poll struct{ Max int }
+// every pending asynchronous event. Scope narrows it to one of the two, as
+// a concurrent history reads them: from different threads, at different
+// times (package linearize).
+type Poll struct {
+	Max   int
+	Scope PollScope `json:",omitempty"`
+}
+
+// PollScope says what a Poll reads.
+type PollScope uint8
+
+// The scopes of a Poll.
+const (
+	// PollAll reads completions and every pending event: an event the
+	// model raised must have come.
+	PollAll PollScope = iota
+	// PollCQ reads completions only; events stay pending.
+	PollCQ
+	// PollEventsArrived reads the events that have come so far: any
+	// sub-multiset of the pending events (the rest may still be on their
+	// way), and nothing the model did not raise.
+	PollEventsArrived
+)
 
 // DestroyQP is ibv_destroy_qp on an attached QP (and its peer). The QP's
 // number is not reused; a destroyed QP takes no further operation.
@@ -160,8 +181,16 @@ func (o Arrive) String() string {
 	}
 	return s
 }
-func (o ArriveRest) String() string   { return fmt.Sprintf("arrive_rest qp%d", o.QP) }
-func (o Poll) String() string         { return fmt.Sprintf("poll max=%d", o.Max) }
+func (o ArriveRest) String() string { return fmt.Sprintf("arrive_rest qp%d", o.QP) }
+func (o Poll) String() string {
+	switch o.Scope {
+	case PollCQ:
+		return fmt.Sprintf("poll cq max=%d", o.Max)
+	case PollEventsArrived:
+		return "poll events"
+	}
+	return fmt.Sprintf("poll max=%d", o.Max)
+}
 func (o DestroyQP) String() string    { return fmt.Sprintf("destroy_qp qp%d", o.QP) }
 func (DestroySRQ) String() string     { return "destroy_srq" }
 func (InjectSRQError) String() string { return "inject_srq_error" }

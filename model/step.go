@@ -1215,6 +1215,9 @@ func (m *machine) keyFault(w WR, need uint64) bool {
 func (m *machine) validKey(k int) bool { return k >= 0 && k < len(m.keys) && m.keys[k] }
 
 func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
+	if o.Scope == PollEventsArrived {
+		return m.pollArrived(got)
+	}
 	n := len(m.cq)
 	if o.Max > 0 && o.Max < n {
 		n = o.Max
@@ -1234,8 +1237,10 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		if err := m.checkCompletions(cs, n); err != nil {
 			return obs, err
 		}
-		if err := m.checkEvents(obs.Events, got.Events); err != nil {
-			return obs, err
+		if o.Scope == PollAll {
+			if err := m.checkEvents(obs.Events, got.Events); err != nil {
+				return obs, err
+			}
 		}
 		obs.Completions = got.Completions
 		obs.Events = got.Events
@@ -1246,10 +1251,45 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		}
 	}
 	m.cq = m.cq[n:]
+	if o.Scope == PollCQ {
+		obs.Events = nil
+		return obs, nil
+	}
 	m.events = nil
 	for i := range m.qps {
 		m.qps[i].repeatOK = false
 	}
+	return obs, nil
+}
+
+// pollArrived is Poll with PollEventsArrived: the events got must be
+// among the pending ones (a repeated LAST_WQE_REACHED where the profile
+// allows it); those are taken and the rest stay pending.
+func (m *machine) pollArrived(got *Observation) (Observation, error) {
+	obs := Observation{BadWR: -1}
+	if got == nil {
+		// The model on its own: everything pending has arrived.
+		obs.Events = append([]Event(nil), m.events...)
+		m.events = nil
+		return obs, nil
+	}
+	left := slices.Clone(m.events)
+	var extra []Event
+	for _, e := range got.Events {
+		if i := slices.Index(left, e); i >= 0 {
+			left = slices.Delete(left, i, i+1)
+			continue
+		}
+		extra = append(extra, e)
+	}
+	if len(extra) > 0 {
+		// Check the extras as a poll that expected none of them.
+		if err := m.checkEvents(nil, extra); err != nil {
+			return obs, err
+		}
+	}
+	m.events = clip(left)
+	obs.Events = got.Events
 	return obs, nil
 }
 

@@ -92,7 +92,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *parallel < 1 {
 		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
 	}
-	known, err := readKnown(*knownFile)
+	known, err := conformance.ReadKnown(*knownFile)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
@@ -214,7 +214,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		if !r.Conformant() {
 			deviatingSeeds = append(deviatingSeeds, o.Seed)
-			if known == nil || !r.FailingOnly() || len(known.unknownFailures(r, io.Discard)) > 0 {
+			if known == nil || !r.FailingOnly() || len(known.Unknown(r, io.Discard)) > 0 {
 				unknownElsewhere = true
 			}
 		}
@@ -249,7 +249,7 @@ func stoppedNote(r *conformance.Report) string {
 // runs (-runs) that deviated.
 // known, when not nil, lets a deviating run exit 0 if every rule it fails
 // is a known finding and no other run (unknownElsewhere) failed another.
-func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64, known knownFindings, unknownElsewhere bool, stderr io.Writer) int {
+func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64, known conformance.Known, unknownElsewhere bool, stderr io.Writer) int {
 	earlier := ""
 	if (rep.Interrupted || rep.Error != "") && len(deviatingSeeds) > 0 {
 		earlier = fmt.Sprintf("; earlier runs deviated with seeds %v", deviatingSeeds)
@@ -264,7 +264,7 @@ func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64,
 	}
 	var unknown []string
 	if known != nil {
-		unknown = known.unknownFailures(rep, stderr)
+		unknown = known.Unknown(rep, stderr)
 	}
 	switch {
 	case rep.Conformant():

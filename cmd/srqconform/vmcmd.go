@@ -77,7 +77,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if *parallel < 1 {
 		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
 	}
-	known, err := readKnown(*knownFile)
+	known, err := conformance.ReadKnown(*knownFile)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -1,0 +1,303 @@
+package concurrent
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/srqconform/srqconform/model"
+)
+
+// CheckOptions bound a check.
+type CheckOptions struct {
+	// Timeout bounds porcupine's search (0: unbounded). A search that runs
+	// out gives an Unknown result, not a violation.
+	Timeout time.Duration
+	// ReduceBudget bounds the search for a smaller counterexample after a
+	// violation (0: 20 s; negative: no reduction).
+	ReduceBudget time.Duration
+	// HTML, when set, is where porcupine's visualisation of a violation
+	// (of the reduced history) is written.
+	HTML string
+}
+
+// Result is what Check found.
+type Result struct {
+	// Verdict is "linearizable", "violation" or "unknown" (the search ran
+	// out of time).
+	Verdict string        `json:"verdict"`
+	Ops     int           `json:"ops"`
+	Time    time.Duration `json:"check_ns"`
+	// On a violation: the rule the violation breaks (the diagnosis of the
+	// longest linearization the search found, followed by the operation
+	// no order could place next), the model's complaint, the operations
+	// of that linearization and the one that failed, and a reduced
+	// history that still has no linearization.
+	Rule      string          `json:"rule,omitempty"`
+	Diagnosis model.Diagnosis `json:"diagnosis,omitzero"`
+	Complaint string          `json:"complaint,omitempty"`
+	Prefix    []Operation     `json:"prefix,omitempty"`
+	Failing   *Operation      `json:"failing,omitempty"`
+	Reduced   []Operation     `json:"reduced,omitempty"`
+	HTML      string          `json:"html,omitempty"`
+}
+
+// Violation reports whether the history had no linearization.
+func (r *Result) Violation() bool { return r.Verdict == "violation" }
+
+// Verdicts of a check.
+const (
+	Linearizable = "linearizable"
+	Violation    = "violation"
+	Unknown      = "unknown"
+)
+
+// checker holds what the porcupine model of one history needs.
+type checker struct {
+	h    *History
+	prof model.Profile
+	init *model.Model
+}
+
+func newChecker(h *History) (*checker, error) {
+	p, err := model.ProfileByName(h.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: profile %q: %w", h.Profile, err)
+	}
+	m := model.New(p, h.Caps)
+	for i, s := range h.Setup.Steps() {
+		if err := m.Step(s.Op, s.Obs); err != nil {
+			return nil, fmt.Errorf("concurrent: setup step %d (%s -> %s): %w", i+1, s.Op, s.Obs.Describe(s.Op), err)
+		}
+	}
+	return &checker{h: h, prof: p, init: m}, nil
+}
+
+// apply runs the steps of o on a copy of m: the states o can lead to.
+// A known outcome leads to one state or none (the model refuses it); an
+// unknown one to m itself (it did not happen) and to m with the model's
+// own outcome (it did).
+func apply(m *model.Model, o Operation) ([]*model.Model, error) {
+	c := m.Clone()
+	if o.Output.Unknown {
+		for _, s := range o.Steps() {
+			if _, err := c.Run(s.Op); err != nil {
+				return []*model.Model{m}, nil
+			}
+		}
+		return []*model.Model{m, c}, nil
+	}
+	for _, s := range o.Steps() {
+		if err := c.Step(s.Op, s.Obs); err != nil {
+			return nil, err
+		}
+	}
+	return []*model.Model{c}, nil
+}
+
+// porcupineModel is the reference model as porcupine sees it: the state
+// is a *model.Model, an operation's input is its index in ops.
+func (c *checker) porcupineModel(ops []Operation) porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{c.init} },
+		Step: func(state, input, _ any) []any {
+			next, _ := apply(state.(*model.Model), ops[input.(int)])
+			out := make([]any, len(next))
+			for i, n := range next {
+				out[i] = n
+			}
+			return out
+		},
+		Equal: func(a, b any) bool {
+			return a.(*model.Model).Fingerprint() == b.(*model.Model).Fingerprint()
+		},
+		Hash: func(s any) uint64 { return s.(*model.Model).Fingerprint() },
+		DescribeOperation: func(input, _ any) string {
+			return ops[input.(int)].String()
+		},
+		DescribeState: func(s any) string { return describe(s.(*model.Model)) },
+	}
+	return nm.ToModel()
+}
+
+// porcupineOps converts ops; an info operation returns at the end of time.
+func porcupineOps(ops []Operation) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(ops))
+	for i, o := range ops {
+		ret := int64(o.Return)
+		if o.Output.Unknown {
+			ret = int64(Forever)
+		}
+		out[i] = porcupine.Operation{ClientId: o.Client, Input: i, Call: int64(o.Call), Return: ret}
+	}
+	return out
+}
+
+// linearize runs porcupine on ops.
+func (c *checker) linearize(ops []Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo, porcupine.Model) {
+	pm := c.porcupineModel(ops)
+	res, info := porcupine.CheckOperationsVerbose(pm, porcupineOps(ops), timeout)
+	return res, info, pm
+}
+
+// Check checks h for linearizability against the model under h's profile.
+func Check(h *History, opts CheckOptions) (*Result, error) {
+	c, err := newChecker(h)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, info, pm := c.linearize(h.Ops, opts.Timeout)
+	r := &Result{Ops: len(h.Ops), Time: time.Since(start)}
+	switch res {
+	case porcupine.Ok:
+		r.Verdict = Linearizable
+		return r, nil
+	case porcupine.Unknown:
+		r.Verdict = Unknown
+		return r, nil
+	}
+	r.Verdict = Violation
+	ops := h.Ops
+	if opts.ReduceBudget >= 0 {
+		budget := opts.ReduceBudget
+		if budget == 0 {
+			budget = 20 * time.Second
+		}
+		ops = c.reduce(h.Ops, budget, opts.Timeout)
+		r.Reduced = ops
+		if len(ops) < len(h.Ops) {
+			_, info, pm = c.linearize(ops, opts.Timeout)
+		}
+	}
+	c.explain(r, ops, info)
+	if opts.HTML != "" {
+		if err := porcupine.VisualizePath(pm, info, opts.HTML); err != nil {
+			return r, fmt.Errorf("concurrent: write the visualisation %s: %w", opts.HTML, err)
+		}
+		r.HTML = opts.HTML
+	}
+	return r, nil
+}
+
+// explain names the rule a violation breaks: it replays the longest
+// linearization porcupine found, then tries each operation that could
+// come next; none fits, and the diagnosis of the sequential trace so made
+// (package model, as for a failing sequential case) names the rule.
+func (c *checker) explain(r *Result, ops []Operation, info porcupine.LinearizationInfo) {
+	var best []int
+	for _, part := range info.PartialLinearizations() {
+		for _, l := range part {
+			if len(l) > len(best) {
+				best = l
+			}
+		}
+	}
+	m := c.init
+	trace := c.h.Setup.Steps()
+	done := make([]bool, len(ops))
+	for _, i := range best {
+		next, err := apply(m, ops[i])
+		if err != nil || len(next) == 0 {
+			break
+		}
+		m = next[len(next)-1]
+		done[i] = true
+		r.Prefix = append(r.Prefix, ops[i])
+		if !ops[i].Output.Unknown {
+			trace = append(trace, ops[i].Steps()...)
+		}
+	}
+	// The operations that could be next: called before every remaining
+	// operation returned.
+	first := Forever
+	for i, o := range ops {
+		if !done[i] && !o.Output.Unknown {
+			first = min(first, o.Return)
+		}
+	}
+	var cands []int
+	for i, o := range ops {
+		if !done[i] && o.Call <= first {
+			cands = append(cands, i)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b int) int { return cmpDur(ops[a].Call, ops[b].Call) })
+	for _, i := range cands {
+		if ops[i].Output.Unknown {
+			continue
+		}
+		_, err := apply(m, ops[i])
+		var d *model.Deviation
+		if !errors.As(err, &d) {
+			continue
+		}
+		o := ops[i]
+		r.Failing = &o
+		r.Complaint = d.Error()
+		r.Rule = d.Rule
+		r.Diagnosis = model.Diagnose(c.prof, c.h.Caps, nil, append(trace, o.Steps()...))
+		if len(r.Diagnosis.Rules) > 0 {
+			r.Rule = r.Diagnosis.Rules[0]
+		}
+		return
+	}
+	r.Complaint = "every operation that could come next fits on its own; only their combination has no order"
+}
+
+func cmpDur(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// reduce drops operations while the history stays without a
+// linearization, in chunks halving down to one operation, within budget.
+// The final poll is kept: it is where a missing event shows.
+func (c *checker) reduce(ops []Operation, budget, timeout time.Duration) []Operation {
+	deadline := time.Now().Add(budget)
+	illegal := func(cand []Operation) bool {
+		res, _, _ := c.linearize(cand, timeout)
+		return res == porcupine.Illegal
+	}
+	cur := slices.Clone(ops)
+	for chunk := max(1, len(cur)/2); ; chunk /= 2 {
+		for i := 0; i < len(cur) && time.Now().Before(deadline); {
+			end := min(len(cur), i+chunk)
+			if end-i == 1 && cur[i].Input.Kind == KindFinal {
+				i++
+				continue
+			}
+			cand := slices.Concat(cur[:i], cur[end:])
+			if len(cand) > 0 && illegal(cand) {
+				cur = cand
+				continue
+			}
+			i = end
+		}
+		if chunk <= 1 || time.Now().After(deadline) {
+			return cur
+		}
+	}
+}
+
+// describe is a model state for people: what the SRQ holds and the QPs'
+// states (of the first candidate).
+func describe(m *model.Model) string {
+	v := m.View()
+	s := fmt.Sprintf("%d WRs outstanding", v.Outstanding)
+	if v.Armed {
+		s += fmt.Sprintf(", armed at %d", v.Limit)
+	}
+	for i, st := range v.QPStates {
+		s += fmt.Sprintf(", qp%d %s", i, st)
+	}
+	return s
+}

@@ -1,0 +1,419 @@
+package concurrent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/srqconform/srqconform/drivers"
+	"github.com/srqconform/srqconform/model"
+)
+
+// Options shape a concurrent workload.
+type Options struct {
+	// Profile is the profile the history is checked under.
+	Profile model.Profile
+	// Seed seeds every client's choices (0: from the clock). The
+	// interleaving itself is the scheduler's and the device's.
+	Seed uint64
+	// Duration bounds the run (0: 2 s); MaxOps bounds the history (0:
+	// 600), so that it stays checkable.
+	Duration time.Duration
+	MaxOps   int
+	// Posters is the number of threads posting lists (0: 2); RC and UD
+	// the receiving QPs of each type, each with a sender of its own (0 and
+	// 0: 2 RC and, where the device has UD, 1 UD).
+	Posters int
+	RC, UD  int
+	// MaxWR is the SRQ's size (0: 8): small, so that it fills, empties
+	// and crosses its limit often.
+	MaxWR uint32
+	// NoCycles leaves the QPs in RTS; otherwise a QP's sender now and
+	// then takes it to ERR and back up through RESET.
+	NoCycles bool
+	// NoArm leaves the limit alone; otherwise a client arms it now and then.
+	NoArm bool
+	// Settle is how long the run waits, after every client stopped, for
+	// completions and events still on their way (0: 100 ms, none on a
+	// synchronous device).
+	Settle time.Duration
+	// OpTimeout bounds a driver call that waits on the network (Deliver;
+	// 0: 5 s); one that overruns is an info operation.
+	OpTimeout time.Duration
+}
+
+func (o *Options) defaults(info drivers.Info) {
+	if o.Duration <= 0 {
+		o.Duration = 2 * time.Second
+	}
+	if o.MaxOps <= 0 {
+		o.MaxOps = 600
+	}
+	if o.Posters <= 0 {
+		o.Posters = 2
+	}
+	if o.RC == 0 && o.UD == 0 {
+		o.RC = 2
+		if info.UD {
+			o.UD = 1
+		}
+	}
+	if !info.UD {
+		o.UD = 0
+	}
+	if o.MaxWR == 0 {
+		o.MaxWR = 8
+	}
+	if o.Settle == 0 && !info.Synchronous {
+		o.Settle = 100 * time.Millisecond
+	}
+	if o.OpTimeout <= 0 {
+		o.OpTimeout = 5 * time.Second
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+}
+
+// recorder collects one run's operations.
+type recorder struct {
+	start time.Time
+	ops   atomic.Int64 // operations recorded so far, against MaxOps
+	max   int64
+	stop  time.Time
+	ctx   context.Context
+
+	mu      sync.Mutex
+	perCli  [][]Operation
+	seen    []seenCompletion // completions in the order polled
+	clients []string
+}
+
+type seenCompletion struct {
+	c  model.Completion
+	at time.Duration // return of the poll that read it
+}
+
+func (r *recorder) now() time.Duration { return time.Since(r.start) }
+
+// more says a client may start another operation.
+func (r *recorder) more() bool {
+	return r.ctx.Err() == nil && time.Now().Before(r.stop) && r.ops.Load() < r.max
+}
+
+func (r *recorder) add(client int, o Operation) {
+	o.Client = client
+	r.ops.Add(1)
+	r.mu.Lock()
+	r.perCli[client] = append(r.perCli[client], o)
+	r.mu.Unlock()
+}
+
+func (r *recorder) client(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clients = append(r.clients, name)
+	r.perCli = append(r.perCli, nil)
+	return len(r.clients) - 1
+}
+
+// Run opens a device with drv and cfg, makes an SRQ with QPs, runs the
+// concurrent workload on it and returns the history. The SRQ and device
+// are closed before it returns, whatever happened; a history is returned
+// with the error when there is one to check.
+func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Options) (*History, error) {
+	dev, err := drv.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: open device: %w", err)
+	}
+	defer dev.Close()
+	info := dev.Info()
+	opts.defaults(info)
+	h := &History{Profile: opts.Profile.Name, Caps: model.Caps{MaxSRQWR: info.MaxSRQWR, MaxSRQSGE: info.MaxSRQSGE, Resize: info.SRQResize},
+		Device: info.Name, Kernel: info.Kernel, Seed: opts.Seed}
+	h.Setup.SRQ = model.CreateSRQ{MaxWR: opts.MaxWR, MaxSGE: 1}
+	srq, attr, err := dev.CreateSRQ(ctx, drivers.SRQAttr{MaxWR: opts.MaxWR, MaxSGE: 1}, model.NumKeys)
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: CreateSRQ(max_wr %d, max_sge 1): %w", opts.MaxWR, err)
+	}
+	defer srq.Close()
+	h.Setup.Attr = model.SRQAttr{MaxWR: attr.MaxWR, MaxSGE: attr.MaxSGE, SRQLimit: attr.SRQLimit}
+	var qps []drivers.QP
+	for i := range opts.RC + opts.UD {
+		t := drivers.RC
+		if i >= opts.RC {
+			t = drivers.UD
+		}
+		q, err := srq.CreateQP(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("concurrent: CreateQP(%s) for QP %d: %w", model.QPType(t), i, err)
+		}
+		qps = append(qps, q)
+		h.Setup.QPs = append(h.Setup.QPs, model.QPType(t))
+	}
+	for i, q := range qps {
+		for _, st := range []drivers.QPState{drivers.Init, drivers.RTR, drivers.RTS} {
+			if r := q.Modify(st); r != 0 {
+				return nil, fmt.Errorf("concurrent: setup Modify(QP %d to %s) returned %s, want 0", i, st, model.ErrnoName(r))
+			}
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rec := &recorder{start: time.Now(), max: int64(opts.MaxOps), ctx: runCtx}
+	rec.stop = rec.start.Add(opts.Duration)
+	var wrID, msgNo atomic.Uint64
+	var wg sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err })
+		cancel()
+	}
+	spawn := func(name string, body func(c int, rng *rand.Rand)) {
+		c := rec.client(name)
+		rng := rand.New(rand.NewPCG(opts.Seed, uint64(c)+1))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each client is its own OS thread, as an application's are.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			body(c, rng)
+		}()
+	}
+	for p := range opts.Posters {
+		spawn(fmt.Sprintf("poster %d", p), func(c int, rng *rand.Rand) {
+			for rec.more() {
+				n := 1 + rng.IntN(3)
+				wrs := make([]model.WR, n)
+				for i := range wrs {
+					wrs[i] = model.WR{ID: wrID.Add(1), NumSGE: 1, SGEs: []model.SGE{{Length: 128}}}
+				}
+				dw := make([]drivers.RecvWR, n)
+				for i, w := range wrs {
+					dw[i] = drivers.RecvWR{ID: w.ID, NumSGE: 1, SGEs: []drivers.SGE{{Length: 128}}}
+				}
+				call := rec.now()
+				e, bad := srq.Post(dw)
+				rec.add(c, Operation{Input: Input{Kind: KindPost, WRs: wrs}, Output: Output{Errno: e, BadWR: bad}, Call: call, Return: rec.now()})
+				pause(rng, e != 0)
+			}
+		})
+	}
+	for i, q := range qps {
+		typ := h.Setup.QPs[i]
+		spawn(fmt.Sprintf("qp%d (%s): sends and state changes", i, typ), func(c int, rng *rand.Rand) {
+			state := drivers.RTS
+			for rec.more() {
+				if !opts.NoCycles && rng.IntN(12) == 0 {
+					path := []drivers.QPState{drivers.Err, drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS}
+					if state != drivers.RTS {
+						path = path[1:]
+					}
+					for _, st := range path {
+						call := rec.now()
+						r := q.Modify(st)
+						rec.add(c, Operation{Input: Input{Kind: KindModify, QP: i, State: model.QPState(st)}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()})
+						if r != 0 {
+							break
+						}
+						state = st
+						if st == drivers.Err && rng.IntN(2) == 0 {
+							break // stay in ERR for a while: messages meet it there
+						}
+					}
+					continue
+				}
+				no := uint32(msgNo.Add(1))
+				msg := model.Message{Opcode: model.SendImm, Len: uint32(rng.IntN(33)), Imm: no}
+				call := rec.now()
+				dctx, dcancel := context.WithTimeout(runCtx, opts.OpTimeout)
+				peer, err := q.Deliver(dctx, drivers.Message{Opcode: drivers.SendImm, Len: msg.Len, Imm: no, Pattern: byte(no)})
+				dcancel()
+				o := Operation{Input: Input{Kind: KindMessage, QP: i, Msg: msg}, Output: Output{BadWR: -1, Peer: model.PeerStatus(peer)}, Call: call, Return: rec.now()}
+				if err != nil {
+					o.Output.Unknown, o.Return = true, Forever
+					rec.add(c, o)
+					if !errors.Is(err, context.Canceled) {
+						fail(fmt.Errorf("concurrent: Deliver(message %d to QP %d): %w", no, i, err))
+					}
+					return
+				}
+				rec.add(c, o)
+				pause(rng, false)
+			}
+		})
+	}
+	if !opts.NoArm {
+		spawn("limit arming", func(c int, rng *rand.Rand) {
+			for rec.more() {
+				time.Sleep(time.Duration(200+rng.IntN(800)) * time.Microsecond)
+				l := 1 + uint32(rng.IntN(int(max(1, h.Setup.Attr.MaxWR/2))))
+				call := rec.now()
+				r := srq.ModifyLimit(l)
+				rec.add(c, Operation{Input: Input{Kind: KindArm, Limit: l}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()})
+			}
+		})
+	}
+	// The poller runs until the others stop.
+	workersDone := make(chan struct{})
+	var pollWG sync.WaitGroup
+	poller := rec.client("poller: completions and events")
+	pollWG.Add(1)
+	go func() {
+		defer pollWG.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for {
+			stop := false
+			select {
+			case <-workersDone:
+				stop = true
+			default:
+			}
+			if err := pollOnce(srq, rec, poller, false); err != nil {
+				fail(err)
+				return
+			}
+			if stop {
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	wg.Wait()
+	close(workersDone)
+	pollWG.Wait()
+	time.Sleep(opts.Settle)
+	if firstErr == nil {
+		if err := pollOnce(srq, rec, poller, true); err != nil {
+			firstErr = err
+		}
+	}
+	h.Clients = rec.clients
+	h.Ops = rec.assemble()
+	h.Wall = rec.now()
+	return h, firstErr
+}
+
+// pause spaces a client's operations a little, more after a refusal, so
+// that the SRQ fills and empties rather than staying either.
+func pause(rng *rand.Rand, refused bool) {
+	d := time.Duration(rng.IntN(100)) * time.Microsecond
+	if refused {
+		d += 300 * time.Microsecond
+	}
+	if d > 20*time.Microsecond {
+		time.Sleep(d)
+	} else {
+		runtime.Gosched()
+	}
+}
+
+// pollOnce reads the CQ and the async events once; final makes it the
+// history's final operation.
+func pollOnce(srq drivers.SRQ, rec *recorder, client int, final bool) error {
+	call := rec.now()
+	cs, err := srq.PollCQ(0)
+	if err != nil {
+		return fmt.Errorf("concurrent: PollCQ: %w", err)
+	}
+	evs, err := srq.PollEvents()
+	if err != nil {
+		return fmt.Errorf("concurrent: PollEvents: %w", err)
+	}
+	ret := rec.now()
+	rec.mu.Lock()
+	for _, c := range cs {
+		rec.seen = append(rec.seen, seenCompletion{c: model.Completion{WRID: c.WRID, Status: model.WCStatus(c.Status), Opcode: model.WCOpcode(c.Opcode),
+			ByteLen: c.ByteLen, HasImm: c.HasImm, Imm: c.Imm, QP: c.QP, PayloadErr: c.PayloadErr}, at: ret})
+	}
+	rec.mu.Unlock()
+	var mes []model.Event
+	for _, e := range evs {
+		mes = append(mes, model.Event{Type: model.EventType(e.Type), QP: e.QP})
+	}
+	switch {
+	case final:
+		rec.add(client, Operation{Input: Input{Kind: KindFinal}, Output: Output{BadWR: -1, Events: mes}, Call: call, Return: ret})
+	case len(mes) > 0:
+		rec.add(client, Operation{Input: Input{Kind: KindEvents}, Output: Output{BadWR: -1, Events: mes}, Call: call, Return: ret})
+	}
+	return nil
+}
+
+// assemble gives each message the completions carrying its number (its
+// return becomes the poll that read the last of them) and the final poll
+// those no message claims, and merges the clients' operations by call.
+func (r *recorder) assemble() []Operation {
+	type at struct{ client, i int }
+	msgs := map[uint32]at{}
+	for c, ops := range r.perCli {
+		for i, o := range ops {
+			if o.Input.Kind == KindMessage {
+				msgs[o.Input.Msg.Imm] = at{c, i}
+			}
+		}
+	}
+	var final *Operation
+	for c, ops := range r.perCli {
+		for i := range ops {
+			if ops[i].Input.Kind == KindFinal {
+				final = &r.perCli[c][i]
+			}
+		}
+	}
+	for _, s := range r.seen {
+		if a, ok := msgs[s.c.Imm]; ok && s.c.HasImm && s.c.QP == r.perCli[a.client][a.i].Input.QP {
+			o := &r.perCli[a.client][a.i]
+			if !o.Output.Unknown {
+				o.Output.Completions = append(o.Output.Completions, s.c)
+				o.Return = max(o.Return, s.at)
+				continue
+			}
+		}
+		if o := r.oldestUnclaimed(s); o != nil {
+			o.Output.Completions = append(o.Output.Completions, s.c)
+			o.Return = max(o.Return, s.at)
+			continue
+		}
+		if final != nil {
+			final.Output.Completions = append(final.Output.Completions, s.c)
+		}
+	}
+	var all []Operation
+	for _, ops := range r.perCli {
+		all = append(all, ops...)
+	}
+	slices.SortStableFunc(all, func(a, b Operation) int { return cmpDur(a.Call, b.Call) })
+	return all
+}
+
+// oldestUnclaimed is where a completion without immediate data (an error
+// completion carries none) goes: the earliest message to its QP, called
+// before the poll that read it, that has no completion yet.
+func (r *recorder) oldestUnclaimed(s seenCompletion) *Operation {
+	if s.c.HasImm {
+		return nil
+	}
+	var best *Operation
+	for c := range r.perCli {
+		for i := range r.perCli[c] {
+			o := &r.perCli[c][i]
+			if o.Input.Kind != KindMessage || o.Input.QP != s.c.QP || o.Output.Unknown || len(o.Output.Completions) > 0 || o.Call > s.at {
+				continue
+			}
+			if best == nil || o.Call < best.Call {
+				best = o
+			}
+		}
+	}
+	return best
+}
