@@ -102,11 +102,11 @@ func (s Setup) Steps() []model.Step {
 // History is a recorded concurrent run: the sequential setup that made
 // the SRQ and brought its QPs up, then the concurrent operations.
 type History struct {
-	Profile string     `json:"profile"`
-	Caps    model.Caps `json:"caps"`
-	Setup   Setup      `json:"setup"`
-	Clients []string     `json:"clients"` // what each client did, by ID
-	Ops     []Operation  `json:"ops"`
+	Profile string      `json:"profile"`
+	Caps    model.Caps  `json:"caps"`
+	Setup   Setup       `json:"setup"`
+	Clients []string    `json:"clients"` // what each client did, by ID
+	Ops     []Operation `json:"ops"`
 	// Device, Kernel and Seed say where the history came from.
 	Device string        `json:"device,omitempty"`
 	Kernel string        `json:"kernel,omitempty"`
