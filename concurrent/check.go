@@ -3,6 +3,7 @@ package concurrent
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -37,7 +38,8 @@ type Result struct {
 	// of that linearization and the one that failed, and a reduced
 	// history that still has no linearization.
 	Rule      string          `json:"rule,omitempty"`
-	Diagnosis model.Diagnosis `json:"diagnosis,omitzero"`
+	Also      []string        `json:"also,omitempty"` // other rules whose relaxation explains it too
+	NoticedBy string          `json:"noticed_by,omitempty"` // the rule whose check failed first
 	Complaint string          `json:"complaint,omitempty"`
 	Prefix    []Operation     `json:"prefix,omitempty"`
 	Failing   *Operation      `json:"failing,omitempty"`
@@ -62,12 +64,15 @@ type checker struct {
 	init *model.Model
 }
 
-func newChecker(h *History) (*checker, error) {
+func newChecker(h *History, relaxed ...string) (*checker, error) {
 	p, err := model.ProfileByName(h.Profile)
 	if err != nil {
 		return nil, fmt.Errorf("concurrent: profile %q: %w", h.Profile, err)
 	}
-	m := model.New(p, h.Caps)
+	m, err := model.NewRelaxed(p, h.Caps, relaxed)
+	if err != nil {
+		return nil, fmt.Errorf("concurrent: %w", err)
+	}
 	for i, s := range h.Setup.Steps() {
 		if err := m.Step(s.Op, s.Obs); err != nil {
 			return nil, fmt.Errorf("concurrent: setup step %d (%s -> %s): %w", i+1, s.Op, s.Obs.Describe(s.Op), err)
@@ -143,7 +148,9 @@ func (c *checker) linearize(ops []Operation, timeout time.Duration) (porcupine.C
 	return res, info, pm
 }
 
-// Check checks h for linearizability against the model under h's profile.
+// Check checks h for linearizability against the model under h's
+// profile. On a violation it names the rule broken (see explain) and
+// reduces the history while it stays a violation blamed on that rule.
 func Check(h *History, opts CheckOptions) (*Result, error) {
 	c, err := newChecker(h)
 	if err != nil {
@@ -151,7 +158,8 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 	}
 	start := time.Now()
 	res, info, pm := c.linearize(h.Ops, opts.Timeout)
-	r := &Result{Ops: len(h.Ops), Time: time.Since(start)}
+	r := &Result{Ops: len(h.Ops)}
+	defer func() { r.Time = time.Since(start) }()
 	switch res {
 	case porcupine.Ok:
 		r.Verdict = Linearizable
@@ -161,19 +169,22 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 		return r, nil
 	}
 	r.Verdict = Violation
+	c.explain(r, h.Ops, info)
 	ops := h.Ops
-	if opts.ReduceBudget >= 0 {
+	if opts.ReduceBudget >= 0 && r.Rule != "" {
 		budget := opts.ReduceBudget
 		if budget == 0 {
 			budget = 20 * time.Second
 		}
-		ops = c.reduce(h.Ops, budget, opts.Timeout)
+		ops = c.reduce(h.Ops, r.Rule, budget, opts.Timeout)
 		r.Reduced = ops
 		if len(ops) < len(h.Ops) {
 			_, info, pm = c.linearize(ops, opts.Timeout)
+			small := &Result{}
+			c.explain(small, ops, info)
+			r.Prefix, r.Failing, r.Complaint, r.NoticedBy = small.Prefix, small.Failing, small.Complaint, small.NoticedBy
 		}
 	}
-	c.explain(r, ops, info)
 	if opts.HTML != "" {
 		if err := porcupine.VisualizePath(pm, info, opts.HTML); err != nil {
 			return r, fmt.Errorf("concurrent: write the visualisation %s: %w", opts.HTML, err)
@@ -183,10 +194,14 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 	return r, nil
 }
 
-// explain names the rule a violation breaks: it replays the longest
+// explain names the rule a violation breaks. It replays the longest
 // linearization porcupine found, then tries each operation that could
-// come next; none fits, and the diagnosis of the sequential trace so made
-// (package model, as for a failing sequential case) names the rule.
+// come next (called before every other remaining operation returned);
+// none fits. Each failing one ends a sequential trace, which the
+// sequential suite's diagnosis explains (package model: the smallest set
+// of rules whose relaxation makes the trace consistent, the rules only
+// concurrency can break included). The rule that explains the most of
+// those traces is the one broken, ties going to model.Rank.
 func (c *checker) explain(r *Result, ops []Operation, info porcupine.LinearizationInfo) {
 	var best []int
 	for _, part := range info.PartialLinearizations() {
@@ -211,8 +226,6 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 			trace = append(trace, ops[i].Steps()...)
 		}
 	}
-	// The operations that could be next: called before every remaining
-	// operation returned.
 	first := Forever
 	for i, o := range ops {
 		if !done[i] && !o.Output.Unknown {
@@ -221,31 +234,132 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 	}
 	var cands []int
 	for i, o := range ops {
-		if !done[i] && o.Call <= first {
+		if !done[i] && o.Call <= first && !o.Output.Unknown {
 			cands = append(cands, i)
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b int) int { return cmpDur(ops[a].Call, ops[b].Call) })
+	votes := map[string]int{}
+	tried := 0
 	for _, i := range cands {
-		if ops[i].Output.Unknown {
-			continue
-		}
 		_, err := apply(m, ops[i])
 		var d *model.Deviation
 		if !errors.As(err, &d) {
 			continue
 		}
-		o := ops[i]
-		r.Failing = &o
-		r.Complaint = d.Error()
-		r.Rule = d.Rule
-		r.Diagnosis = model.Diagnose(c.prof, c.h.Caps, nil, append(trace, o.Steps()...))
-		if len(r.Diagnosis.Rules) > 0 {
-			r.Rule = r.Diagnosis.Rules[0]
+		if r.Failing == nil {
+			o := ops[i]
+			r.Failing, r.Complaint, r.NoticedBy = &o, d.Error(), d.Rule
 		}
+		if tried++; tried > maxExplained {
+			break
+		}
+		dg := model.DiagnoseAmong(c.prof, c.h.Caps, nil, append(slices.Clone(trace), ops[i].Steps()...), allRules())
+		for _, set := range dg.Explains() {
+			for _, rule := range set {
+				votes[rule]++
+			}
+		}
+	}
+	if r.Failing == nil {
+		r.Complaint = "every operation that could come next fits on its own; only their combination has no order"
 		return
 	}
-	r.Complaint = "every operation that could come next fits on its own; only their combination has no order"
+	// The candidates are the rules those diagnoses name. Each is tried on
+	// the whole history: a greedy linearization under the model with the
+	// rule relaxed, taking at each point the earliest-called operation
+	// that fits. The rule broken is the one whose linearization gets
+	// furthest (a rule that explains the failure by accident seldom
+	// explains what follows: a lost post also looks like a queue that
+	// holds too many, until the lost WR never completes). Ties go to the
+	// most voted, then to the rules only concurrency can break, then by
+	// model.Rank.
+	ranked := slices.Collect(maps.Keys(votes))
+	reach := map[string]int{}
+	for _, rule := range ranked {
+		reach[rule] = c.reach(ops, rule)
+	}
+	concurrentOnly := func(rule string) int {
+		if slices.Contains(model.ConcurrentOnly, rule) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortFunc(ranked, func(a, b string) int {
+		if reach[a] != reach[b] {
+			return reach[b] - reach[a]
+		}
+		if votes[a] != votes[b] {
+			return votes[b] - votes[a]
+		}
+		if d := concurrentOnly(a) - concurrentOnly(b); d != 0 {
+			return d
+		}
+		return model.Rank(a) - model.Rank(b)
+	})
+	r.Rule = r.NoticedBy
+	if len(ranked) > 0 {
+		r.Rule = ranked[0]
+	}
+	for _, rule := range ranked {
+		if rule != r.Rule {
+			r.Also = append(r.Also, rule)
+		}
+	}
+}
+
+// reachBeam is how many candidates a relaxed model keeps in reach.
+const reachBeam = 64
+
+// reach is how many operations of ops a greedy linearization places
+// under the model with rule relaxed: at each point, of the operations
+// that could come next, the earliest called that the model accepts.
+func (c *checker) reach(ops []Operation, rule string) int {
+	rc, err := newChecker(c.h, rule)
+	if err != nil {
+		return 0
+	}
+	m := rc.init.Beam(reachBeam)
+	left := slices.Clone(ops)
+	placed := 0
+	for len(left) > 0 {
+		first := Forever
+		for _, o := range left {
+			if !o.Output.Unknown {
+				first = min(first, o.Return)
+			}
+		}
+		moved := false
+		for i, o := range left {
+			if o.Call > first {
+				break // ops are in call order
+			}
+			next, err := apply(m, o)
+			if err != nil || len(next) == 0 {
+				continue
+			}
+			m = next[len(next)-1]
+			left = slices.Delete(left, i, i+1)
+			placed++
+			moved = true
+			break
+		}
+		if !moved {
+			return placed
+		}
+	}
+	return placed
+}
+
+// maxExplained bounds how many failing operations explain diagnoses.
+const maxExplained = 4
+
+func allRules() []string {
+	var ids []string
+	for _, r := range model.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 func cmpDur(a, b time.Duration) int {
@@ -258,14 +372,34 @@ func cmpDur(a, b time.Duration) int {
 	return 0
 }
 
-// reduce drops operations while the history stays without a
-// linearization, in chunks halving down to one operation, within budget.
-// The final poll is kept: it is where a missing event shows.
-func (c *checker) reduce(ops []Operation, budget, timeout time.Duration) []Operation {
+// reduce drops operations while the history stays a violation blamed on
+// rule, in chunks halving down to one operation, within budget. A post
+// stays while a completion left names one of its WRs (else the history
+// would fail for a WR nobody posted), and the final poll stays: it is
+// where a missing event shows.
+func (c *checker) reduce(ops []Operation, rule string, budget, timeout time.Duration) []Operation {
 	deadline := time.Now().Add(budget)
-	illegal := func(cand []Operation) bool {
-		res, _, _ := c.linearize(cand, timeout)
-		return res == porcupine.Illegal
+	keeps := func(cand []Operation) bool {
+		posted := map[uint64]bool{}
+		for _, o := range cand {
+			for _, w := range o.Input.WRs {
+				posted[w.ID] = true
+			}
+		}
+		for _, o := range cand {
+			for _, cp := range o.Output.Completions {
+				if !posted[cp.WRID] {
+					return false
+				}
+			}
+		}
+		res, info, _ := c.linearize(cand, timeout)
+		if res != porcupine.Illegal {
+			return false
+		}
+		var r Result
+		c.explain(&r, cand, info)
+		return r.Rule == rule
 	}
 	cur := slices.Clone(ops)
 	for chunk := max(1, len(cur)/2); ; chunk /= 2 {
@@ -276,7 +410,7 @@ func (c *checker) reduce(ops []Operation, budget, timeout time.Duration) []Opera
 				continue
 			}
 			cand := slices.Concat(cur[:i], cur[end:])
-			if len(cand) > 0 && illegal(cand) {
+			if len(cand) > 0 && keeps(cand) {
 				cur = cand
 				continue
 			}

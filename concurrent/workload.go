@@ -254,8 +254,8 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 	if !opts.NoArm {
 		spawn("limit arming", func(c int, rng *rand.Rand) {
 			for rec.more() {
-				time.Sleep(time.Duration(200+rng.IntN(800)) * time.Microsecond)
-				l := 1 + uint32(rng.IntN(int(max(1, h.Setup.Attr.MaxWR/2))))
+				time.Sleep(time.Duration(100+rng.IntN(300)) * time.Microsecond)
+				l := 1 + uint32(rng.IntN(int(max(1, h.Setup.Attr.MaxWR-1))))
 				call := rec.now()
 				r := srq.ModifyLimit(l)
 				rec.add(c, Operation{Input: Input{Kind: KindArm, Limit: l}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()})

@@ -817,6 +817,8 @@ func (c *checker) ruleTable() []RuleResult {
 			rr.Status, rr.Reason = NotApplicable, "QPs of this device reach RTS only through the connection manager (iWARP, rdma_cm); the driver records RESET->INIT and RTR->RTS, so only ERR and RESET are ibv_modify_qp's"
 		case rr.Checks > 0:
 			rr.Status = Pass
+		case slices.Contains(model.ConcurrentOnly, r.ID):
+			rr.Status, rr.Reason = NotApplicable, "only concurrent calls can break it; srqconform concurrent checks it"
 		case c.skipped[r.ID] != "":
 			rr.Status, rr.Reason = NotApplicable, c.skipped[r.ID]
 		case c.blocked[r.ID] != "":

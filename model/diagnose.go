@@ -52,8 +52,13 @@ var Specificity = []string{
 	"POST-FULL", "POST-SGE", "POST-BADWR", "POST-RETURN", "POST-QP-RQ",
 	"QP-FLUSH-INPROGRESS", "QP-BEFORE-RTR", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "SRQ-ERR-NOFETCH", "RECV-RNR",
 	"FETCH-OPCODES", "RECV-WRITE-IMM", "RECV-NUMSGE0", "SGE-LEN0", "UD-GRH", "RECV-FIT", "RECV-BAD-KEY", "RECV-TOO-LARGE",
-	"FETCH-FIFO", "FETCH-ONCE", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
+	"FETCH-FIFO", "FETCH-ONCE", "POST-ATOMIC", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
 }
+
+// ConcurrentOnly lists the rules only concurrent calls can break (package
+// concurrent checks them): a sequential trace is never diagnosed with one
+// unless asked for by name.
+var ConcurrentOnly = []string{"POST-ATOMIC"}
 
 // Rank is a rule's place in the tie-break order: its place in Specificity,
 // then catalogue order.
@@ -151,6 +156,9 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 	}
 	var candidates []string
 	for _, r := range catalogue {
+		if slices.Contains(ConcurrentOnly, r.ID) && !slices.Contains(among, r.ID) {
+			continue // one thread cannot break it
+		}
 		if !slices.Contains(relaxed, r.ID) && (among == nil || slices.Contains(among, r.ID)) {
 			candidates = append(candidates, r.ID)
 		}

@@ -87,7 +87,10 @@ type machine struct {
 	grhMode   int    // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
 	orderMode int    // POST-ORDER: 0 undecided, 1 keeps a failed list's prefix, 2 drops it
 	leaked    int    // fetched slots that never came back (SLOT-FREE relaxed)
-	slack     int    // how many more WRs a relaxed POST-FULL device holds than it should
+	// recent holds the WRs fetched last, newest last, which a racing
+	// fetch may hand out again (FETCH-ONCE relaxed; nil otherwise).
+	recent []entry
+	slack     int // how many more WRs a relaxed POST-FULL device holds than it should
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
@@ -120,6 +123,7 @@ func newMachine(p Profile, c Caps) *machine {
 func (m *machine) clone() *machine {
 	n := *m
 	n.queue = clip(m.queue)
+	n.recent = clip(m.recent)
 	n.cq = clip(m.cq)
 	n.events = clip(m.events)
 	n.completedHistory = clip(m.completedHistory)
@@ -441,6 +445,10 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 		for _, s := range e.wr.SGEs {
 			w(uint64(s.Length), uint64(int64(s.Key)))
 		}
+	}
+	w(uint64(len(m.recent)))
+	for _, e := range m.recent {
+		w(e.wr.ID)
 	}
 	w(uint64(len(m.cq)))
 	for _, e := range m.cq {

@@ -35,6 +35,8 @@ type Model struct {
 	// pruned says some were dropped, so a deviation may be the beam's.
 	width  int
 	pruned bool
+
+	fp uint64 // Fingerprint, once computed (0: not yet)
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -222,6 +224,7 @@ func run(c *machine, op Op, got *Observation) []result {
 }
 
 func (m *Model) advance(op Op, got *Observation) error {
+	m.fp = 0
 	var next []*machine
 	var firstErr error
 	m.steps++
@@ -318,17 +321,59 @@ func (m *Model) Clone() *Model {
 	return &n
 }
 
+// Relax returns a copy of m from which on the given rules are relaxed
+// (relax.go), as NewRelaxed relaxes them from the start: the profile
+// fields they own reopen, a value the candidate had not decided on
+// counting as a departure. A concurrent history's diagnosis uses it to
+// try a rule on a window of operations after a state reached faithfully.
+func (m *Model) Relax(rules []string) (*Model, error) {
+	set := relaxSet{}
+	for _, id := range append(slices.Clone(m.relaxed), rules...) {
+		if _, ok := RuleByID(id); !ok {
+			return nil, fmt.Errorf("model: relax rule %q: no such rule in the catalogue", id)
+		}
+		set[id] = true
+	}
+	n := m.Clone()
+	n.relaxed = append(slices.Clone(m.relaxed), rules...)
+	for _, c := range n.cands {
+		q := c.prof
+		own := relaxFields(&q, rules)
+		for f, w := range c.ownWidth {
+			own[f] = w
+		}
+		c.prof, c.relax, c.ownWidth = q, set, own
+	}
+	return n, nil
+}
+
 // Fingerprint hashes the state of every candidate, in no particular
 // order: two models with the same fingerprint accept the same
 // observations from here on (within the process; the hash is seeded).
 func (m *Model) Fingerprint() uint64 {
+	if m.fp != 0 {
+		return m.fp
+	}
 	var sum uint64
 	for _, c := range m.cands {
 		// A sum of the candidates' hashes: order-free, and candidates are
 		// deduplicated, so no two cancel out.
 		sum += c.fingerprint(fingerprintSeed)
 	}
-	return sum ^ uint64(len(m.cands))
+	m.fp = sum ^ uint64(len(m.cands))
+	if m.fp == 0 {
+		m.fp = 1
+	}
+	return m.fp
+}
+
+// Beam returns a copy of m that keeps at most n candidates from here on
+// (a relaxed model splits at every fault point); it drops first those
+// that took a departure only some of the time, then those with the most.
+func (m *Model) Beam(n int) *Model {
+	c := m.Clone()
+	c.width = n
+	return c
 }
 
 // Candidates returns how many candidate machines remain.

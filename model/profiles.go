@@ -13,6 +13,7 @@ const (
 	srcManPostSend  = "man ibv_post_send(3)"
 	srcMojoPost     = "rdmamojo, ibv_post_srq_recv()"
 	srcMojoQuery    = "rdmamojo, ibv_query_srq()"
+	srcMojoThreads  = "rdmamojo, 'libibverbs thread safe level' (2013-07-26)"
 	srcBook         = "book chapter 13.5, Shared Receive Queue"
 	srcNotes        = "notes/driver-behaviour.md"
 	// srcKernelDestroySRQ: the linux tree is too large to mirror here; the

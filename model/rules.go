@@ -56,6 +56,8 @@ var catalogue = []Rule{
 		srcMojoPost + ", FAQ on deregistering an MR (the error comes as a work completion)", KindDocumented, nil},
 	{"POST-COPY", "The SRQ keeps its own copy of a posted WR; the caller may change or reuse its WR and SGE array as soon as the call returns.",
 		srcMojoPost + ", FAQ 'Can I (re)use the Receive Request'", KindDocumented, nil},
+	{"POST-ATOMIC", "Posts to one SRQ from several threads are atomic: every WR of a post that returned 0 is held until a message takes it; a concurrent post neither overwrites nor drops it.",
+		srcMojoThreads + " (different threads may post to the same SRQ; atomicity is guaranteed); " + srcManPostSRQ + ", RETURN VALUE", KindDocumented, nil},
 	{"POST-QP-RQ", "ibv_post_recv on a QP attached to an SRQ is refused, with bad_wr on the first WR.",
 		srcManPostRecv + ", DESCRIPTION; " + srcMojoPost + ", DESCRIPTION; RUT srq_test PostWrongApi", KindImplementation, []string{"PostRecvBadWR"}},
 

@@ -479,6 +479,9 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 		}
 	}
 	notReady := m.notAllReady()
+	// POST-ATOMIC relaxed: a post that returned 0 may have been
+	// overwritten by a concurrent one, its WRs lost.
+	lost := got.Errno == 0 && n > 0 && m.relaxed("POST-ATOMIC") && m.may("POST-ATOMIC")
 	for i, w := range o.WRs {
 		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
 			return Observation{BadWR: -1}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
@@ -525,7 +528,9 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 				}
 				m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
 			}
-			m.enqueue(w)
+			if !lost {
+				m.enqueue(w)
+			}
 			continue
 		}
 		// The device refused it: for the model's reasons, or for one a
@@ -989,6 +994,18 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 			return m.peerResult("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
 		}
 	}
+	if len(m.recent) > 0 && !o.FirstPacketOnly && m.relaxed("FETCH-ONCE") {
+		if k := m.choose("FETCH-ONCE", 1+len(m.recent)); k > 0 {
+			// A fetch racing others was handed a WR one of them took.
+			before := len(m.cq)
+			allowed := m.deliverEntry(o.QP, m.recent[k-1], o.Msg, loose)
+			rule := "FETCH-ONCE"
+			if len(m.cq) > before {
+				rule = m.cq[len(m.cq)-1].rule
+			}
+			return m.peerResult(rule, allowed, got)
+		}
+	}
 	if len(m.queue) == 0 {
 		m.touch("RECV-RNR")
 		if rc {
@@ -1046,6 +1063,13 @@ func (m *machine) fetch() entry {
 	e := m.queue[pos]
 	m.queue = append(clip(m.queue[:pos]), m.queue[pos+1:]...)
 	m.fetched++
+	if m.relaxed("FETCH-ONCE") {
+		// Racing fetches: as many as there are QPs at once, at most 4.
+		m.recent = append(clip(m.recent), e)
+		if len(m.recent) > min(4, len(m.qps)) {
+			m.recent = m.recent[1:]
+		}
+	}
 	if m.slotFree() == FreeAtPoll {
 		m.held++
 	}
@@ -1299,7 +1323,20 @@ func (m *machine) dropDuplicates(got []Completion) []Completion {
 	var out []Completion
 	for i, g := range got {
 		dup := m.completedBefore(g.WRID) || slices.ContainsFunc(got[:i], func(c Completion) bool { return c.WRID == g.WRID })
-		if dup && !m.isOutstanding(g.WRID) && m.excuse("FETCH-ONCE") {
+		// A duplicate the model itself made (a racing fetch handed the WR
+		// out again) is due, up to the number of times the CQ holds it.
+		due := 0
+		for _, e := range m.cq {
+			if e.c.WRID == g.WRID {
+				due++
+			}
+		}
+		for _, c := range got[:i] {
+			if c.WRID == g.WRID {
+				due--
+			}
+		}
+		if dup && due <= 0 && !m.isOutstanding(g.WRID) && m.excuse("FETCH-ONCE") {
 			continue
 		}
 		out = append(out, g)

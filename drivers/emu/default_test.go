@@ -788,7 +788,7 @@ func TestCatalogueAndSets(t *testing.T) {
 			t.Errorf("Catalogue() lists %q twice", d.Name)
 		}
 		kinds[d.Name] = d.Kind
-		if d.Kind != emu.KindBehaviour && d.Kind != emu.KindMutant || d.Rule == "" || d.Description == "" {
+		if d.Kind != emu.KindBehaviour && d.Kind != emu.KindMutant && d.Kind != emu.KindRaceMutant || d.Rule == "" || d.Description == "" {
 			t.Errorf("Catalogue() entry %+v: want kind behaviour or mutant, a rule and a description", d)
 		}
 		if dev, err := emu.New(d.Name).Open(ctx, drivers.Config{}); err != nil {

@@ -253,7 +253,7 @@ var baseCatalogue = []DeviationInfo{
 }
 
 // catalogue is every deviation: the base ones, then the stateful mutants.
-var catalogue = append(baseCatalogue, statefulCatalogue...)
+var catalogue = append(append(baseCatalogue, statefulCatalogue...), raceCatalogue...)
 
 var byName = func() map[Deviation]DeviationInfo {
 	m := make(map[Deviation]DeviationInfo, len(catalogue))

@@ -146,6 +146,16 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 		return s.errno(eINVAL), 0
 	}
 	prod := s.prod
+	if s.cfg.has(PostRaceLoses) && len(wrs) > 0 {
+		cons := s.cons
+		s.openWindow()
+		if s.dead() {
+			return s.errno(eINVAL), firstBad(wrs)
+		}
+		if s.cons != cons {
+			prod = s.prod // a fetch came meanwhile: read again, nothing lost
+		}
+	}
 	mask := uint32(len(s.ring) - 1)
 	for i := range wrs {
 		if e := s.check(&wrs[i], prod-s.cons+s.held+s.leaked); e != 0 {
@@ -238,10 +248,24 @@ func (s *srq) fetch() wqe {
 		i = s.prod & mask
 	} else {
 		i = s.cons & mask
+		if s.cfg.has(FetchRaceTwice) {
+			c, seen := s.cons, s.ring[i]
+			s.openWindow()
+			if s.cons != c {
+				// Another QP took it meanwhile: this one takes it too.
+				return s.fetched(seen)
+			}
+		}
 		s.cons++
 	}
 	w := s.ring[i]
 	s.ring[i] = wqe{}
+	return s.fetched(w)
+}
+
+// fetched finishes a fetch of w: the WR copied out of the caller's memory
+// where the SRQ kept a reference, the slot accounting, the limit check.
+func (s *srq) fetched(w wqe) wqe {
 	if w.src != nil {
 		n := max(0, min(w.nsge, len(w.src.SGEs)))
 		w = wqe{id: w.src.ID, sges: append([]drivers.SGE(nil), w.src.SGEs[:n]...)}
@@ -280,6 +304,9 @@ func (s *srq) checkLimit() {
 	}
 	n := s.limitCount()
 	if n < s.armed || (s.cfg.has(LimitAtEqual) && n == s.armed) {
+		if s.cfg.has(LimitRaceTwice) {
+			s.openWindow() // another fetch may fire and disarm meanwhile
+		}
 		s.fireLimit()
 	}
 }

@@ -1,0 +1,47 @@
+package emu
+
+import (
+	"runtime"
+	"time"
+)
+
+// Race mutants: rule violations that only concurrent calls show (issue
+// 11). Each opens a window in a critical section: it lets go of the lock
+// between reading shared state and acting on what it read, as a driver
+// does that takes its lock too late or releases it too early. Called from
+// one thread the window is empty and the mutant behaves; the sequential
+// suite cannot see it.
+const (
+	PostRaceLoses  Deviation = "post-race-loses"
+	FetchRaceTwice Deviation = "fetch-race-twice"
+	LimitRaceTwice Deviation = "limit-race-twice"
+)
+
+// KindRaceMutant is the Kind of a race mutant.
+const KindRaceMutant = "race-mutant"
+
+// RaceMutants lists the race mutants.
+var RaceMutants = []Deviation{PostRaceLoses, FetchRaceTwice, LimitRaceTwice}
+
+// raceCatalogue describes the race mutants.
+var raceCatalogue = []DeviationInfo{
+	{PostRaceLoses, KindRaceMutant, "POST-ATOMIC", "a post reads the producer index, lets go of the lock, then writes its WRs there and publishes: a post in between is overwritten (its WRs lost) although it returned 0", nil},
+	{FetchRaceTwice, KindRaceMutant, "FETCH-ONCE", "a fetch reads the head WR, lets go of the lock, and takes that WR even when another QP took it meanwhile: one WR completes on two QPs", nil},
+	{LimitRaceTwice, KindRaceMutant, "LIMIT-ONCE", "the limit check lets go of the lock between finding the count below the limit and firing: two QPs fetching at once both fire", nil},
+}
+
+// raceWindow is how long a race mutant leaves its critical section open:
+// about as long as a cache miss on a remote socket plus a preemption
+// check, long enough that two threads meet in it within a short run.
+const raceWindow = 50 * time.Microsecond
+
+// openWindow lets go of the device lock for a moment, long enough for
+// another thread to take it. The caller holds dev.mu and holds it again
+// on return; anything it read before may have changed.
+func (s *srq) openWindow() {
+	s.dev.mu.Unlock()
+	runtime.Gosched()
+	for start := time.Now(); time.Since(start) < raceWindow; {
+	}
+	s.dev.mu.Lock()
+}
