@@ -37,14 +37,14 @@ type Result struct {
 	// no order could place next), the model's complaint, the operations
 	// of that linearization and the one that failed, and a reduced
 	// history that still has no linearization.
-	Rule      string          `json:"rule,omitempty"`
-	Also      []string        `json:"also,omitempty"` // other rules whose relaxation explains it too
-	NoticedBy string          `json:"noticed_by,omitempty"` // the rule whose check failed first
-	Complaint string          `json:"complaint,omitempty"`
-	Prefix    []Operation     `json:"prefix,omitempty"`
-	Failing   *Operation      `json:"failing,omitempty"`
-	Reduced   []Operation     `json:"reduced,omitempty"`
-	HTML      string          `json:"html,omitempty"`
+	Rule      string      `json:"rule,omitempty"`
+	Also      []string    `json:"also,omitempty"`       // other rules whose relaxation explains it too
+	NoticedBy string      `json:"noticed_by,omitempty"` // the rule whose check failed first
+	Complaint string      `json:"complaint,omitempty"`
+	Prefix    []Operation `json:"prefix,omitempty"`
+	Failing   *Operation  `json:"failing,omitempty"`
+	Reduced   []Operation `json:"reduced,omitempty"`
+	HTML      string      `json:"html,omitempty"`
 }
 
 // Violation reports whether the history had no linearization.
@@ -176,12 +176,12 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 		if budget == 0 {
 			budget = 20 * time.Second
 		}
-		ops = c.reduce(h.Ops, r.Rule, budget, opts.Timeout)
+		ops = c.reduce(h.Ops, r.NoticedBy, budget, opts.Timeout)
 		r.Reduced = ops
 		if len(ops) < len(h.Ops) {
 			_, info, pm = c.linearize(ops, opts.Timeout)
 			small := &Result{}
-			c.explain(small, ops, info)
+			c.notice(small, ops, info)
 			r.Prefix, r.Failing, r.Complaint, r.NoticedBy = small.Prefix, small.Failing, small.Complaint, small.NoticedBy
 		}
 	}
@@ -203,6 +203,17 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 // concurrency can break included). The rule that explains the most of
 // those traces is the one broken, ties going to model.Rank.
 func (c *checker) explain(r *Result, ops []Operation, info porcupine.LinearizationInfo) {
+	m, trace, cands := c.notice(r, ops, info)
+	if r.Failing != nil {
+		c.blame(r, ops, m, trace, cands)
+	}
+}
+
+// notice replays the longest linearization into r.Prefix and finds the
+// first operation that could come next and fails: r.Failing, r.Complaint
+// and r.NoticedBy. It returns the state after the prefix, the prefix as a
+// sequential trace and the operations that could come next.
+func (c *checker) notice(r *Result, ops []Operation, info porcupine.LinearizationInfo) (*model.Model, []model.Step, []int) {
 	var best []int
 	for _, part := range info.PartialLinearizations() {
 		for _, l := range part {
@@ -239,6 +250,23 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b int) int { return cmpDur(ops[a].Call, ops[b].Call) })
+	for _, i := range cands {
+		_, err := apply(m, ops[i])
+		var d *model.Deviation
+		if errors.As(err, &d) {
+			o := ops[i]
+			r.Failing, r.Complaint, r.NoticedBy = &o, d.Error(), d.Rule
+			break
+		}
+	}
+	if r.Failing == nil {
+		r.Complaint = "every operation that could come next fits on its own; only their combination has no order"
+	}
+	return m, trace, cands
+}
+
+// blame names the rule broken (see explain).
+func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []model.Step, cands []int) {
 	votes := map[string]int{}
 	tried := 0
 	for _, i := range cands {
@@ -246,10 +274,6 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 		var d *model.Deviation
 		if !errors.As(err, &d) {
 			continue
-		}
-		if r.Failing == nil {
-			o := ops[i]
-			r.Failing, r.Complaint, r.NoticedBy = &o, d.Error(), d.Rule
 		}
 		if tried++; tried > maxExplained {
 			break
@@ -261,10 +285,6 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 			}
 		}
 	}
-	if r.Failing == nil {
-		r.Complaint = "every operation that could come next fits on its own; only their combination has no order"
-		return
-	}
 	// The candidates are the rules those diagnoses name. Each is tried on
 	// the whole history: a greedy linearization under the model with the
 	// rule relaxed, taking at each point the earliest-called operation
@@ -272,8 +292,7 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 	// furthest (a rule that explains the failure by accident seldom
 	// explains what follows: a lost post also looks like a queue that
 	// holds too many, until the lost WR never completes). Ties go to the
-	// most voted, then to the rules only concurrency can break, then by
-	// model.Rank.
+	// rules only concurrency can break, then by model.Rank.
 	ranked := slices.Collect(maps.Keys(votes))
 	reach := map[string]int{}
 	for _, rule := range ranked {
@@ -288,9 +307,6 @@ func (c *checker) explain(r *Result, ops []Operation, info porcupine.Linearizati
 	slices.SortFunc(ranked, func(a, b string) int {
 		if reach[a] != reach[b] {
 			return reach[b] - reach[a]
-		}
-		if votes[a] != votes[b] {
-			return votes[b] - votes[a]
 		}
 		if d := concurrentOnly(a) - concurrentOnly(b); d != 0 {
 			return d
@@ -372,12 +388,14 @@ func cmpDur(a, b time.Duration) int {
 	return 0
 }
 
-// reduce drops operations while the history stays a violation blamed on
-// rule, in chunks halving down to one operation, within budget. A post
+// reduce drops operations while the history stays a violation that the
+// same rule's check notices (the full blame is too dear to run on every
+// try), in chunks halving down to one operation, within budget. A post
 // stays while a completion left names one of its WRs (else the history
-// would fail for a WR nobody posted), and the final poll stays: it is
-// where a missing event shows.
-func (c *checker) reduce(ops []Operation, rule string, budget, timeout time.Duration) []Operation {
+// would fail for a WR nobody posted), an event keeps a cause
+// (causesKept), and the final poll stays: it is where a missing event
+// shows.
+func (c *checker) reduce(ops []Operation, noticed string, budget, timeout time.Duration) []Operation {
 	deadline := time.Now().Add(budget)
 	keeps := func(cand []Operation) bool {
 		posted := map[uint64]bool{}
@@ -393,13 +411,16 @@ func (c *checker) reduce(ops []Operation, rule string, budget, timeout time.Dura
 				}
 			}
 		}
+		if !causesKept(cand) {
+			return false
+		}
 		res, info, _ := c.linearize(cand, timeout)
 		if res != porcupine.Illegal {
 			return false
 		}
 		var r Result
-		c.explain(&r, cand, info)
-		return r.Rule == rule
+		c.notice(&r, cand, info)
+		return r.NoticedBy == noticed
 	}
 	cur := slices.Clone(ops)
 	for chunk := max(1, len(cur)/2); ; chunk /= 2 {
@@ -420,6 +441,32 @@ func (c *checker) reduce(ops []Operation, rule string, budget, timeout time.Dura
 			return cur
 		}
 	}
+}
+
+// causesKept says every event left has a cause left before it: an arming
+// for a limit event, a move to ERR of its QP for a last-WQE event.
+// Without it a reduced history fails for an event nothing raised, not
+// for what the device did.
+func causesKept(ops []Operation) bool {
+	for _, o := range ops {
+		for _, e := range o.Output.Events {
+			if !slices.ContainsFunc(ops, func(p Operation) bool {
+				if p.Call > o.Return {
+					return false
+				}
+				switch e.Type {
+				case model.EventSRQLimitReached:
+					return p.Input.Kind == KindArm
+				case model.EventQPLastWQEReached:
+					return p.Input.Kind == KindModify && p.Input.QP == e.QP && p.Input.State == model.Err
+				}
+				return true
+			}) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // describe is a model state for people: what the SRQ holds and the QPs'

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srqconform/srqconform/concurrent"
+	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/drivers/emu"
 	"github.com/srqconform/srqconform/model"
@@ -113,6 +114,26 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 		t.Logf("%s: caught on %d of %d seeds, blamed on %s on %d; slowest check %v", info.Name, caught, seeds, info.Rule, blamed, slowest)
 		if blamed*100 < seeds*99 {
 			t.Errorf("%s: caught and blamed on %s on %d of %d seeds, want at least 99%%", info.Name, info.Rule, blamed, seeds)
+		}
+	}
+}
+
+// TestSequentialSuiteMissesRaceMutants: the sequential suite, with its
+// default budget, finds every race mutant conformant; only a concurrent
+// history shows them.
+func TestSequentialSuiteMissesRaceMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the sequential suite three times per race mutant")
+	}
+	for _, d := range emu.RaceMutants {
+		for seed := uint64(1); seed <= 3; seed++ {
+			rep, err := conformance.Check(context.Background(), emu.New(d), drivers.Config{}, conformance.Options{Seed: seed})
+			if err != nil {
+				t.Fatalf("%s seed %d: conformance.Check: %v", d, seed, err)
+			}
+			if !rep.Conformant() {
+				t.Errorf("%s seed %d: the sequential suite found %d failures (first: %s), want none: the mutant should need concurrency", d, seed, len(rep.Failures), rep.Failures[0].Rule)
+			}
 		}
 	}
 }

@@ -114,6 +114,12 @@ type History struct {
 	Wall   time.Duration `json:"wall_ns"`
 }
 
+// Complete says the history ran to its final poll, so that it can be
+// checked: a run stopped by an error before has none.
+func (h *History) Complete() bool {
+	return len(h.Ops) > 0 && h.Ops[len(h.Ops)-1].Input.Kind == KindFinal
+}
+
 // String describes an operation for people: "post [7 8] -> 0",
 // "message qp1 #12 -> ok, wr 7".
 func (o Operation) String() string {

@@ -90,7 +90,7 @@ type machine struct {
 	// recent holds the WRs fetched last, newest last, which a racing
 	// fetch may hand out again (FETCH-ONCE relaxed; nil otherwise).
 	recent []entry
-	slack     int // how many more WRs a relaxed POST-FULL device holds than it should
+	slack  int // how many more WRs a relaxed POST-FULL device holds than it should
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none

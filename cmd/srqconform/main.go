@@ -71,6 +71,8 @@ const usage = `usage: srqconform <command> [flags]
 
 commands:
   run        run the conformance suite against a device (default: the emulator)
+  concurrent record concurrent histories (posting threads, QPs receiving, state
+             changes, limit arming) and check them for linearizability
   rules      print the rule catalogue
   profiles   list the driver profiles, or show one: srqconform profiles rxe
              (-format yaml or json prints it as a profile file for run -profile FILE)
@@ -105,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdInfer(args[1:], stdout, stderr)
 	case "vm":
 		return cmdVM(args[1:], stdout, stderr)
+	case "concurrent":
+		return cmdConcurrent(args[1:], stdout, stderr)
 	case "render":
 		return cmdRender(args[1:], stdout, stderr)
 	case "matrix":
@@ -123,4 +127,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // commands lists the commands run knows.
-var commands = []string{"run", "rules", "profiles", "replay", "infer", "vm", "render", "matrix"}
+var commands = []string{"run", "concurrent", "rules", "profiles", "replay", "infer", "vm", "render", "matrix"}

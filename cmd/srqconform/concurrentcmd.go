@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/srqconform/srqconform/concurrent"
+	"github.com/srqconform/srqconform/conformance"
+)
+
+// cmdConcurrent runs concurrent workloads on a device and checks each
+// history for linearizability against the model (package concurrent), or
+// checks a saved history (-check).
+func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("concurrent", stdout, stderr, "concurrent [flags]")
+	var dev deviceFlags
+	dev.register(fs.FlagSet)
+	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file")
+	seed := fs.Uint64("seed", 0, "seed of the first history's client choices (0: pick one; it is reported)")
+	runs := fs.Int("runs", 1, "histories to record and check, with seeds seed, seed+1, ...")
+	duration := fs.Duration("duration", 2*time.Second, "most time one history records")
+	maxOps := fs.Int("max-ops", 600, "most operations one history holds (porcupine's search grows with it)")
+	posters := fs.Int("posters", 2, "threads posting lists to the SRQ")
+	rc := fs.Int("rc", 0, "RC QPs, each with a sender thread (0 with -ud 0: 2 RC and, where the device has UD, 1 UD)")
+	ud := fs.Int("ud", 0, "UD QPs, each with a sender thread")
+	noCycles := fs.Bool("no-cycles", false, "leave the QPs in RTS (otherwise senders take their QP to ERR and back through RESET now and then)")
+	noArm := fs.Bool("no-arm", false, "never arm the SRQ limit")
+	checkTimeout := fs.Duration("check-timeout", time.Minute, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
+	reduce := fs.Duration("reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
+	htmlDir := fs.String("html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
+	historyDir := fs.String("history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
+	checkFile := fs.String("check", "", "check this saved history instead of running a device")
+	format := fs.String("format", "text", "report format: text, markdown or json")
+	out := fs.String("o", "", "write the report to this file (default: standard output)")
+	knownFile := fs.String("known", "", "a file of rules the device is known to break (see run -known): violations of only those exit 0")
+	if ok, code := fs.parse(args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, "concurrent takes no arguments, got %q", fs.Args())
+	}
+	if !slices.Contains([]string{"text", "markdown", "json"}, *format) {
+		return fail(stderr, "unknown format %q: want text, markdown or json", *format)
+	}
+	if *runs < 1 || *maxOps < 1 || *posters < 1 || *rc < 0 || *ud < 0 {
+		return fail(stderr, "-runs, -max-ops and -posters must be at least 1 and -rc, -ud at least 0 (got %d, %d, %d, %d, %d)", *runs, *maxOps, *posters, *rc, *ud)
+	}
+	if err := fs.durations("duration", "check-timeout", "reduce"); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if *duration == 0 {
+		return fail(stderr, "-duration must be positive")
+	}
+	if err := dev.check(); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	known, err := conformance.ReadKnown(*knownFile)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	for _, d := range []string{*htmlDir, *historyDir} {
+		if d != "" {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return fail(stderr, "%v", err)
+			}
+		}
+	}
+	reduceBudget := *reduce
+	if reduceBudget == 0 {
+		reduceBudget = -1
+	}
+	checkOpts := func(seed uint64) concurrent.CheckOptions {
+		o := concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: reduceBudget}
+		if *htmlDir != "" {
+			o.HTML = filepath.Join(*htmlDir, fmt.Sprintf("violation-%d.html", seed))
+		}
+		return o
+	}
+	rep := &concurrent.Report{}
+	if *checkFile != "" {
+		h, err := concurrent.ReadHistory(*checkFile)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		rep.Device, rep.Kernel, rep.Profile = h.Device, h.Kernel, h.Profile
+		res, err := concurrent.Check(h, checkOpts(h.Seed))
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		rep.Runs = append(rep.Runs, concurrent.HistoryRun{Seed: h.Seed, Ops: len(h.Ops), Wall: h.Wall, Result: res, History: h})
+		return concurrentStatus(rep, *format, *out, known, stdout, stderr)
+	}
+	p, err := profileArg(*profile)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	drv, err := driverByName(dev.driver)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	rep.Profile = p.Name
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	first := *seed
+	if first == 0 {
+		first = uint64(time.Now().UnixNano()) & (1<<53 - 1)
+	}
+	for i := range *runs {
+		s := first + uint64(i)
+		h, err := concurrent.Run(ctx, drv, dev.config(), concurrent.Options{Profile: p, Seed: s, Duration: *duration, MaxOps: *maxOps,
+			Posters: *posters, RC: *rc, UD: *ud, NoCycles: *noCycles, NoArm: *noArm})
+		if h != nil {
+			rep.Device, rep.Kernel = h.Device, h.Kernel
+			if *historyDir != "" {
+				if werr := h.WriteFile(filepath.Join(*historyDir, fmt.Sprintf("history-%d.json", s))); werr != nil {
+					return fail(stderr, "%v", werr)
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				rep.Error = "interrupted"
+			} else {
+				rep.Error = err.Error()
+			}
+			if h == nil || !h.Complete() {
+				break
+			}
+		}
+		res, cerr := concurrent.Check(h, checkOpts(s))
+		if cerr != nil {
+			rep.Error = cerr.Error()
+			break
+		}
+		run := concurrent.HistoryRun{Seed: s, Ops: len(h.Ops), Wall: h.Wall, Result: res}
+		if res.Violation() {
+			run.History = h
+		}
+		rep.Runs = append(rep.Runs, run)
+		fmt.Fprintf(stderr, "srqconform concurrent: seed %d: %d operations in %v, %s in %v %s\n", s, len(h.Ops), h.Wall.Round(time.Millisecond), res.Verdict, res.Time.Round(time.Millisecond), res.Rule)
+		if rep.Error != "" {
+			break
+		}
+	}
+	return concurrentStatus(rep, *format, *out, known, stdout, stderr)
+}
+
+// concurrentStatus writes the report and returns the exit status: 3 when
+// the run stopped on an error, 1 on a violation of a rule -known does not
+// list, else 0.
+func concurrentStatus(rep *concurrent.Report, format, out string, known conformance.Known, stdout, stderr io.Writer) int {
+	w := stdout
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	var err error
+	if format == "json" {
+		err = rep.WriteJSON(w)
+	} else {
+		err = rep.WriteText(w, format == "markdown")
+	}
+	if err != nil {
+		return fail(stderr, "write the report: %v", err)
+	}
+	if rep.Error != "" {
+		fmt.Fprintf(stderr, "srqconform concurrent: the run stopped: %s (report written)\n", rep.Error)
+		if rep.Error == "interrupted" {
+			return exitInterrupted
+		}
+		return exitHarness
+	}
+	var unknown []string
+	for _, r := range rep.FailingRules() {
+		if why, ok := known[r]; ok {
+			fmt.Fprintf(stderr, "srqconform concurrent: %s violated, a known finding (%s)\n", r, why)
+			continue
+		}
+		unknown = append(unknown, r)
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(stderr, "srqconform concurrent: violations of %s\n", strings.Join(unknown, ", "))
+		return exitDeviates
+	}
+	return exitOK
+}

@@ -1,0 +1,202 @@
+package concurrent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Report is what a concurrent run found: one entry per history.
+type Report struct {
+	Device  string       `json:"device,omitempty"`
+	Kernel  string       `json:"kernel,omitempty"`
+	Profile string       `json:"profile"`
+	Runs    []HistoryRun `json:"runs"`
+	// Error is set when the device or harness failed: the report holds
+	// the histories recorded until then.
+	Error string `json:"error,omitempty"`
+}
+
+// HistoryRun is one history and its check.
+type HistoryRun struct {
+	Seed   uint64        `json:"seed"`
+	Ops    int           `json:"ops"`
+	Wall   time.Duration `json:"wall_ns"`
+	Result *Result       `json:"result"`
+	// History is kept for a violation (to check again, reduce or draw
+	// elsewhere) and when asked for.
+	History *History `json:"history,omitempty"`
+}
+
+// OpsPerSecond is how many operations the run recorded per second.
+func (r HistoryRun) OpsPerSecond() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Ops) / r.Wall.Seconds()
+}
+
+// Violations counts the runs with no linearization.
+func (r *Report) Violations() int {
+	n := 0
+	for _, run := range r.Runs {
+		if run.Result != nil && run.Result.Violation() {
+			n++
+		}
+	}
+	return n
+}
+
+// FailingRules lists the rules the violations were blamed on, once each.
+func (r *Report) FailingRules() []string {
+	var out []string
+	for _, run := range r.Runs {
+		if run.Result != nil && run.Result.Violation() && !contains(out, run.Result.Rule) {
+			out = append(out, run.Result.Rule)
+		}
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r for people; markdown makes it a Markdown document.
+func (r *Report) WriteText(w io.Writer, markdown bool) error {
+	var b strings.Builder
+	h := func(s string) {
+		if markdown {
+			fmt.Fprintf(&b, "\n## %s\n\n", s)
+		} else {
+			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(s))
+		}
+	}
+	if markdown {
+		b.WriteString("# srqconform concurrent report\n\n")
+	} else {
+		b.WriteString("srqconform concurrent report\n")
+	}
+	fmt.Fprintf(&b, "device %s, kernel %s, profile %s\n", orDash(r.Device), orDash(r.Kernel), r.Profile)
+	verdict := "LINEARIZABLE: every history has an order the model accepts"
+	if n := r.Violations(); n > 0 {
+		verdict = fmt.Sprintf("VIOLATION in %d of %d histories (rules: %s)", n, len(r.Runs), strings.Join(r.FailingRules(), ", "))
+	} else if r.unknown() > 0 {
+		verdict = fmt.Sprintf("UNKNOWN: %d of %d histories were not decided within the check's time", r.unknown(), len(r.Runs))
+	}
+	if r.Error != "" {
+		verdict += "; the run stopped: " + r.Error
+	}
+	fmt.Fprintf(&b, "verdict: %s\n", verdict)
+	h("Histories")
+	if markdown {
+		b.WriteString("| seed | operations | recorded in | ops/s | checked in | verdict | rule |\n|--:|--:|--:|--:|--:|---|---|\n")
+	}
+	for _, run := range r.Runs {
+		res := run.Result
+		verdict, rule, check := "-", "", "-"
+		if res != nil {
+			verdict, rule, check = res.Verdict, res.Rule, res.Time.Round(time.Millisecond).String()
+		}
+		if markdown {
+			fmt.Fprintf(&b, "| %d | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
+		} else {
+			fmt.Fprintf(&b, "  seed %d: %d operations in %v (%.0f/s), checked in %s: %s %s\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
+		}
+	}
+	for _, run := range r.Runs {
+		res := run.Result
+		if res == nil || !res.Violation() {
+			continue
+		}
+		h(fmt.Sprintf("Violation, seed %d: %s", run.Seed, res.Rule))
+		ind := "  "
+		if markdown {
+			ind = ""
+		}
+		if len(res.Also) > 0 {
+			fmt.Fprintf(&b, "%salso explained by: %s\n", ind, strings.Join(res.Also, ", "))
+		}
+		fmt.Fprintf(&b, "%snoticed: %s\n", ind, res.Complaint)
+		if res.Failing != nil {
+			fmt.Fprintf(&b, "%sno order places next: %s\n", ind, res.Failing)
+		}
+		if res.HTML != "" {
+			fmt.Fprintf(&b, "%svisualisation: %s\n", ind, res.HTML)
+		}
+		ops := res.Reduced
+		what := fmt.Sprintf("reduced history (%d of %d operations, still without a linearization)", len(res.Reduced), run.Ops)
+		if len(ops) == 0 {
+			ops, what = res.Prefix, "the longest linearization found"
+		}
+		fmt.Fprintf(&b, "\n%s%s; client, call .. return, operation:\n", ind, what)
+		if markdown {
+			b.WriteString("\n```\n")
+		}
+		if len(ops) > maxShown {
+			// The operations up to where it failed, the last maxShown.
+			end := len(ops)
+			if res.Failing != nil {
+				for i, o := range ops {
+					if o.Call > res.Failing.Return {
+						end = i
+						break
+					}
+				}
+			}
+			start := max(0, end-maxShown)
+			fmt.Fprintf(&b, "%s  (%d operations before these and %d after them left out)\n", ind, start, len(ops)-end)
+			ops = ops[start:end]
+		}
+		for _, o := range ops {
+			ret := o.Return.String()
+			if o.Return == Forever {
+				ret = "never"
+			}
+			client := fmt.Sprint(o.Client)
+			if run.History != nil && o.Client < len(run.History.Clients) {
+				client = run.History.Clients[o.Client]
+			}
+			fmt.Fprintf(&b, "%s  [%s] %v .. %s  %s\n", ind, client, o.Call, ret, o)
+		}
+		if markdown {
+			b.WriteString("```\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// maxShown bounds the operations a report lists for one violation.
+const maxShown = 60
+
+func (r *Report) unknown() int {
+	n := 0
+	for _, run := range r.Runs {
+		if run.Result != nil && run.Result.Verdict == Unknown {
+			n++
+		}
+	}
+	return n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
