@@ -237,14 +237,42 @@ func ReadHistory(path string) (*History, error) {
 	if _, err := model.ProfileByName(h.Profile); err != nil {
 		return nil, fmt.Errorf("history %s: profile %q: %w", path, h.Profile, err)
 	}
-	kinds := []Kind{KindPost, KindMessage, KindModify, KindArm, KindEvents, KindFinal}
-	for i, o := range h.Ops {
-		if !slices.Contains(kinds, o.Input.Kind) {
-			return nil, fmt.Errorf("history %s operation %d: kind %q, want one of %v", path, i+1, o.Input.Kind, kinds)
-		}
-		if o.Return < o.Call {
-			return nil, fmt.Errorf("history %s operation %d: returns at %v before its call at %v", path, i+1, o.Return, o.Call)
-		}
+	if err := h.validate(); err != nil {
+		return nil, fmt.Errorf("history %s %w", path, err)
 	}
 	return &h, nil
+}
+
+// validate refuses what the model cannot take: unknown kinds, QPs,
+// states, opcodes or events, and returns before calls.
+func (h *History) validate() error {
+	for i, t := range h.Setup.QPs {
+		if t != model.RC && t != model.UD {
+			return fmt.Errorf("setup QP %d: type %d, want 0 (RC) or 1 (UD)", i, t)
+		}
+	}
+	kinds := []Kind{KindPost, KindMessage, KindModify, KindArm, KindEvents, KindFinal}
+	for i, o := range h.Ops {
+		in := o.Input
+		switch {
+		case !slices.Contains(kinds, in.Kind):
+			return fmt.Errorf("operation %d: kind %q, want one of %v", i+1, in.Kind, kinds)
+		case o.Return < o.Call:
+			return fmt.Errorf("operation %d: returns at %v before its call at %v", i+1, o.Return, o.Call)
+		case (in.Kind == KindMessage || in.Kind == KindModify) && (in.QP < 0 || in.QP >= len(h.Setup.QPs)):
+			return fmt.Errorf("operation %d: QP %d, want 0 to %d", i+1, in.QP, len(h.Setup.QPs)-1)
+		case in.Kind == KindModify && int(in.State) >= len(model.QPStates):
+			return fmt.Errorf("operation %d: state %d, want 0 (RESET) to %d (ERR)", i+1, in.State, len(model.QPStates)-1)
+		case in.Kind == KindMessage && int(in.Msg.Opcode) >= len(model.Opcodes):
+			return fmt.Errorf("operation %d: opcode %d, want 0 to %d", i+1, in.Msg.Opcode, len(model.Opcodes)-1)
+		case in.Kind == KindMessage && !in.Msg.Opcode.ValidOn(h.Setup.QPs[in.QP]):
+			return fmt.Errorf("operation %d: opcode %d on a %s QP", i+1, in.Msg.Opcode, h.Setup.QPs[in.QP])
+		}
+		for _, e := range o.Output.Events {
+			if e.Type > model.EventQPLastWQEReached {
+				return fmt.Errorf("operation %d: event type %d, want 0 to %d", i+1, e.Type, model.EventQPLastWQEReached)
+			}
+		}
+	}
+	return nil
 }

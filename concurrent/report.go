@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,10 +22,14 @@ type Report struct {
 
 // HistoryRun is one history and its check.
 type HistoryRun struct {
-	Seed   uint64        `json:"seed"`
-	Ops    int           `json:"ops"`
-	Wall   time.Duration `json:"wall_ns"`
-	Result *Result       `json:"result"`
+	Seed uint64 `json:"seed"`
+	Ops  int    `json:"ops"`
+	// Kinds counts the operations by kind; Overlap is the most
+	// operations in flight at once.
+	Kinds   map[Kind]int  `json:"kinds,omitempty"`
+	Overlap int           `json:"overlap,omitempty"`
+	Wall    time.Duration `json:"wall_ns"`
+	Result  *Result       `json:"result"`
 	// History is kept for a violation (to check again, reduce or draw
 	// elsewhere) and when asked for.
 	History *History `json:"history,omitempty"`
@@ -104,7 +109,7 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 	fmt.Fprintf(&b, "verdict: %s\n", verdict)
 	h("Histories")
 	if markdown {
-		b.WriteString("| seed | operations | recorded in | ops/s | checked in | verdict | rule |\n|--:|--:|--:|--:|--:|---|---|\n")
+		b.WriteString("| seed | operations | by kind | most at once | recorded in | ops/s | checked in | verdict | rule |\n|--:|--:|---|--:|--:|--:|--:|---|---|\n")
 	}
 	for _, run := range r.Runs {
 		res := run.Result
@@ -113,9 +118,9 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 			verdict, rule, check = res.Verdict, res.Rule, res.Time.Round(time.Millisecond).String()
 		}
 		if markdown {
-			fmt.Fprintf(&b, "| %d | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
+			fmt.Fprintf(&b, "| %d | %d | %s | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, kinds(run.Kinds), run.Overlap, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
 		} else {
-			fmt.Fprintf(&b, "  seed %d: %d operations in %v (%.0f/s), checked in %s: %s %s\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
+			fmt.Fprintf(&b, "  seed %d: %d operations in %v (%.0f/s; %s; up to %d at once), checked in %s: %s %s\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), kinds(run.Kinds), run.Overlap, check, verdict, rule)
 		}
 	}
 	for _, run := range r.Runs {
@@ -199,4 +204,41 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// kinds is "287 message, 118 post, ..." in a fixed order.
+func kinds(k map[Kind]int) string {
+	var parts []string
+	for _, kind := range []Kind{KindMessage, KindPost, KindModify, KindArm, KindEvents} {
+		if k[kind] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", k[kind], kind))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// NewHistoryRun summarises h and its check.
+func NewHistoryRun(h *History, res *Result) HistoryRun {
+	run := HistoryRun{Seed: h.Seed, Ops: len(h.Ops), Wall: h.Wall, Result: res, Kinds: map[Kind]int{}}
+	type edge struct {
+		at    time.Duration
+		delta int
+	}
+	var edges []edge
+	for _, o := range h.Ops {
+		run.Kinds[o.Input.Kind]++
+		edges = append(edges, edge{o.Call, 1}, edge{o.Return, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return cmpDur(a.at, b.at)
+		}
+		return b.delta - a.delta
+	})
+	n := 0
+	for _, e := range edges {
+		n += e.delta
+		run.Overlap = max(run.Overlap, n)
+	}
+	return run
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +96,9 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
-		rep.Runs = append(rep.Runs, concurrent.HistoryRun{Seed: h.Seed, Ops: len(h.Ops), Wall: h.Wall, Result: res, History: h})
+		run := concurrent.NewHistoryRun(h, res)
+		run.History = h
+		rep.Runs = append(rep.Runs, run)
 		return concurrentStatus(rep, *format, *out, known, stdout, stderr)
 	}
 	p, err := profileArg(*profile)
@@ -140,7 +143,7 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 			rep.Error = cerr.Error()
 			break
 		}
-		run := concurrent.HistoryRun{Seed: s, Ops: len(h.Ops), Wall: h.Wall, Result: res}
+		run := concurrent.NewHistoryRun(h, res)
 		if res.Violation() {
 			run.History = h
 		}
@@ -195,4 +198,51 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 		return exitDeviates
 	}
 	return exitOK
+}
+
+// hostConcurrentReport takes the JSON report a guest's srqconform
+// concurrent wrote, checks each violating history again on the host (the
+// guest does not reduce; the host reduces and draws it into htmlDir) and
+// writes the report as asked.
+func hostConcurrentReport(out []byte, guestExit int, kernel, htmlDir, format, outFile, jsonFile string, known conformance.Known, stdout, stderr io.Writer) int {
+	var rep concurrent.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return fail(stderr, "the guest's srqconform concurrent (exit %d) gave no report: %v", guestExit, err)
+	}
+	if rep.Kernel == "" {
+		rep.Kernel = kernel
+	}
+	if htmlDir != "" {
+		if err := os.MkdirAll(htmlDir, 0o755); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
+	for i, run := range rep.Runs {
+		if run.History == nil || run.Result == nil || !run.Result.Violation() {
+			continue
+		}
+		opts := concurrent.CheckOptions{Timeout: time.Minute}
+		if htmlDir != "" {
+			opts.HTML = filepath.Join(htmlDir, fmt.Sprintf("violation-%d.html", run.Seed))
+		}
+		res, err := concurrent.Check(run.History, opts)
+		if err != nil {
+			return fail(stderr, "check the guest's history of seed %d again: %v", run.Seed, err)
+		}
+		rep.Runs[i].Result = res
+	}
+	if jsonFile != "" {
+		f, err := os.Create(jsonFile)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		err = rep.WriteJSON(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(stderr, "write %s: %v", jsonFile, err)
+		}
+	}
+	return concurrentStatus(&rep, format, outFile, known, stdout, stderr)
 }

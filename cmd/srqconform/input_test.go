@@ -38,6 +38,8 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 	aFile := filepath.Join(dir, "a-file")
 	require.NoError(t, os.WriteFile(aFile, nil, 0o644))
 	good := replayFile(t, `{"op":"poll"}`)
+	badHistory := filepath.Join(dir, "bad-history.json")
+	require.NoError(t, os.WriteFile(badHistory, []byte(`{"profile":"documented","setup":{"srq":{"MaxWR":8,"MaxSGE":1},"attr":{"MaxWR":8,"MaxSGE":1},"qps":[0]},"ops":[{"client":0,"input":{"kind":"modify","qp":7,"state":6},"output":{},"call_ns":1,"return_ns":2}]}`), 0o644))
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -65,6 +67,16 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"replay", "-x", "-3", good}, "-x (GID index) is -3"},
 		{[]string{"vm", "-timeout", "-1m"}, "-timeout is -1m0s, want more than 0"},
 		{[]string{"vm", "-runs", "0"}, "-runs must be at least 1"},
+		{[]string{"vm", "-html", dir}, "-html goes with -concurrent"},
+		{[]string{"vm", "-concurrent", "-format", "junit"}, `unknown format "junit" with -concurrent`},
+		{[]string{"concurrent", "-bogus"}, "run 'srqconform concurrent -h' for the flags"},
+		{[]string{"concurrent", "-runs", "0"}, "-runs, -max-ops and -posters must be at least 1"},
+		{[]string{"concurrent", "-duration", "-1s"}, "-duration is -1s, want 0 or more"},
+		{[]string{"concurrent", "-format", "junit"}, `unknown format "junit": want text, markdown or json`},
+		{[]string{"concurrent", "-check", filepath.Join(dir, "none.json")}, "none.json: no such file"},
+		{[]string{"concurrent", "-check", notReport}, `json: unknown field "name"`},
+		{[]string{"concurrent", "-check", badHistory}, "operation 1: QP 7, want 0 to 0"},
+		{[]string{"concurrent", "extra"}, "concurrent takes no arguments"},
 		{[]string{"vm", "-replay-dir", "/proc/no/such"}, "-replay-dir: create the directory"},
 		{[]string{"vm", "-conn", "tcp"}, "unknown connection mode \"tcp\" for -conn: want verbs or rdmacm"},
 		{[]string{"vm", "-provider", "siw", "-conn", "verbs"}, "-conn verbs with -provider siw: siw QPs reach RTS only through rdma_cm"},
@@ -97,7 +109,7 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 func TestHelpIsTheFullUsageAndExit0(t *testing.T) {
 	for _, tc := range []struct {
 		cmd, flag string
-	}{{"run", "-replay-dir"}, {"rules", "-format"}, {"profiles", ""}, {"replay", "-deviations"}, {"vm", "-accel"}, {"render", "-format"}, {"matrix", ""}} {
+	}{{"run", "-replay-dir"}, {"rules", "-format"}, {"profiles", ""}, {"replay", "-deviations"}, {"vm", "-accel"}, {"render", "-format"}, {"matrix", ""}, {"concurrent", "-check"}} {
 		for _, args := range [][]string{{tc.cmd, "-h"}, {tc.cmd, "-help"}, {"help", tc.cmd}} {
 			code, out, errs := srq(t, args...)
 			assert.Equal(t, exitOK, code, "%v", args)

@@ -62,11 +62,19 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
 	replayDir := fs.String("replay-dir", "", "save every counterexample as a replay file in this directory on the host (re-run it with vm -replay FILE)")
 	conn := fs.String("conn", "", "how peers connect in the guest: verbs (ibv_modify_qp) or rdmacm (librdmacm); default verbs on rxe, rdmacm on siw (its only way)")
+	concurrentRun := fs.Bool("concurrent", false, "run srqconform concurrent in the guest instead of the suite: -runs histories of -duration each (default 5s), checked for linearizability; -format text, markdown or json")
+	htmlDir := fs.String("html", "", "with -concurrent: write porcupine's visualisation of each violation to this directory on the host")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return fail(stderr, "vm takes no arguments, got %q", fs.Args())
+	}
+	if *htmlDir != "" && !*concurrentRun {
+		return fail(stderr, "-html goes with -concurrent")
+	}
+	if *concurrentRun && !slices.Contains([]string{"text", "markdown", "json"}, *format) {
+		return fail(stderr, "unknown format %q with -concurrent: want text, markdown or json", *format)
 	}
 	if *timeout <= 0 {
 		return fail(stderr, "-timeout is %v, want more than 0", *timeout)
@@ -179,6 +187,27 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if v := os.Getenv(stacksEnv); v != "" {
 		opts.Env = append(opts.Env, stacksEnv+"="+v)
+	}
+	if *concurrentRun {
+		d := *duration
+		if d == 0 {
+			d = 5 * time.Second
+		}
+		opts.Args = []string{"concurrent", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname, "-format", "json",
+			"-seed", strconv.FormatUint(*seed, 10), "-runs", strconv.Itoa(*runs), "-duration", d.String(), "-reduce", "0"}
+		if *conn != "" {
+			opts.Args = append(opts.Args, "-conn", *conn)
+		}
+		res, err := qemuvm.Run(ctx, opts)
+		if err != nil {
+			if interrupted(ctx) {
+				return interruptedNow()
+			}
+			return fail(stderr, "vm: %v", err)
+		}
+		fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
+		stderr.Write(res.Stderr)
+		return hostConcurrentReport(res.Output, res.ExitCode, res.KernelRelease, *htmlDir, *format, *out, *jsonOut, known, stdout, stderr)
 	}
 	if *replayFile != "" {
 		if _, err := os.Stat(*replayFile); err != nil {

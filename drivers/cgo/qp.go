@@ -474,11 +474,13 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	if q.qp == nil {
 		return int(C.EINVAL), 0 // rdma_cm mode, not connected: no QP to post to
 	}
+	s.postMu.Lock() // the list memory and the regions
+	defer s.postMu.Unlock()
 	l, err := s.build([]drivers.RecvWR{wr})
 	if err != nil {
 		panic(err)
 	}
-	defer l.free()
+	defer s.putList(l)
 	var bad C.int
 	r := C.srqc_post_recv(q.qp, l.first(), 1, &bad)
 	return int(r), int(bad)

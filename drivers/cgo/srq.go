@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -89,8 +90,14 @@ func (r *region) release() error {
 	return err
 }
 
+// cmem is a block of C memory and its size.
+type cmem struct {
+	p    unsafe.Pointer
+	size uintptr
+}
+
 // srq is one SRQ with its PD, receive CQ, regions and QPs. Its fields are
-// guarded by dev.mu.
+// guarded by dev.mu, but for those Post touches (see postMu).
 type srq struct {
 	dev    *device
 	pd     *C.struct_ibv_pd
@@ -109,14 +116,23 @@ type srq struct {
 	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
 	// and not yet completed, oldest first.
 	posted map[uint64][][]place
-	// scratch is C memory reused for WR lists: one allocation, not one
-	// per post (cgo crossings are dear, more so under emulation).
-	scratch     unsafe.Pointer
-	scratchSize uintptr
-	events      []drivers.Event
-	closed      bool
-	sends       uint64 // peer send wr_ids
-	cm          *cm    // rdma_cm mode: the listener every peer connects to
+	// lists is C memory for WR lists, reused: one allocation per list
+	// size, not one per post (cgo crossings are dear, more so under
+	// emulation). A list is taken for each post, so posts can overlap.
+	lists []cmem
+
+	// Post does not take dev.mu, so that posts from several threads run
+	// at once and alongside everything else (Deliver holds dev.mu while
+	// it waits on the network). postMu guards what a post touches: lists,
+	// posted, the regions' allocators and lkeys. life is held for reading
+	// by a post for its ibv_post_srq_recv, and for writing by whoever ends
+	// the SRQ. Locks are taken in the order dev.mu, life, postMu.
+	postMu sync.Mutex
+	life   sync.RWMutex
+	events []drivers.Event
+	closed bool
+	sends  uint64 // peer send wr_ids
+	cm     *cm    // rdma_cm mode: the listener every peer connects to
 }
 
 var _ drivers.SRQ = (*srq)(nil)
@@ -224,6 +240,10 @@ func (s *srq) dead() bool { return s.closed || s.srq == nil }
 func (s *srq) Destroy() (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
 	if s.dead() {
 		return 0, errors.New("cgo: Destroy on a closed or destroyed SRQ")
 	}
@@ -248,6 +268,10 @@ func (s *srq) Close() error {
 // destroy releases everything in reverse order of creation, going on
 // after a failure; the caller holds dev.mu.
 func (s *srq) destroy() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
 	if s.closed {
 		return nil
 	}
@@ -277,15 +301,39 @@ func (s *srq) destroy() error {
 	s.kit, s.keys, s.peer, s.target, s.pd, s.ch, s.cq = nil, nil, nil, nil, nil, nil, nil
 	cfree(unsafe.Pointer(s.wcs))
 	cfree(unsafe.Pointer(s.out))
-	cfree(s.scratch)
-	s.scratch, s.scratchSize = nil, 0
+	for _, m := range s.lists {
+		cfree(m.p)
+	}
+	s.lists = nil
 	s.wcs, s.out = nil, nil
 	s.posted, s.events = nil, nil
 	return errors.Join(errs...)
 }
 
+// takeList returns C memory for a WR list of size bytes: a block freed
+// by an earlier post when one is large enough, else a new one. The caller
+// holds postMu.
+func (s *srq) takeList(size uintptr) cmem {
+	for i, m := range s.lists {
+		if m.size >= size {
+			s.lists = append(s.lists[:i], s.lists[i+1:]...)
+			return m
+		}
+	}
+	size = max(size, 4096)
+	return cmem{p: cmalloc(size), size: size}
+}
+
+// putList scribbles l and keeps its memory for the next post; the caller
+// holds postMu. The provider must have copied the list.
+func (s *srq) putList(l *wrList) {
+	l.free()
+	s.lists = append(s.lists, l.block)
+}
+
 // wrList is a receive WR list and its SGE arrays in C memory.
 type wrList struct {
+	block  cmem // where mem comes from
 	mem    unsafe.Pointer
 	size   uintptr
 	wrs    []C.struct_ibv_recv_wr
@@ -304,12 +352,8 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 	wrSize := uintptr(C.sizeof_struct_ibv_recv_wr)
 	sgeSize := uintptr(C.sizeof_struct_ibv_sge)
 	l := &wrList{size: max(uintptr(n)*wrSize+uintptr(nsge)*sgeSize, 1)}
-	if l.size > s.scratchSize {
-		cfree(s.scratch)
-		s.scratchSize = max(l.size, 4096)
-		s.scratch = cmalloc(s.scratchSize)
-	}
-	l.mem = s.scratch
+	l.block = s.takeList(l.size)
+	l.mem = l.block.p
 	// The last list was scribbled: start from zero (next, addr, padding).
 	clear(unsafe.Slice((*byte)(l.mem), l.size))
 	if n == 0 {
@@ -378,8 +422,8 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 	return l, nil
 }
 
-// free scribbles the list and its SGE arrays, then frees them: the
-// provider must have copied them.
+// free scribbles the list and its SGE arrays: the provider must have
+// copied them. Their memory goes back to the SRQ (putList).
 func (l *wrList) free() {
 	C.memset(l.mem, scribbleByte, C.size_t(l.size))
 }
@@ -395,18 +439,29 @@ func (l *wrList) first() *C.struct_ibv_recv_wr {
 // Post is ibv_post_srq_recv. The WRs before bad_wr (all of them on
 // success) are remembered by wr_id for the payload check.
 func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
-	s.dev.mu.Lock()
-	defer s.dev.mu.Unlock()
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.postMu.Lock()
 	if s.dead() {
+		s.postMu.Unlock()
 		return int(C.EINVAL), min(0, len(wrs)-1)
 	}
 	l, err := s.build(wrs)
 	if err != nil {
+		s.postMu.Unlock()
 		panic(err) // a driver bug: regions are sized for any WR
 	}
+	// Remembered before the call: another thread may poll a completion
+	// of these WRs before this one returns.
+	for i := range wrs {
+		s.posted[wrs[i].ID] = append(s.posted[wrs[i].ID], l.places[i])
+	}
+	srqp := s.srq
+	s.postMu.Unlock()
 	var bad C.int
-	// Posts, then scribbles the list in the same C call.
-	r := C.srqc_post_srq_recv(s.srq, l.first(), C.int(len(wrs)), &bad, l.mem, C.size_t(l.size))
+	// Posts, then scribbles the list in the same C call; no lock of ours
+	// is held, so posts overlap.
+	r := C.srqc_post_srq_recv(srqp, l.first(), C.int(len(wrs)), &bad, l.mem, C.size_t(l.size))
 	committed := len(wrs)
 	if bad >= 0 {
 		committed = min(int(bad), len(wrs))
@@ -414,9 +469,21 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	if r != 0 && bad < 0 {
 		committed = 0 // failed without saying where: assume nothing went in
 	}
-	for i := range committed {
-		s.posted[wrs[i].ID] = append(s.posted[wrs[i].ID], l.places[i])
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
+	for i := len(wrs) - 1; i >= committed; i-- {
+		// Forget the layouts of the WRs that did not go in (the last one
+		// remembered for their wr_id: this post's).
+		id := wrs[i].ID
+		if q := s.posted[id]; len(q) > 0 {
+			if len(q) == 1 {
+				delete(s.posted, id)
+			} else {
+				s.posted[id] = q[:len(q)-1]
+			}
+		}
 	}
+	s.putList(l)
 	return int(r), int(bad)
 }
 
@@ -460,6 +527,8 @@ func (s *srq) Resize(maxWR uint32) int {
 func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
+	s.postMu.Lock() // the region's lkey
+	defer s.postMu.Unlock()
 	if s.dead() {
 		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed or destroyed SRQ", key)
 	}
@@ -480,6 +549,8 @@ const (
 func (s *srq) PollCQ(maxN int) ([]drivers.Completion, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
+	s.postMu.Lock() // posted and the regions
+	defer s.postMu.Unlock()
 	if s.closed {
 		return nil, errors.New("cgo: PollCQ on a closed SRQ")
 	}
