@@ -37,9 +37,12 @@ type Result struct {
 	// no order could place next), the model's complaint, the operations
 	// of that linearization and the one that failed, and a reduced
 	// history that still has no linearization.
-	Rule      string      `json:"rule,omitempty"`
-	Also      []string    `json:"also,omitempty"`       // other rules whose relaxation explains it too
-	NoticedBy string      `json:"noticed_by,omitempty"` // the rule whose check failed first
+	Rule      string   `json:"rule,omitempty"`
+	Also      []string `json:"also,omitempty"`       // other rules whose relaxation explains it too
+	NoticedBy string   `json:"noticed_by,omitempty"` // the rule whose check failed first
+	// Evidence lists the rules the history shows broken on its face
+	// (see evidence), which the blame prefers.
+	Evidence  []string    `json:"evidence,omitempty"`
 	Complaint string      `json:"complaint,omitempty"`
 	Prefix    []Operation `json:"prefix,omitempty"`
 	Failing   *Operation  `json:"failing,omitempty"`
@@ -267,6 +270,7 @@ func (c *checker) notice(r *Result, ops []Operation, info porcupine.Linearizatio
 
 // blame names the rule broken (see explain).
 func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []model.Step, cands []int) {
+	deadline := time.Now().Add(blameBudget)
 	votes := map[string]int{}
 	tried := 0
 	for _, i := range cands {
@@ -278,7 +282,10 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 		if tried++; tried > maxExplained {
 			break
 		}
-		dg := model.DiagnoseAmong(c.prof, c.h.Caps, nil, append(slices.Clone(trace), ops[i].Steps()...), allRules())
+		if time.Now().After(deadline) {
+			break
+		}
+		dg := model.DiagnoseAmong(c.prof, c.h.Caps, nil, append(slices.Clone(trace), ops[i].Steps()...), workloadRules)
 		for _, set := range dg.Explains() {
 			for _, rule := range set {
 				votes[rule]++
@@ -292,10 +299,19 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	// furthest (a rule that explains the failure by accident seldom
 	// explains what follows: a lost post also looks like a queue that
 	// holds too many, until the lost WR never completes). Ties go to the
-	// rules only concurrency can break, then by model.Rank.
+	// most voted, then to the rules only concurrency can break, then by
+	// model.Rank.
 	ranked := slices.Collect(maps.Keys(votes))
+	for _, rule := range model.ConcurrentOnly {
+		if !slices.Contains(ranked, rule) {
+			ranked = append(ranked, rule) // a sequential trace seldom shows it
+		}
+	}
 	reach := map[string]int{}
 	for _, rule := range ranked {
+		if time.Now().After(deadline) {
+			break // the rules not measured rank last
+		}
 		reach[rule] = c.reach(ops, rule)
 	}
 	concurrentOnly := func(rule string) int {
@@ -308,6 +324,9 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 		if reach[a] != reach[b] {
 			return reach[b] - reach[a]
 		}
+		if votes[a] != votes[b] {
+			return votes[b] - votes[a]
+		}
 		if d := concurrentOnly(a) - concurrentOnly(b); d != 0 {
 			return d
 		}
@@ -317,6 +336,18 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	if len(ranked) > 0 {
 		r.Rule = ranked[0]
 	}
+	// Direct evidence in the history outranks the rest: a WR completed
+	// twice, a limit event more than its armings allow, a WR lost.
+	if ev := evidence(ops); len(ev) > 0 {
+		r.Rule = ev[0]
+		for _, rule := range ranked {
+			if slices.Contains(ev, rule) {
+				r.Rule = rule // the best ranked among the evidenced
+				break
+			}
+		}
+		r.Evidence = ev
+	}
 	for _, rule := range ranked {
 		if rule != r.Rule {
 			r.Also = append(r.Also, rule)
@@ -324,8 +355,79 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	}
 }
 
+// evidence returns the rules the history shows broken on its face, in
+// the order checked:
+//   - FETCH-ONCE: a wr_id posted once completes twice;
+//   - LIMIT-ONCE: one read of the events holds more limit events than
+//     the armings since the previous read, plus one, can have raised;
+//   - POST-ATOMIC: a WR of a post that returned 0 never completes,
+//     though a WR posted after that post returned did (FIFO would have
+//     fetched it first).
+func evidence(ops []Operation) []string {
+	var out []string
+	postedAt := map[uint64]int{} // wr_id -> index of the successful post
+	completed := map[uint64]int{}
+	for i, o := range ops {
+		if o.Input.Kind == KindPost {
+			n := len(o.Input.WRs)
+			if o.Output.Errno != 0 {
+				n = max(0, min(o.Output.BadWR, n))
+			}
+			for _, w := range o.Input.WRs[:n] {
+				postedAt[w.ID] = i
+			}
+		}
+		for _, c := range o.Output.Completions {
+			completed[c.WRID]++
+		}
+	}
+	for id, n := range completed {
+		if n > 1 {
+			if _, ok := postedAt[id]; ok {
+				out = append(out, "FETCH-ONCE")
+				break
+			}
+		}
+	}
+	prev := time.Duration(0)
+	for _, o := range ops {
+		if o.Input.Kind != KindEvents && o.Input.Kind != KindFinal {
+			continue
+		}
+		limits := 0
+		for _, e := range o.Output.Events {
+			if e.Type == model.EventSRQLimitReached {
+				limits++
+			}
+		}
+		arms := 0
+		for _, a := range ops {
+			if a.Input.Kind == KindArm && a.Output.Errno == 0 && a.Input.Limit > 0 && a.Return > prev && a.Call < o.Return {
+				arms++
+			}
+		}
+		if limits > arms+1 {
+			out = append(out, "LIMIT-ONCE")
+			break
+		}
+		prev = o.Call
+	}
+	for id, i := range postedAt {
+		if completed[id] > 0 {
+			continue
+		}
+		for later, j := range postedAt {
+			if completed[later] > 0 && ops[j].Call > ops[i].Return {
+				out = append(out, "POST-ATOMIC")
+				return out
+			}
+		}
+	}
+	return out
+}
+
 // reachBeam is how many candidates a relaxed model keeps in reach.
-const reachBeam = 64
+const reachBeam = 512
 
 // reach is how many operations of ops a greedy linearization places
 // under the model with rule relaxed: at each point, of the operations
@@ -367,15 +469,22 @@ func (c *checker) reach(ops []Operation, rule string) int {
 	return placed
 }
 
-// maxExplained bounds how many failing operations explain diagnoses.
-const maxExplained = 4
+// maxExplained bounds how many failing operations get a diagnosis, and
+// blameBudget the time the blame takes before it settles for what it has:
+// a diagnosis replays the whole prefix once per rule.
+const (
+	maxExplained = 2
+	blameBudget  = 30 * time.Second
+)
 
-func allRules() []string {
-	var ids []string
-	for _, r := range model.Rules() {
-		ids = append(ids, r.ID)
-	}
-	return ids
+// workloadRules are the rules a concurrent workload's operations can
+// show broken (posts, messages, QP moves, arming, events); a diagnosis
+// tries no other.
+var workloadRules = []string{
+	"POST-ATOMIC", "POST-FULL", "POST-BADWR", "POST-ORDER", "POST-RETURN", "POST-ANY-STATE", "SLOT-FREE", "CREATE-ATTR",
+	"LIMIT-ARM", "LIMIT-FIRE", "LIMIT-ONCE", "LIMIT-AFTER-FIRE", "LIMIT-BOUND",
+	"QP-TRANSITIONS", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "QP-LAST-WQE",
+	"FETCH-FIFO", "FETCH-ONCE", "RECV-COMPLETION", "RECV-IMM", "RECV-RNR", "RECV-FIT", "UD-GRH",
 }
 
 func cmpDur(a, b time.Duration) int {

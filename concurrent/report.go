@@ -31,7 +31,7 @@ type HistoryRun struct {
 	Wall    time.Duration `json:"wall_ns"`
 	Result  *Result       `json:"result"`
 	// History is kept for a violation (to check again, reduce or draw
-	// elsewhere) and when asked for.
+	// elsewhere), and for every run recorded but not checked (Result nil).
 	History *History `json:"history,omitempty"`
 }
 

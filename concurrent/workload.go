@@ -40,7 +40,7 @@ type Options struct {
 	// NoArm leaves the limit alone; otherwise a client arms it now and then.
 	NoArm bool
 	// Settle is how long the run waits, after every client stopped, for
-	// completions and events still on their way (0: 100 ms, none on a
+	// completions and events still on their way (0: 2 s, none on a
 	// synchronous device).
 	Settle time.Duration
 	// OpTimeout bounds a driver call that waits on the network (Deliver;
@@ -71,7 +71,9 @@ func (o *Options) defaults(info drivers.Info) {
 		o.MaxWR = 8
 	}
 	if o.Settle == 0 && !info.Synchronous {
-		o.Settle = 100 * time.Millisecond
+		// As long as the sequential suite waits for an expected event
+		// (run -wait): a device's events may lag its completions.
+		o.Settle = 2 * time.Second
 	}
 	if o.OpTimeout <= 0 {
 		o.OpTimeout = 5 * time.Second
@@ -204,6 +206,12 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 				e, bad := srq.Post(dw)
 				rec.add(c, Operation{Input: Input{Kind: KindPost, WRs: wrs}, Output: Output{Errno: e, BadWR: bad}, Call: call, Return: rec.now()})
 				pause(rng, e != 0)
+				if e != 0 && !info.Synchronous {
+					// A device's messages take milliseconds: a full SRQ
+					// stays full a while, and refused posts would crowd
+					// the history out.
+					time.Sleep(time.Duration(1+rng.IntN(3)) * time.Millisecond)
+				}
 			}
 		})
 	}
