@@ -302,7 +302,8 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	// most voted, then to the rules only concurrency can break, then by
 	// model.Rank.
 	ranked := slices.Collect(maps.Keys(votes))
-	for _, rule := range model.ConcurrentOnly {
+	ev := evidence(ops)
+	for _, rule := range ev {
 		if !slices.Contains(ranked, rule) {
 			ranked = append(ranked, rule) // a sequential trace seldom shows it
 		}
@@ -338,7 +339,7 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	}
 	// Direct evidence in the history outranks the rest: a WR completed
 	// twice, a limit event more than its armings allow, a WR lost.
-	if ev := evidence(ops); len(ev) > 0 {
+	if len(ev) > 0 {
 		r.Rule = ev[0]
 		for _, rule := range ranked {
 			if slices.Contains(ev, rule) {
@@ -360,9 +361,10 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 //   - FETCH-ONCE: a wr_id posted once completes twice;
 //   - LIMIT-ONCE: one read of the events holds more limit events than
 //     the armings since the previous read, plus one, can have raised;
-//   - POST-ATOMIC: a WR of a post that returned 0 never completes,
-//     though a WR posted after that post returned did (FIFO would have
-//     fetched it first).
+//   - POST-ATOMIC: WRs of posts that returned 0 never complete, though
+//     WRs posted after those posts returned did (FIFO would have fetched
+//     them first), more of them than QPs entered ERR (each may take the
+//     WR it was filling with it).
 func evidence(ops []Operation) []string {
 	var out []string
 	postedAt := map[uint64]int{} // wr_id -> index of the successful post
@@ -412,16 +414,29 @@ func evidence(ops []Operation) []string {
 		}
 		prev = o.Call
 	}
+	// A QP entering ERR may take the WR it was filling with it, without a
+	// completion (profile field Flush): as many WRs may vanish as there
+	// are moves to ERR.
+	mayVanish := 0
+	for _, o := range ops {
+		if o.Input.Kind == KindModify && o.Input.State == model.Err && o.Output.Errno == 0 {
+			mayVanish++
+		}
+	}
+	lost := 0
 	for id, i := range postedAt {
 		if completed[id] > 0 {
 			continue
 		}
 		for later, j := range postedAt {
 			if completed[later] > 0 && ops[j].Call > ops[i].Return {
-				out = append(out, "POST-ATOMIC")
-				return out
+				lost++
+				break
 			}
 		}
+	}
+	if lost > mayVanish {
+		out = append(out, "POST-ATOMIC")
 	}
 	return out
 }

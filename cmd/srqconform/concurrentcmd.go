@@ -38,7 +38,8 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 	reduce := fs.Duration("reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
 	htmlDir := fs.String("html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
 	historyDir := fs.String("history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
-	checkFile := fs.String("check", "", "check this saved history instead of running a device")
+	checkFile := fs.String("check", "", "check this saved history (-history-dir), or every history a JSON report holds (vm -concurrent -json keeps the violating ones), instead of running a device")
+	recordOnly := fs.Bool("record-only", false, "record the histories into the JSON report without checking them (vm -concurrent checks them on the host, where there is memory for porcupine)")
 	format := fs.String("format", "text", "report format: text, markdown or json")
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
 	knownFile := fs.String("known", "", "a file of rules the device is known to break (see run -known): violations of only those exit 0")
@@ -87,6 +88,11 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 	}
 	rep := &concurrent.Report{}
 	if *checkFile != "" {
+		if data, err := os.ReadFile(*checkFile); err == nil && isConcurrentReport(data) {
+			// A report with its histories (vm -concurrent -json): check
+			// them all again.
+			return hostConcurrentReport(data, 0, "", *htmlDir, *format, *out, "", known, stdout, stderr)
+		}
 		h, err := concurrent.ReadHistory(*checkFile)
 		if err != nil {
 			return fail(stderr, "%v", err)
@@ -137,6 +143,16 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 			if h == nil || !h.Complete() {
 				break
 			}
+		}
+		if *recordOnly {
+			run := concurrent.NewHistoryRun(h, nil)
+			run.History = h
+			rep.Runs = append(rep.Runs, run)
+			fmt.Fprintf(stderr, "srqconform concurrent: seed %d: %d operations in %v, recorded\n", s, len(h.Ops), h.Wall.Round(time.Millisecond))
+			if rep.Error != "" {
+				break
+			}
+			continue
 		}
 		res, cerr := concurrent.Check(h, checkOpts(s))
 		if cerr != nil {
@@ -201,9 +217,9 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 }
 
 // hostConcurrentReport takes the JSON report a guest's srqconform
-// concurrent wrote, checks each violating history again on the host (the
-// guest does not reduce; the host reduces and draws it into htmlDir) and
-// writes the report as asked.
+// concurrent -record-only wrote, checks each history on the host
+// (reducing and drawing violations into htmlDir) and writes the report as
+// asked.
 func hostConcurrentReport(out []byte, guestExit int, kernel, htmlDir, format, outFile, jsonFile string, known conformance.Known, stdout, stderr io.Writer) int {
 	var rep concurrent.Report
 	if err := json.Unmarshal(out, &rep); err != nil {
@@ -218,18 +234,22 @@ func hostConcurrentReport(out []byte, guestExit int, kernel, htmlDir, format, ou
 		}
 	}
 	for i, run := range rep.Runs {
-		if run.History == nil || run.Result == nil || !run.Result.Violation() {
+		if run.History == nil {
 			continue
 		}
-		opts := concurrent.CheckOptions{Timeout: time.Minute}
+		opts := concurrent.CheckOptions{Timeout: time.Minute, ReduceBudget: 10 * time.Second}
 		if htmlDir != "" {
 			opts.HTML = filepath.Join(htmlDir, fmt.Sprintf("violation-%d.html", run.Seed))
 		}
 		res, err := concurrent.Check(run.History, opts)
 		if err != nil {
-			return fail(stderr, "check the guest's history of seed %d again: %v", run.Seed, err)
+			return fail(stderr, "check the guest's history of seed %d: %v", run.Seed, err)
 		}
 		rep.Runs[i].Result = res
+		if !res.Violation() {
+			rep.Runs[i].History = nil // kept for violations only
+		}
+		fmt.Fprintf(stderr, "srqconform concurrent: seed %d: %d operations in %v, %s in %v %s\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), res.Verdict, res.Time.Round(time.Millisecond), res.Rule)
 	}
 	if jsonFile != "" {
 		f, err := os.Create(jsonFile)
@@ -245,4 +265,13 @@ func hostConcurrentReport(out []byte, guestExit int, kernel, htmlDir, format, ou
 		}
 	}
 	return concurrentStatus(&rep, format, outFile, known, stdout, stderr)
+}
+
+// isConcurrentReport says data is a concurrent report (it has runs)
+// rather than one history.
+func isConcurrentReport(data []byte) bool {
+	var probe struct {
+		Runs []json.RawMessage `json:"runs"`
+	}
+	return json.Unmarshal(data, &probe) == nil && len(probe.Runs) > 0
 }

@@ -194,7 +194,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			d = 5 * time.Second
 		}
 		opts.Args = []string{"concurrent", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname, "-format", "json",
-			"-seed", strconv.FormatUint(*seed, 10), "-runs", strconv.Itoa(*runs), "-duration", d.String(), "-reduce", "0"}
+			"-seed", strconv.FormatUint(*seed, 10), "-runs", strconv.Itoa(*runs), "-duration", d.String(), "-record-only"}
 		if *conn != "" {
 			opts.Args = append(opts.Args, "-conn", *conn)
 		}
