@@ -91,6 +91,8 @@ type recorder struct {
 	stop  time.Time
 	ctx   context.Context
 
+	qpTypes []model.QPType
+
 	mu      sync.Mutex
 	perCli  [][]Operation
 	seen    []seenCompletion // completions in the order polled
@@ -168,9 +170,16 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rec := &recorder{start: time.Now(), max: int64(opts.MaxOps), ctx: runCtx}
+	rec := &recorder{start: time.Now(), max: int64(opts.MaxOps), ctx: runCtx, qpTypes: h.Setup.QPs}
 	rec.stop = rec.start.Add(opts.Duration)
 	var wrID, msgNo atomic.Uint64
+	// A message carries its number as immediate data, so that its
+	// completion names it; iWARP has none (siw): plain Sends then, and
+	// each completion goes to the oldest message of its QP still owed one.
+	opcode := drivers.SendImm
+	if info.NoOpcodes.Has(drivers.SendImm) {
+		opcode = drivers.Send
+	}
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
@@ -240,10 +249,10 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 					continue
 				}
 				no := uint32(msgNo.Add(1))
-				msg := model.Message{Opcode: model.SendImm, Len: uint32(rng.IntN(33)), Imm: no}
+				msg := model.Message{Opcode: model.Opcode(opcode), Len: uint32(rng.IntN(33)), Imm: no}
 				call := rec.now()
 				dctx, dcancel := context.WithTimeout(runCtx, opts.OpTimeout)
-				peer, err := q.Deliver(dctx, drivers.Message{Opcode: drivers.SendImm, Len: msg.Len, Imm: no, Pattern: byte(no)})
+				peer, err := q.Deliver(dctx, drivers.Message{Opcode: opcode, Len: msg.Len, Imm: no, Pattern: byte(no)})
 				dcancel()
 				o := Operation{Input: Input{Kind: KindMessage, QP: i, Msg: msg}, Output: Output{BadWR: -1, Peer: model.PeerStatus(peer)}, Call: call, Return: rec.now()}
 				if err != nil {
@@ -405,8 +414,9 @@ func (r *recorder) assemble() []Operation {
 }
 
 // oldestUnclaimed is where a completion without immediate data (an error
-// completion carries none) goes: the earliest message to its QP, called
-// before the poll that read it, that has no completion yet.
+// completion carries none; on iWARP none does) goes: the earliest message
+// to its QP, called before the poll that read it, that has no completion
+// yet (and, for a successful one on RC, whose sender saw success).
 func (r *recorder) oldestUnclaimed(s seenCompletion) *Operation {
 	if s.c.HasImm {
 		return nil
@@ -417,6 +427,9 @@ func (r *recorder) oldestUnclaimed(s seenCompletion) *Operation {
 			o := &r.perCli[c][i]
 			if o.Input.Kind != KindMessage || o.Input.QP != s.c.QP || o.Output.Unknown || len(o.Output.Completions) > 0 || o.Call > s.at {
 				continue
+			}
+			if s.c.Status == model.WCSuccess && r.qpTypes[o.Input.QP] == model.RC && o.Output.Peer != model.PeerOK {
+				continue // an RC sender that saw an error or RNR was not received
 			}
 			if best == nil || o.Call < best.Call {
 				best = o
