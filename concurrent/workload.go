@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
 )
@@ -44,7 +45,8 @@ type Options struct {
 	// synchronous device).
 	Settle time.Duration
 	// OpTimeout bounds a driver call that waits on the network (Deliver;
-	// 0: 5 s); one that overruns is an info operation.
+	// 0: conformance.DefaultOpTimeout); one that overruns is an info
+	// operation.
 	OpTimeout time.Duration
 }
 
@@ -76,7 +78,10 @@ func (o *Options) defaults(info drivers.Info) {
 		o.Settle = 2 * time.Second
 	}
 	if o.OpTimeout <= 0 {
-		o.OpTimeout = 5 * time.Second
+		// As the sequential suite bounds a call (conformance.DefaultOpTimeout):
+		// on iWARP a refused message is proved by tearing the connection
+		// down, seconds under emulation.
+		o.OpTimeout = conformance.DefaultOpTimeout
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
@@ -228,6 +233,9 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 		typ := h.Setup.QPs[i]
 		spawn(fmt.Sprintf("qp%d (%s): sends and state changes", i, typ), func(c int, rng *rand.Rand) {
 			state := drivers.RTS
+			// Let the posters go first, as an application posts before
+			// its peers send: an empty SRQ at the start proves nothing.
+			time.Sleep(2 * time.Millisecond)
 			for rec.more() {
 				if !opts.NoCycles && rng.IntN(12) == 0 {
 					path := []drivers.QPState{drivers.Err, drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS}
