@@ -58,20 +58,11 @@ func (r *Report) Violations() int {
 func (r *Report) FailingRules() []string {
 	var out []string
 	for _, run := range r.Runs {
-		if run.Result != nil && run.Result.Violation() && !contains(out, run.Result.Rule) {
+		if run.Result != nil && run.Result.Violation() && !slices.Contains(out, run.Result.Rule) {
 			out = append(out, run.Result.Rule)
 		}
 	}
 	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // WriteJSON writes r as indented JSON.

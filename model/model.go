@@ -321,32 +321,6 @@ func (m *Model) Clone() *Model {
 	return &n
 }
 
-// Relax returns a copy of m from which on the given rules are relaxed
-// (relax.go), as NewRelaxed relaxes them from the start: the profile
-// fields they own reopen, a value the candidate had not decided on
-// counting as a departure. A concurrent history's diagnosis uses it to
-// try a rule on a window of operations after a state reached faithfully.
-func (m *Model) Relax(rules []string) (*Model, error) {
-	set := relaxSet{}
-	for _, id := range append(slices.Clone(m.relaxed), rules...) {
-		if _, ok := RuleByID(id); !ok {
-			return nil, fmt.Errorf("model: relax rule %q: no such rule in the catalogue", id)
-		}
-		set[id] = true
-	}
-	n := m.Clone()
-	n.relaxed = append(slices.Clone(m.relaxed), rules...)
-	for _, c := range n.cands {
-		q := c.prof
-		own := relaxFields(&q, rules)
-		for f, w := range c.ownWidth {
-			own[f] = w
-		}
-		c.prof, c.relax, c.ownWidth = q, set, own
-	}
-	return n, nil
-}
-
 // Fingerprint hashes the state of every candidate, in no particular
 // order: two models with the same fingerprint accept the same
 // observations from here on (within the process; the hash is seeded).
