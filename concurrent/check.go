@@ -302,7 +302,7 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	// most voted, then to the rules only concurrency can break, then by
 	// model.Rank.
 	ranked := slices.Collect(maps.Keys(votes))
-	ev := evidence(ops)
+	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
 	for _, rule := range ev {
 		if !slices.Contains(ranked, rule) {
 			ranked = append(ranked, rule) // a sequential trace seldom shows it
@@ -361,11 +361,13 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 //   - FETCH-ONCE: a wr_id posted once completes twice;
 //   - LIMIT-ONCE: one read of the events holds more limit events than
 //     the armings since the previous read, plus one, can have raised;
-//   - POST-ATOMIC: WRs of posts that returned 0 never complete, though
-//     WRs posted after those posts returned did (FIFO would have fetched
-//     them first), more of them than QPs entered ERR (each may take the
-//     WR it was filling with it).
-func evidence(ops []Operation) []string {
+//   - POST-ATOMIC: WRs of posts that returned 0, and overlapped another
+//     post in time, never complete, though WRs posted after those posts
+//     returned did (FIFO would have fetched them first). Where the profile
+//     lets a QP entering ERR take the WR it was filling without a
+//     completion (vanish: FlushInProgress allows NoRaise), there must be
+//     more such WRs than moves to ERR.
+func evidence(ops []Operation, vanish bool) []string {
 	var out []string
 	postedAt := map[uint64]int{} // wr_id -> index of the successful post
 	completed := map[uint64]int{}
@@ -414,18 +416,25 @@ func evidence(ops []Operation) []string {
 		}
 		prev = o.Call
 	}
-	// A QP entering ERR may take the WR it was filling with it, without a
-	// completion (profile field Flush): as many WRs may vanish as there
-	// are moves to ERR.
 	mayVanish := 0
-	for _, o := range ops {
-		if o.Input.Kind == KindModify && o.Input.State == model.Err && o.Output.Errno == 0 {
-			mayVanish++
+	if vanish {
+		for _, o := range ops {
+			if o.Input.Kind == KindModify && o.Input.State == model.Err && o.Output.Errno == 0 {
+				mayVanish++
+			}
 		}
+	}
+	overlapped := func(i int) bool {
+		for j, o := range ops {
+			if j != i && o.Input.Kind == KindPost && o.Call < ops[i].Return && ops[i].Call < o.Return {
+				return true
+			}
+		}
+		return false
 	}
 	lost := 0
 	for id, i := range postedAt {
-		if completed[id] > 0 {
+		if completed[id] > 0 || !overlapped(i) {
 			continue
 		}
 		for later, j := range postedAt {
