@@ -107,6 +107,10 @@ type recorder struct {
 type seenCompletion struct {
 	c  model.Completion
 	at time.Duration // return of the poll that read it
+	// pattern is the first byte of the message as the driver read it
+	// back (hasPattern): the Message's Pattern, the low byte of its number.
+	pattern    byte
+	hasPattern bool
 }
 
 func (r *recorder) now() time.Duration { return time.Since(r.start) }
@@ -358,7 +362,7 @@ func pollOnce(srq drivers.SRQ, rec *recorder, client int, final bool) error {
 	rec.mu.Lock()
 	for _, c := range cs {
 		rec.seen = append(rec.seen, seenCompletion{c: model.Completion{WRID: c.WRID, Status: model.WCStatus(c.Status), Opcode: model.WCOpcode(c.Opcode),
-			ByteLen: c.ByteLen, HasImm: c.HasImm, Imm: c.Imm, QP: c.QP, PayloadErr: c.PayloadErr}, at: ret})
+			ByteLen: c.ByteLen, HasImm: c.HasImm, Imm: c.Imm, QP: c.QP, PayloadErr: c.PayloadErr}, at: ret, pattern: c.Pattern, hasPattern: c.HasPattern})
 	}
 	rec.mu.Unlock()
 	var mes []model.Event
@@ -424,11 +428,35 @@ func (r *recorder) assemble() []Operation {
 // oldestUnclaimed is where a completion without immediate data (an error
 // completion carries none; on iWARP none does) goes: the earliest message
 // to its QP, called before the poll that read it, that has no completion
-// yet (and, for a successful one on RC, whose sender saw success).
+// yet (and, for a successful one on RC, whose sender saw success). Of
+// those, a successful completion goes to the earliest whose length, and
+// whose pattern where the driver read it back, it carries: a message the
+// receiver never took (its QP in ERR, say, while iWARP's sender saw its
+// Send leave) is passed over, not handed the next one's completion. When
+// none fits, the earliest takes it, and the model says what is wrong.
 func (r *recorder) oldestUnclaimed(s seenCompletion) *Operation {
 	if s.c.HasImm {
 		return nil
 	}
+	fits := func(o *Operation) bool {
+		if s.c.Status != model.WCSuccess {
+			return true
+		}
+		n := o.Input.Msg.Len
+		if s.c.ByteLen != n && (r.qpTypes[o.Input.QP] != model.UD || s.c.ByteLen != n+model.UDHeader) {
+			return false // UD counts the GRH area, unless the device departs from UD-GRH
+		}
+		return !s.hasPattern || o.Input.Msg.Len == 0 || s.pattern == byte(o.Input.Msg.Imm)
+	}
+	if o := r.earliestUnclaimed(s, fits); o != nil {
+		return o
+	}
+	return r.earliestUnclaimed(s, func(*Operation) bool { return true })
+}
+
+// earliestUnclaimed is the earliest message oldestUnclaimed may give s
+// to, of those ok accepts.
+func (r *recorder) earliestUnclaimed(s seenCompletion, ok func(*Operation) bool) *Operation {
 	var best *Operation
 	for c := range r.perCli {
 		for i := range r.perCli[c] {
@@ -438,6 +466,9 @@ func (r *recorder) oldestUnclaimed(s seenCompletion) *Operation {
 			}
 			if s.c.Status == model.WCSuccess && r.qpTypes[o.Input.QP] == model.RC && o.Output.Peer != model.PeerOK {
 				continue // an RC sender that saw an error or RNR was not received
+			}
+			if !ok(o) {
+				continue
 			}
 			if best == nil || o.Call < best.Call {
 				best = o

@@ -346,6 +346,12 @@ type Completion struct {
 	// PayloadErr is set by drivers that check the bytes of a successful
 	// completion and found them out of place.
 	PayloadErr string
+	// Pattern is the first byte of a successful receive's message (after
+	// any GRH area), where the driver read it back (HasPattern): the
+	// Pattern of the Message that made the completion, so a completion
+	// without immediate data still names its message.
+	Pattern    byte
+	HasPattern bool
 }
 
 // EventType numbers the async events srqconform watches: 0 SRQ limit

@@ -60,12 +60,12 @@ type place struct {
 // them the GRH area) from the WR's SGEs, as the device scatters: in SGE
 // order, an SGE of length 0 holding nothing. The message bytes must be
 // consecutive, b, b+1, b+2, ... (mod 256) for some b. read returns n bytes
-// of region key at off (nil when the region is gone). It returns "" or
-// what is out of place.
-func checkPayload(places []place, byteLen, grh uint32, read func(key int, off, n uint64) []byte) string {
+// of region key at off (nil when the region is gone). It returns the
+// message's bytes read back and "", or what is out of place.
+func checkPayload(places []place, byteLen, grh uint32, read func(key int, off, n uint64) []byte) ([]byte, string) {
 	need := uint64(byteLen)
 	if need < uint64(grh) {
-		return fmt.Sprintf("byte_len %d is shorter than the %d-byte GRH area", byteLen, grh)
+		return nil, fmt.Sprintf("byte_len %d is shorter than the %d-byte GRH area", byteLen, grh)
 	}
 	got := make([]byte, 0, need)
 	for i, p := range places {
@@ -77,25 +77,25 @@ func checkPayload(places []place, byteLen, grh uint32, read func(key int, off, n
 		}
 		n := min(uint64(p.length), need-uint64(len(got)))
 		if n > p.stride {
-			return fmt.Sprintf("SGE %d would hold %d bytes but only %d were reserved for it (driver bug)", i, n, p.stride)
+			return nil, fmt.Sprintf("SGE %d would hold %d bytes but only %d were reserved for it (driver bug)", i, n, p.stride)
 		}
 		if p.key < 0 {
-			return fmt.Sprintf("bytes %d..%d of the message belong in SGE %d, whose key names no region", len(got), uint64(len(got))+n-1, i)
+			return nil, fmt.Sprintf("bytes %d..%d of the message belong in SGE %d, whose key names no region", len(got), uint64(len(got))+n-1, i)
 		}
 		b := read(p.key, p.off, n)
 		if b == nil {
-			return fmt.Sprintf("bytes %d..%d of the message belong in SGE %d, whose region (key %d) is deregistered", len(got), uint64(len(got))+n-1, i, p.key)
+			return nil, fmt.Sprintf("bytes %d..%d of the message belong in SGE %d, whose region (key %d) is deregistered", len(got), uint64(len(got))+n-1, i, p.key)
 		}
 		got = append(got, b...)
 	}
 	if uint64(len(got)) < need {
-		return fmt.Sprintf("byte_len %d but the WR's SGEs hold only %d bytes", byteLen, len(got))
+		return nil, fmt.Sprintf("byte_len %d but the WR's SGEs hold only %d bytes", byteLen, len(got))
 	}
 	msg := got[grh:]
 	for i := 1; i < len(msg); i++ {
 		if msg[i] != msg[0]+byte(i) {
-			return fmt.Sprintf("message byte %d reads %#x, want %#x (byte 0 reads %#x; bytes must be consecutive)", i, msg[i], msg[0]+byte(i), msg[0])
+			return nil, fmt.Sprintf("message byte %d reads %#x, want %#x (byte 0 reads %#x; bytes must be consecutive)", i, msg[i], msg[0]+byte(i), msg[0])
 		}
 	}
-	return ""
+	return msg, ""
 }

@@ -33,18 +33,18 @@ func TestCheckPayload(t *testing.T) {
 	// The message 7, 8, 9, 10, 11 lands 3 bytes in SGE 0, skips SGE 1.
 	copy(regions[0], []byte{7, 8, 9})
 	copy(regions[1][8:], []byte{10, 11})
-	if s := checkPayload(places, 5, 0, read); s != "" {
-		t.Fatalf("good payload: %s", s)
+	if msg, s := checkPayload(places, 5, 0, read); s != "" || len(msg) != 5 || msg[0] != 7 {
+		t.Fatalf("good payload: %q, message %v; want no complaint and 7..11", s, msg)
 	}
 	regions[1][9] = 0
-	if s := checkPayload(places, 5, 0, read); !strings.Contains(s, "message byte 4") {
+	if _, s := checkPayload(places, 5, 0, read); !strings.Contains(s, "message byte 4") {
 		t.Fatalf("bad byte: %q", s)
 	}
-	if s := checkPayload(places, 20, 0, read); !strings.Contains(s, "hold only 13") {
+	if _, s := checkPayload(places, 20, 0, read); !strings.Contains(s, "hold only 13") {
 		t.Fatalf("too long: %q", s)
 	}
 	// UD: the first 2 bytes here play the GRH area.
-	if s := checkPayload(places, 4, 2, read); s != "" {
-		t.Fatalf("grh: %s", s)
+	if msg, s := checkPayload(places, 4, 2, read); s != "" || len(msg) != 2 || msg[0] != 9 {
+		t.Fatalf("grh: %q, message %v; want no complaint and 9, 10", s, msg)
 	}
 }

@@ -611,9 +611,13 @@ func (s *srq) completion(w C.struct_srqc_wc) drivers.Completion {
 	if c.QP >= 0 && s.qps[c.QP].typ == drivers.UD {
 		grh = grhBytes
 	}
-	c.PayloadErr = checkPayload(places, c.ByteLen, grh, func(key int, off, n uint64) []byte {
+	msg, bad := checkPayload(places, c.ByteLen, grh, func(key int, off, n uint64) []byte {
 		return cbytes(s.keys[key].buf, off, n)
 	})
+	c.PayloadErr = bad
+	if len(msg) > 0 {
+		c.Pattern, c.HasPattern = msg[0], true
+	}
 	return c
 }
 

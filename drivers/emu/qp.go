@@ -351,6 +351,9 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 		return q.fail(base, st, w.holds, rc || c.has(KeyErrorUDKills))
 	}
 	success.PayloadErr = s.scatter(w, msg, grh)
+	if msg.Len > 0 {
+		success.Pattern, success.HasPattern = msg.Pattern, true
+	}
 	s.pushCQE(success, w.holds)
 	return peerOK
 }
