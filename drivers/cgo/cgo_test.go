@@ -156,8 +156,8 @@ func TestRCSendsLand(t *testing.T) {
 	}
 	cs := pollN(t, s, 3)
 	want := []drivers.Completion{
-		{WRID: 1, ByteLen: 50, QP: 0},
-		{WRID: 2, ByteLen: 4096, HasImm: true, Imm: 0xdeadbeef, QP: 1},
+		{WRID: 1, ByteLen: 50, QP: 0, Pattern: 7, HasPattern: true},
+		{WRID: 2, ByteLen: 4096, HasImm: true, Imm: 0xdeadbeef, QP: 1, Pattern: 200, HasPattern: true},
 		{WRID: 3, Opcode: 1, ByteLen: 100, HasImm: true, Imm: 5, QP: 0},
 	}
 	for i := range want {

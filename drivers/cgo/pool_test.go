@@ -59,7 +59,7 @@ func TestTheNextSRQTakesTheLastOnesRegions(t *testing.T) {
 		t.Fatalf("send through a reused peer: peer status %d", p)
 	}
 	cs := pollN(t, s2, 1)
-	if want := (drivers.Completion{WRID: 7, ByteLen: 100, QP: 1}); cs[0] != want {
+	if want := (drivers.Completion{WRID: 7, ByteLen: 100, QP: 1, Pattern: 9, HasPattern: true}); cs[0] != want {
 		t.Errorf("completion %+v, want %+v (bytes checked in both regions)", cs[0], want)
 	}
 	if _, _, err := d.CreateSRQ(ctx, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}, 2); err != nil {
