@@ -12,6 +12,12 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
+// DefaultCheckTimeout is the bound srqconform concurrent puts on
+// porcupine's search per history (-check-timeout), and the sweep of the
+// race mutants uses: a mutant whose history is not decided by then is not
+// caught.
+const DefaultCheckTimeout = time.Minute
+
 // CheckOptions bound a check.
 type CheckOptions struct {
 	// Timeout bounds porcupine's search (0: unbounded). A search that runs
@@ -313,7 +319,7 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 		if time.Now().After(deadline) {
 			break // the rules not measured rank last
 		}
-		reach[rule] = c.reach(ops, rule)
+		reach[rule] = c.reach(ops, rule, deadline)
 	}
 	concurrentOnly := func(rule string) int {
 		if slices.Contains(model.ConcurrentOnly, rule) {
@@ -455,8 +461,9 @@ const reachBeam = 512
 
 // reach is how many operations of ops a greedy linearization places
 // under the model with rule relaxed: at each point, of the operations
-// that could come next, the earliest called that the model accepts.
-func (c *checker) reach(ops []Operation, rule string) int {
+// that could come next, the earliest called that the model accepts. It
+// stops at deadline with what it placed by then.
+func (c *checker) reach(ops []Operation, rule string, deadline time.Time) int {
 	rc, err := newChecker(c.h, rule)
 	if err != nil {
 		return 0
@@ -464,7 +471,7 @@ func (c *checker) reach(ops []Operation, rule string) int {
 	m := rc.init.Beam(reachBeam)
 	left := slices.Clone(ops)
 	placed := 0
-	for len(left) > 0 {
+	for len(left) > 0 && time.Now().Before(deadline) {
 		first := Forever
 		for _, o := range left {
 			if !o.Output.Unknown {

@@ -34,7 +34,7 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 	ud := fs.Int("ud", 0, "UD QPs, each with a sender thread")
 	noCycles := fs.Bool("no-cycles", false, "leave the QPs in RTS (otherwise senders take their QP to ERR and back through RESET now and then)")
 	noArm := fs.Bool("no-arm", false, "never arm the SRQ limit")
-	checkTimeout := fs.Duration("check-timeout", time.Minute, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
+	checkTimeout := fs.Duration("check-timeout", concurrent.DefaultCheckTimeout, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
 	reduce := fs.Duration("reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
 	htmlDir := fs.String("html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
 	historyDir := fs.String("history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
