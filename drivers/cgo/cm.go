@@ -274,9 +274,10 @@ func (q *qp) dropCM() error {
 			*o.cq = nil
 		}
 	}
-	if q.qpn != 0 {
-		delete(q.s.byQPN, q.qpn)
-	}
+	// The receiver's number stays in byQPN, as Destroy leaves it: its
+	// completions may still be in the CQ when the QP is reconnected (a
+	// cycle through RESET), and they are this QP's. A new QP given the
+	// number takes the entry over.
 	q.peerReady = false
 	return errors.Join(errs...)
 }
