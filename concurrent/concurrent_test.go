@@ -102,10 +102,9 @@ func TestRaceMutantsAreCaught(t *testing.T) {
 // TestRaceMutantsAreCaughtOnEverySeed is the sweep behind issue 11's
 // figure: every race mutant over SRQCONFORM_RACE_SEEDS seeds (CI runs 100
 // without the race detector), each caught within the default budgets (the
-// history's and DefaultCheckTimeout) and
-// blamed on its rule (SRQCONFORM_RACE_MUTANTS=a,b limits it to those
-// mutants). It fails when fewer than 99% are caught, or fewer
-// than 75% blamed on the mutant's rule.
+// history's and DefaultCheckTimeout) and blamed on its rule
+// (SRQCONFORM_RACE_MUTANTS=a,b limits it to those mutants). It fails when
+// fewer than 99% are caught, or fewer than 85% blamed on the mutant's rule.
 func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 	s := os.Getenv("SRQCONFORM_RACE_SEEDS")
 	if s == "" {
@@ -147,14 +146,16 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 			}
 		}
 		t.Logf("%s: caught on %d of %d seeds, blamed on %s on %d; slowest check %v", info.Name, caught, seeds, info.Rule, blamed, slowest)
-		// Issue 11 asks for the catch on 99 of 100 seeds; the blame is
-		// held to 75% (CI's 100 seeds: post-race-loses blamed on POST-ATOMIC 80 times, limit-race-twice on
-		// LIMIT-ONCE 93 times, POST-ATOMIC or LIMIT-FIRE the rest).
+		// Issue 11 asks for the catch on 99 of 100 seeds. The blame is held
+		// to 85%: over 100 seeds post-race-loses and fetch-race-twice were
+		// blamed on their rule 100 times, limit-race-twice 93 to 99 times
+		// (LIMIT-FIRE or LIMIT-ARM the rest: a second limit event also looks
+		// like an arming that took).
 		if caught*100 < seeds*99 {
 			t.Errorf("%s: caught on %d of %d seeds, want at least 99%%", info.Name, caught, seeds)
 		}
-		if blamed*100 < seeds*75 {
-			t.Errorf("%s: blamed on %s on %d of %d seeds, want at least 75%%", info.Name, info.Rule, blamed, seeds)
+		if blamed*100 < seeds*85 {
+			t.Errorf("%s: blamed on %s on %d of %d seeds, want at least 85%%", info.Name, info.Rule, blamed, seeds)
 		}
 	}
 }
