@@ -417,3 +417,44 @@ func benchRoundTrip(b *testing.B, typ drivers.QPType) {
 		pollN(b, s, 1)
 	}
 }
+
+// TestRDMACMReconnectKeepsCompletionsNamed: through rdma_cm (the path
+// iWARP needs, here on rxe), a cycle through RESET destroys the receiver
+// and connects a new one. A completion of the old receiver still in the
+// CQ must still name its QP, and a Send's completion carries its pattern.
+func TestRDMACMReconnectKeepsCompletionsNamed(t *testing.T) {
+	if _, err := os.Stat("/sys/class/infiniband"); err != nil {
+		t.Skip("no RDMA device: /sys/class/infiniband is missing (run inside the VM: SRQCONFORM_VM_TEST=1 go test ./drivers/cgo)")
+	}
+	d, err := New().Open(context.Background(), drivers.Config{Device: *flagDevice, GIDIndex: *flagGID, Options: map[string]string{"conn": connRDMACM}})
+	if err != nil {
+		t.Fatalf("Open(conn=rdmacm): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("device Close: %v", err)
+		}
+	})
+	s, qps := setup(t, d, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}, drivers.RC, 1)
+	post(t, s, wr(1, 64), wr(2, 64))
+	if p := deliver(t, qps[0], drivers.Message{Opcode: drivers.Send, Len: 5, Pattern: 3}); p != 0 {
+		t.Fatalf("send 1: peer status %d, want 0", p)
+	}
+	for _, st := range []drivers.QPState{drivers.Err, drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS} {
+		if r := qps[0].Modify(st); r != 0 {
+			t.Fatalf("Modify(%s) = %s, want 0", st, errnoName(r))
+		}
+	}
+	if p := deliver(t, qps[0], drivers.Message{Opcode: drivers.Send, Len: 6, Pattern: 4}); p != 0 {
+		t.Fatalf("send 2 after the reconnection: peer status %d, want 0", p)
+	}
+	want := []drivers.Completion{
+		{WRID: 1, ByteLen: 5, QP: 0, Pattern: 3, HasPattern: true},
+		{WRID: 2, ByteLen: 6, QP: 0, Pattern: 4, HasPattern: true},
+	}
+	for i, c := range pollN(t, s, 2) {
+		if c != want[i] {
+			t.Errorf("completion %d: %+v, want %+v", i, c, want[i])
+		}
+	}
+}

@@ -168,6 +168,17 @@ func (c *cm) await(what string, want int, ok func(*C.struct_srqcm_event) bool) (
 	}
 }
 
+// errCMRefused marks an rdma_connect refused at once (ECONNREFUSED). siw
+// on 6.12 did that once in a 20-history run, to the first QP of a new
+// SRQ's listener just after the previous SRQ was torn down; why is not
+// known.
+var errCMRefused = errors.New("connection refused")
+
+// cmConnectTries bounds the attempts to connect a QP through rdma_cm when
+// rdma_connect is refused at once; nothing reached the listener then, so
+// the attempt is simply made again.
+const cmConnectTries = 5
+
 // connectCM makes the receiver and its peer as the two ends of one
 // rdma_cm connection on the listener: the peer resolves the listener's
 // address and connects, the receiver is created (attached to the SRQ)
@@ -213,6 +224,9 @@ func (q *qp) connectCM() error {
 	}
 	q.peer = pid.qp
 	if r := C.srqcm_connect(pid); r != 0 {
+		if r == C.ECONNREFUSED {
+			return fmt.Errorf("%w: %w", errCMRefused, verbErr(what+": rdma_connect", int(r)))
+		}
 		return verbErr(what+": rdma_connect", int(r))
 	}
 	ev, err := c.await(what, C.RDMA_CM_EVENT_CONNECT_REQUEST, func(ev *C.struct_srqcm_event) bool { return ev.listen_id == c.listen })
@@ -294,7 +308,12 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 		q.vstate = to
 		return 0
 	case to == drivers.RTR && q.vstate == drivers.Init && q.qp == nil:
-		if err := q.connectCM(); err != nil {
+		err := q.connectCM()
+		for try := 1; try < cmConnectTries && errors.Is(err, errCMRefused); try++ {
+			time.Sleep(time.Duration(try) * 20 * time.Millisecond)
+			err = q.connectCM()
+		}
+		if err != nil {
 			q.cmErr = err
 			fmt.Fprintln(os.Stderr, err)
 			return int(C.EIO)
