@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -48,12 +49,17 @@ type Result struct {
 	NoticedBy string   `json:"noticed_by,omitempty"` // the rule whose check failed first
 	// Evidence lists the rules the history shows broken on its face
 	// (see evidence), which the blame prefers.
-	Evidence  []string    `json:"evidence,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+	// Decisive says that waiving Rule alone lets the whole history
+	// linearize (see decisive).
+	Decisive  bool        `json:"decisive,omitempty"`
 	Complaint string      `json:"complaint,omitempty"`
 	Prefix    []Operation `json:"prefix,omitempty"`
 	Failing   *Operation  `json:"failing,omitempty"`
 	Reduced   []Operation `json:"reduced,omitempty"`
 	HTML      string      `json:"html,omitempty"`
+
+	failDev *model.Deviation // the model's complaint about Failing
 }
 
 // Violation reports whether the history had no linearization.
@@ -264,7 +270,7 @@ func (c *checker) notice(r *Result, ops []Operation, info porcupine.Linearizatio
 		var d *model.Deviation
 		if errors.As(err, &d) {
 			o := ops[i]
-			r.Failing, r.Complaint, r.NoticedBy = &o, d.Error(), d.Rule
+			r.Failing, r.Complaint, r.NoticedBy, r.failDev = &o, d.Error(), d.Rule, d
 			break
 		}
 	}
@@ -298,8 +304,40 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 			}
 		}
 	}
-	// The candidates are the rules those diagnoses name. Each is tried on
-	// the whole history: a greedy linearization under the model with the
+	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
+	// A rule whose relaxation alone linearizes the whole history is the
+	// one broken: the evidenced are tried first, then the rules the
+	// diagnoses name (most voted first), the rule that noticed, and the
+	// workload's others.
+	voted := slices.Collect(maps.Keys(votes))
+	slices.SortFunc(voted, func(a, b string) int {
+		if votes[a] != votes[b] {
+			return votes[b] - votes[a]
+		}
+		return model.Rank(a) - model.Rank(b)
+	})
+	rest := slices.Clone(workloadRules)
+	slices.SortStableFunc(rest, func(a, b string) int { return model.Rank(a) - model.Rank(b) })
+	var order []string
+	for _, rule := range slices.Concat(ev, eventRules(r.failDev), voted, []string{r.NoticedBy}, rest) {
+		if rule != "" && !slices.Contains(order, rule) {
+			order = append(order, rule)
+		}
+	}
+	if rule := c.decisive(ops, order, len(ev)+len(eventRules(r.failDev)), time.Now().Add(decisiveBudget)); rule != "" {
+		r.Rule, r.Decisive = rule, true
+		for _, o := range order {
+			if o != rule && votes[o] > 0 {
+				r.Also = append(r.Also, o)
+			}
+		}
+		if len(ev) > 0 {
+			r.Evidence = ev
+		}
+		return
+	}
+	// Otherwise the candidates are the rules those diagnoses name. Each is
+	// tried on the whole history: a greedy linearization under the model with the
 	// rule relaxed, taking at each point the earliest-called operation
 	// that fits. The rule broken is the one whose linearization gets
 	// furthest (a rule that explains the failure by accident seldom
@@ -308,7 +346,6 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 	// most voted, then to the rules only concurrency can break, then by
 	// model.Rank.
 	ranked := slices.Collect(maps.Keys(votes))
-	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
 	for _, rule := range ev {
 		if !slices.Contains(ranked, rule) {
 			ranked = append(ranked, rule) // a sequential trace seldom shows it
@@ -455,6 +492,68 @@ func evidence(ops []Operation, vanish bool) []string {
 	}
 	return out
 }
+
+// decisive returns the first of rules whose relaxation alone lets
+// porcupine linearize the whole of ops, trying rules until deadline; ""
+// when none does. The first favoured rules (the ones the history or the
+// complaint points at) get decisiveLong each, the others decisiveTimeout.
+// It is the strongest blame there is: the history breaks that rule and no
+// other. (rxe's histories missing LAST_WQE events were blamed on
+// LIMIT-FIRE by the greedy reach; they linearize with QP-LAST-WQE waived,
+// one of them only after 12 s of search.)
+func (c *checker) decisive(ops []Operation, rules []string, favoured int, deadline time.Time) string {
+	for i, rule := range rules {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		rc, err := newChecker(c.h, rule)
+		if err != nil {
+			continue
+		}
+		bound := decisiveTimeout
+		if i < favoured {
+			bound = decisiveLong
+		}
+		if res, _, _ := rc.linearize(ops, min(bound, left)); res == porcupine.Ok {
+			return rule
+		}
+	}
+	return ""
+}
+
+// eventRules are the rules owning the event types a complaint about the
+// events differs in, the likelier first: more limit events than the model
+// allows is LIMIT-ONCE before LIMIT-FIRE, fewer is LIMIT-FIRE; any
+// difference in LAST_WQE events is QP-LAST-WQE.
+func eventRules(d *model.Deviation) []string {
+	if d == nil || !strings.Contains(d.What, "event") {
+		return nil
+	}
+	var out []string
+	limit := model.EventSRQLimitReached.String()
+	switch got, want := strings.Count(d.Got, limit), strings.Count(d.Want, limit); {
+	case got > want:
+		out = append(out, "LIMIT-ONCE", "LIMIT-FIRE")
+	case got < want:
+		out = append(out, "LIMIT-FIRE")
+	}
+	last := model.EventQPLastWQEReached.String()
+	if strings.Count(d.Got, last) != strings.Count(d.Want, last) {
+		out = append(out, "QP-LAST-WQE")
+	}
+	return out
+}
+
+// decisiveTimeout bounds each of decisive's searches (a relaxation that
+// fits is found quickly; one that does not can take porcupine long to
+// refute), decisiveLong those of the favoured rules, and decisiveBudget
+// all of them.
+const (
+	decisiveTimeout = 2 * time.Second
+	decisiveLong    = 15 * time.Second
+	decisiveBudget  = 45 * time.Second
+)
 
 // reachBeam is how many candidates a relaxed model keeps in reach.
 const reachBeam = 512

@@ -288,10 +288,19 @@ func (q *qp) dropCM() error {
 			*o.cq = nil
 		}
 	}
-	// The receiver's number stays in byQPN, as Destroy leaves it: its
-	// completions may still be in the CQ when the QP is reconnected (a
-	// cycle through RESET), and they are this QP's. A new QP given the
-	// number takes the entry over.
+	// Completions of the destroyed receiver may still be in the CQ (a
+	// cycle through RESET reconnects the QP, and siw gives the new QP or
+	// another QP's an old number): they are read now, while the number
+	// still names this QP, and kept for PollCQ.
+	if q.qpn != 0 && q.s.byQPN[q.qpn] == q.idx {
+		q.s.postMu.Lock()
+		err := q.s.drainCQ(&q.s.stash, 0)
+		q.s.postMu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		delete(q.s.byQPN, q.qpn)
+	}
 	q.peerReady = false
 	return errors.Join(errs...)
 }

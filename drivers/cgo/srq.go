@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -113,6 +114,11 @@ type srq struct {
 
 	qps   []*qp
 	byQPN map[uint32]int // receiver qp_num -> QP index
+	// stash holds completions read from the CQ before PollCQ asked for
+	// them: those left when a connection-managed receiver was destroyed,
+	// read while its number still named it (a new QP may be given the
+	// number). PollCQ returns them first.
+	stash []drivers.Completion
 	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
 	// and not yet completed, oldest first.
 	posted map[uint64][][]place
@@ -554,24 +560,38 @@ func (s *srq) PollCQ(maxN int) ([]drivers.Completion, error) {
 	if s.closed {
 		return nil, errors.New("cgo: PollCQ on a closed SRQ")
 	}
-	var out []drivers.Completion
-	for maxN <= 0 || len(out) < maxN {
+	n := len(s.stash)
+	if maxN > 0 {
+		n = min(n, maxN)
+	}
+	out := slices.Clone(s.stash[:n])
+	s.stash = s.stash[n:]
+	if err := s.drainCQ(&out, maxN); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// drainCQ appends to out what the receive CQ holds, up to maxN in all
+// (0: everything). The caller holds dev.mu and postMu.
+func (s *srq) drainCQ(out *[]drivers.Completion, maxN int) error {
+	for maxN <= 0 || len(*out) < maxN {
 		batch := pollBatch
 		if maxN > 0 {
-			batch = min(batch, maxN-len(out))
+			batch = min(batch, maxN-len(*out))
 		}
 		r := int(C.srqc_poll_cq(s.cq, C.int(batch), s.wcs, s.out))
 		if r < 0 {
-			return out, fmt.Errorf("cgo: ibv_poll_cq(receive CQ) returned %d, want >= 0", r)
+			return fmt.Errorf("cgo: ibv_poll_cq(receive CQ) returned %d, want >= 0", r)
 		}
 		for _, w := range unsafe.Slice(s.out, r) {
-			out = append(out, s.completion(w))
+			*out = append(*out, s.completion(w))
 		}
 		if r < batch {
 			break
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // completion converts one work completion.
