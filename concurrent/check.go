@@ -305,36 +305,37 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 		}
 	}
 	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
-	// A rule whose relaxation alone linearizes the whole history is the
-	// one broken: the evidenced are tried first, then the rules the
-	// diagnoses name (most voted first), the rule that noticed, and the
-	// workload's others.
-	voted := slices.Collect(maps.Keys(votes))
-	slices.SortFunc(voted, func(a, b string) int {
-		if votes[a] != votes[b] {
-			return votes[b] - votes[a]
-		}
-		return model.Rank(a) - model.Rank(b)
-	})
-	rest := slices.Clone(workloadRules)
-	slices.SortStableFunc(rest, func(a, b string) int { return model.Rank(a) - model.Rank(b) })
-	var order []string
-	for _, rule := range slices.Concat(ev, eventRules(r.failDev), voted, []string{r.NoticedBy}, rest) {
-		if rule != "" && !slices.Contains(order, rule) {
-			order = append(order, rule)
-		}
-	}
-	if rule := c.decisive(ops, order, len(ev)+len(eventRules(r.failDev)), time.Now().Add(decisiveBudget)); rule != "" {
-		r.Rule, r.Decisive = rule, true
-		for _, o := range order {
-			if o != rule && votes[o] > 0 {
-				r.Also = append(r.Also, o)
+	// Without direct evidence (which needs no search; see below), a rule
+	// whose relaxation alone linearizes the whole history is the one
+	// broken: the rules of the events the complaint differs in are tried
+	// first, then the rules the diagnoses name (most voted first), the
+	// rule that noticed, and the workload's others.
+	if len(ev) == 0 {
+		voted := slices.Collect(maps.Keys(votes))
+		slices.SortFunc(voted, func(a, b string) int {
+			if votes[a] != votes[b] {
+				return votes[b] - votes[a]
+			}
+			return model.Rank(a) - model.Rank(b)
+		})
+		rest := slices.Clone(workloadRules)
+		slices.SortStableFunc(rest, func(a, b string) int { return model.Rank(a) - model.Rank(b) })
+		favoured := eventRules(r.failDev)
+		var order []string
+		for _, rule := range slices.Concat(favoured, voted, []string{r.NoticedBy}, rest) {
+			if rule != "" && !slices.Contains(order, rule) {
+				order = append(order, rule)
 			}
 		}
-		if len(ev) > 0 {
-			r.Evidence = ev
+		if rule := c.decisive(ops, order, len(favoured), time.Now().Add(decisiveBudget)); rule != "" {
+			r.Rule, r.Decisive = rule, true
+			for _, o := range order {
+				if o != rule && votes[o] > 0 {
+					r.Also = append(r.Also, o)
+				}
+			}
+			return
 		}
-		return
 	}
 	// Otherwise the candidates are the rules those diagnoses name. Each is
 	// tried on the whole history: a greedy linearization under the model with the

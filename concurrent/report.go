@@ -124,6 +124,12 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 		if markdown {
 			ind = ""
 		}
+		switch {
+		case res.Decisive:
+			fmt.Fprintf(&b, "%swith %s waived the whole history linearizes\n", ind, res.Rule)
+		case len(res.Evidence) > 0:
+			fmt.Fprintf(&b, "%sshown on its face: %s\n", ind, strings.Join(res.Evidence, ", "))
+		}
 		if len(res.Also) > 0 {
 			fmt.Fprintf(&b, "%salso explained by: %s\n", ind, strings.Join(res.Also, ", "))
 		}
