@@ -288,21 +288,29 @@ func (q *qp) dropCM() error {
 			*o.cq = nil
 		}
 	}
-	// Completions of the destroyed receiver may still be in the CQ (a
-	// cycle through RESET reconnects the QP, and siw gives the new QP or
-	// another QP's an old number): they are read now, while the number
-	// still names this QP, and kept for PollCQ.
-	if q.qpn != 0 && q.s.byQPN[q.qpn] == q.idx {
-		q.s.postMu.Lock()
-		err := q.s.drainCQ(&q.s.stash, 0)
-		q.s.postMu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-		}
-		delete(q.s.byQPN, q.qpn)
-	}
+	// The receiver's number stays in byQPN, as Destroy leaves it, for
+	// completions still in the CQ; a RESET reads them at once (see
+	// stashCompletions).
 	q.peerReady = false
 	return errors.Join(errs...)
+}
+
+// stashCompletions reads the CQ after the connection's receiver was
+// destroyed by a RESET, while its number still names this QP, keeps what
+// it read for PollCQ, and then lets the number go: the reconnection makes
+// a new receiver, and siw may give an old number to it or to another QP's,
+// so a completion read later would name the wrong QP. The caller holds
+// dev.mu, not postMu.
+func (q *qp) stashCompletions() error {
+	s := q.s
+	if q.qpn == 0 || s.byQPN[q.qpn] != q.idx {
+		return nil
+	}
+	s.postMu.Lock()
+	err := s.drainCQ(&s.stash, 0)
+	s.postMu.Unlock()
+	delete(s.byQPN, q.qpn)
+	return err
 }
 
 // modifyCM is Modify on a connection-managed QP (drivers.Info.CMStates):
@@ -330,7 +338,11 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 		q.vstate = to
 		return 0
 	case to == drivers.Reset:
-		if err := q.dropCM(); err != nil {
+		err := q.dropCM()
+		if err == nil {
+			err = q.stashCompletions()
+		}
+		if err != nil {
 			q.cmErr = err
 			return int(C.EIO)
 		}
