@@ -224,11 +224,17 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 				e, bad := srq.Post(dw)
 				rec.add(c, Operation{Input: Input{Kind: KindPost, WRs: wrs}, Output: Output{Errno: e, BadWR: bad}, Call: call, Return: rec.now()})
 				pause(rng, e != 0)
-				if e != 0 && !info.Synchronous {
+				switch {
+				case e != 0 && !info.Synchronous:
 					// A device's messages take milliseconds: a full SRQ
 					// stays full a while, and refused posts would crowd
 					// the history out.
 					time.Sleep(time.Duration(1+rng.IntN(3)) * time.Millisecond)
+				case e != 0:
+					// The same on an in-process device, at its pace: the
+					// messages that empty the SRQ, and fire its limit, get
+					// a larger share of the history.
+					time.Sleep(time.Duration(50+rng.IntN(150)) * time.Microsecond)
 				}
 			}
 		})

@@ -305,7 +305,7 @@ func (s *srq) checkLimit() {
 	n := s.limitCount()
 	if n < s.armed || (s.cfg.has(LimitAtEqual) && n == s.armed) {
 		if s.cfg.has(LimitRaceTwice) {
-			s.openWindow() // another fetch may fire and disarm meanwhile
+			s.openWindowFor(limitRaceWindow) // another fetch may fire and disarm meanwhile
 		}
 		s.fireLimit()
 	}
