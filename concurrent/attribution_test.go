@@ -1,6 +1,7 @@
 package concurrent
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -47,5 +48,24 @@ func TestCompletionsWithoutImmediateGoToTheirMessage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEventRulesFollowTheComplaint: the rules a decisive blame tries
+// first are those of the event types the model's complaint differs in.
+func TestEventRulesFollowTheComplaint(t *testing.T) {
+	limit, last := model.EventSRQLimitReached.String(), model.EventQPLastWQEReached.String()
+	for _, tc := range []struct {
+		d    *model.Deviation
+		want []string
+	}{
+		{&model.Deviation{What: "events", Got: "[" + limit + " " + limit + "]", Want: "[" + limit + "]"}, []string{"LIMIT-ONCE", "LIMIT-FIRE"}},
+		{&model.Deviation{What: "events", Got: "[]", Want: "[" + limit + " " + last + "(qp1)]"}, []string{"LIMIT-FIRE", "QP-LAST-WQE"}},
+		{&model.Deviation{What: "completions", Got: "[]", Want: "[" + last + "]"}, nil},
+		{nil, nil},
+	} {
+		if got := eventRules(tc.d); !slices.Equal(got, tc.want) {
+			t.Errorf("eventRules(%+v) = %v, want %v", tc.d, got, tc.want)
+		}
 	}
 }
