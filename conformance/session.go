@@ -108,7 +108,9 @@ func (s *session) do(op model.Op) model.Observation {
 // every QP the model had settled before the failing step with a WR and an
 // empty Send, and polls again: whether the QP takes it shows whether the
 // device had moved it to ERR, which a missing event or a QP's fate on an
-// error completion leaves open.
+// error completion leaves open. When none of those QPs could take a WR, a
+// fresh QP brought to RTR takes one: which WR it gets shows what the device
+// holds at the head.
 func (s *session) evidence(after model.Op, v model.View) {
 	if s.ctx.Err() != nil {
 		return
@@ -144,7 +146,7 @@ func (s *session) evidence(after model.Op, v model.View) {
 	if !look(model.Query{}) {
 		return
 	}
-	probed := false
+	probed, fetched := false, false
 	for qp := range v.QPTypes {
 		if !settled(v, qp) || !v.QPStates[qp].Fetches() && v.QPStates[qp] != model.Err {
 			continue
@@ -152,6 +154,21 @@ func (s *session) evidence(after model.Op, v model.View) {
 		// A wr_id no generated WR has: the probe's completion is its own.
 		probe := model.WR{ID: evidenceWRID + uint64(qp), NumSGE: 1, SGEs: []model.SGE{{Length: 64}}}
 		if !look(model.Post{WRs: []model.WR{probe}}) || !look(model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}) {
+			return
+		}
+		probed = true
+		fetched = fetched || v.QPStates[qp].Fetches()
+	}
+	if !fetched {
+		// No QP the model had settled could take a WR (each was in ERR,
+		// or none was settled): a fresh RC QP brought to RTR takes the
+		// head of the SRQ, and its completion shows which WR the device
+		// holds there, which a post or a limit event alone leaves open.
+		qp := len(v.QPTypes)
+		probe := model.WR{ID: evidenceWRID + uint64(qp), NumSGE: 1, SGEs: []model.SGE{{Length: 64}}}
+		if !look(model.CreateQP{Type: model.RC}) || !look(model.ModifyQP{QP: qp, State: model.Init}) ||
+			!look(model.ModifyQP{QP: qp, State: model.RTR}) || !look(model.Post{WRs: []model.WR{probe}}) ||
+			!look(model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}) {
 			return
 		}
 		probed = true
