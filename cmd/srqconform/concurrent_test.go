@@ -36,4 +36,17 @@ func TestConcurrentCommand(t *testing.T) {
 	code, _, errs = srq(t, "concurrent", "-check", filepath.Join(dir, "history-1.json"), "-reduce", "0", "-known", known)
 	assert.Equal(t, exitOK, code, errs)
 	assert.Contains(t, errs, "FETCH-ONCE violated, a known finding")
+
+	// A whole report checked again is bounded by -reduce and
+	// -check-timeout as given, not by fixed bounds.
+	report := filepath.Join(dir, "report.json")
+	code, _, errs = srq(t, "concurrent", "-seed", "1", "-deviations", "fetch-race-twice", "-reduce", "0", "-format", "json", "-o", report)
+	require.Equal(t, exitDeviates, code, errs)
+	code, out, errs = srq(t, "concurrent", "-check", report, "-reduce", "0")
+	assert.Equal(t, exitDeviates, code, errs)
+	assert.Contains(t, out, "(rules: FETCH-ONCE)")
+	assert.NotContains(t, out, "reduced history", "-reduce 0 was not honoured")
+	code, out, errs = srq(t, "concurrent", "-check", report, "-check-timeout", "1ns")
+	assert.Equal(t, exitOK, code, errs) // undecided is not a violation
+	assert.Contains(t, out, "verdict: UNKNOWN", "-check-timeout 1ns was not honoured")
 }

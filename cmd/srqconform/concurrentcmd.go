@@ -91,7 +91,7 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 		if data, err := os.ReadFile(*checkFile); err == nil && isConcurrentReport(data) {
 			// A report with its histories (vm -concurrent -json): check
 			// them all again.
-			return hostConcurrentReport(data, 0, "", *htmlDir, *format, *out, "", known, stdout, stderr)
+			return hostConcurrentReport(data, 0, "", concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: reduceBudget}, *htmlDir, *format, *out, "", known, stdout, stderr)
 		}
 		h, err := concurrent.ReadHistory(*checkFile)
 		if err != nil {
@@ -217,10 +217,10 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 }
 
 // hostConcurrentReport takes the JSON report a guest's srqconform
-// concurrent -record-only wrote, checks each history on the host
-// (reducing and drawing violations into htmlDir) and writes the report as
-// asked.
-func hostConcurrentReport(out []byte, guestExit int, kernel, htmlDir, format, outFile, jsonFile string, known conformance.Known, stdout, stderr io.Writer) int {
+// concurrent -record-only wrote, checks each history on the host with
+// base's bounds (reducing and drawing violations into htmlDir) and writes
+// the report as asked.
+func hostConcurrentReport(out []byte, guestExit int, kernel string, base concurrent.CheckOptions, htmlDir, format, outFile, jsonFile string, known conformance.Known, stdout, stderr io.Writer) int {
 	var rep concurrent.Report
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return fail(stderr, "the guest's srqconform concurrent (exit %d) gave no report: %v", guestExit, err)
@@ -237,7 +237,7 @@ func hostConcurrentReport(out []byte, guestExit int, kernel, htmlDir, format, ou
 		if run.History == nil {
 			continue
 		}
-		opts := concurrent.CheckOptions{Timeout: time.Minute, ReduceBudget: 10 * time.Second}
+		opts := base
 		if htmlDir != "" {
 			opts.HTML = filepath.Join(htmlDir, fmt.Sprintf("violation-%d.html", run.Seed))
 		}

@@ -107,3 +107,10 @@ func parseRules(s string) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// set reports whether the flag named was given on the command line.
+func (fs *flagSet) set(name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

@@ -68,6 +68,8 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"vm", "-timeout", "-1m"}, "-timeout is -1m0s, want more than 0"},
 		{[]string{"vm", "-runs", "0"}, "-runs must be at least 1"},
 		{[]string{"vm", "-html", dir}, "-html goes with -concurrent"},
+		{[]string{"vm", "-check-timeout", "1m"}, "-check-timeout and -reduce go with -concurrent"},
+		{[]string{"vm", "-concurrent", "-reduce", "-1s"}, "-reduce is -1s, want 0 or more"},
 		{[]string{"vm", "-concurrent", "-format", "junit"}, `unknown format "junit" with -concurrent`},
 		{[]string{"concurrent", "-bogus"}, "run 'srqconform concurrent -h' for the flags"},
 		{[]string{"concurrent", "-runs", "0"}, "-runs, -max-ops and -posters must be at least 1"},

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/srqconform/srqconform/concurrent"
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/conformance/render"
 	"github.com/srqconform/srqconform/model"
@@ -64,6 +65,8 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	conn := fs.String("conn", "", "how peers connect in the guest: verbs (ibv_modify_qp) or rdmacm (librdmacm); default verbs on rxe, rdmacm on siw (its only way)")
 	concurrentRun := fs.Bool("concurrent", false, "run srqconform concurrent in the guest instead of the suite: -runs histories of -duration each (default 5s), checked for linearizability; -format text, markdown or json")
 	htmlDir := fs.String("html", "", "with -concurrent: write porcupine's visualisation of each violation to this directory on the host")
+	checkTimeout := fs.Duration("check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
+	reduce := fs.Duration("reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
@@ -72,6 +75,16 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if *htmlDir != "" && !*concurrentRun {
 		return fail(stderr, "-html goes with -concurrent")
+	}
+	if (fs.set("check-timeout") || fs.set("reduce")) && !*concurrentRun {
+		return fail(stderr, "-check-timeout and -reduce go with -concurrent")
+	}
+	if err := fs.durations("check-timeout", "reduce"); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	hostCheck := concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: *reduce}
+	if *reduce == 0 {
+		hostCheck.ReduceBudget = -1
 	}
 	if *concurrentRun && !slices.Contains([]string{"text", "markdown", "json"}, *format) {
 		return fail(stderr, "unknown format %q with -concurrent: want text, markdown or json", *format)
@@ -207,7 +220,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
 		stderr.Write(res.Stderr)
-		return hostConcurrentReport(res.Output, res.ExitCode, res.KernelRelease, *htmlDir, *format, *out, *jsonOut, known, stdout, stderr)
+		return hostConcurrentReport(res.Output, res.ExitCode, res.KernelRelease, hostCheck, *htmlDir, *format, *out, *jsonOut, known, stdout, stderr)
 	}
 	if *replayFile != "" {
 		if _, err := os.Stat(*replayFile); err != nil {
