@@ -255,7 +255,18 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 					for _, st := range path {
 						call := rec.now()
 						r := q.Modify(st)
-						rec.add(c, Operation{Input: Input{Kind: KindModify, QP: i, State: model.QPState(st)}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()})
+						o := Operation{Input: Input{Kind: KindModify, QP: i, State: model.QPState(st)}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()}
+						if cf, ok := q.(drivers.ConnectionFailer); ok && r != 0 {
+							if err := cf.ConnectionErr(); err != nil {
+								// The driver could not make its connection:
+								// the harness's failure, not the device's.
+								o.Output.Unknown, o.Return = true, Forever
+								rec.add(c, o)
+								fail(fmt.Errorf("concurrent: Modify(QP %d to %s) returned %s, the connection failed: %w", i, st, model.ErrnoName(r), err))
+								return
+							}
+						}
+						rec.add(c, o)
 						if r != 0 {
 							break
 						}

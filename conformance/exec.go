@@ -201,6 +201,11 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 		obs.Errno = x.srq.Resize(o.MaxWR)
 	case model.ModifyQP:
 		obs.Errno = x.qps[o.QP].Modify(drivers.QPState(o.State))
+		if c, ok := x.qps[o.QP].(drivers.ConnectionFailer); ok && obs.Errno != 0 {
+			if err := c.ConnectionErr(); err != nil {
+				return obs, harness("Modify(QP %d to %s): errno %d, the connection failed: %v", o.QP, o.State, obs.Errno, err)
+			}
+		}
 	case model.Invalidate:
 		if err := x.srq.InvalidateKey(o.Key); err != nil {
 			return obs, harness("InvalidateKey(%d): %v", o.Key, err)

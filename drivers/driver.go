@@ -181,6 +181,15 @@ type SRQ interface {
 	Close() error
 }
 
+// ConnectionFailer is implemented by QPs whose Modify makes or breaks a
+// connection (Info.CMStates): ConnectionErr returns the error of the last
+// Modify when the connection failed for a reason of the harness's own
+// (rdma_cm could not connect the peer), and nil otherwise. The suite
+// reports it as a harness error: the device did not refuse the transition.
+type ConnectionFailer interface {
+	ConnectionErr() error
+}
+
 // QP is a receiving QP attached to the SRQ, with its peer.
 type QP interface {
 	// Modify is ibv_modify_qp to state (the driver supplies the attributes
