@@ -167,9 +167,16 @@ func (s *session) evidence(after model.Op, v model.View) {
 		qp := len(v.QPTypes)
 		probe := model.WR{ID: evidenceWRID + uint64(qp), NumSGE: 1, SGEs: []model.SGE{{Length: 64}}}
 		if !look(model.CreateQP{Type: model.RC}) || !look(model.ModifyQP{QP: qp, State: model.Init}) ||
-			!look(model.ModifyQP{QP: qp, State: model.RTR}) || !look(model.Post{WRs: []model.WR{probe}}) ||
-			!look(model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}) {
+			!look(model.ModifyQP{QP: qp, State: model.RTR}) || !look(model.Post{WRs: []model.WR{probe}}) {
 			return
+		}
+		// One empty Send per WR the model held (up to freshProbeSends):
+		// the order of the wr_ids they take shows which WRs the device
+		// holds, which the head alone may not (a list posted in part).
+		for range max(1, min(v.Outstanding, freshProbeSends)) {
+			if !look(model.Arrive{QP: qp, Msg: model.Message{Opcode: model.Send}}) {
+				return
+			}
 		}
 		probed = true
 	}
@@ -177,6 +184,9 @@ func (s *session) evidence(after model.Op, v model.View) {
 		look(model.Poll{})
 	}
 }
+
+// freshProbeSends bounds the Sends the evidence's fresh QP receives.
+const freshProbeSends = 4
 
 // evidenceWRID is the first wr_id of the evidence probes' WRs.
 const evidenceWRID = 0xe0e0_0000_0000_0000
