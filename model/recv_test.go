@@ -321,6 +321,22 @@ func TestRXEDeparturesSeenOnTheDevice(t *testing.T) {
 	mustRun(t, m, ModifyQP{QP: 0, State: Err})
 	assert.Equal(t, "QP-LAST-WQE", ruleOf(m.Step(Poll{}, Observation{})), "once is still required")
 
+	// A message too large for its WR puts the QP in ERR at its first
+	// packet; its later packets, already sent, meet the QP in ERR (seen on
+	// rxe 6.12 through rdma_cm: a 4096-byte Send, two events). A message
+	// of at most one packet on any device (256 bytes) leaves one event.
+	tooLarge := func(n uint32) error {
+		m := fixture(t, RXE())
+		mustRun(t, m, post(wr(1, 8)))
+		got := mustRun(t, m, send(0, n))
+		require.Equal(t, PeerError, got.Peer)
+		lw := Event{EventQPLastWQEReached, 0}
+		c := Completion{WRID: 1, QP: 0, Status: WCLocQPOpErr, Opcode: WCRecv}
+		return m.Step(Poll{}, Observation{Completions: []Completion{c}, Events: []Event{lw, lw}})
+	}
+	assert.NoError(t, tooLarge(4096), "the later packets of a multi-packet message met the QP in ERR")
+	assert.Equal(t, "QP-LAST-WQE", ruleOf(tooLarge(256)), "a one-packet message leaves one event")
+
 	m = New(RXE61(), testCaps)
 	require.NoError(t, m.Step(CreateSRQ{MaxWR: 8, MaxSGE: 1}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 8, MaxSGE: 1}}))
 	assert.Equal(t, uint32(15), mustRun(t, m, Query{}).Attr.MaxWR)

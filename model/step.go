@@ -1207,6 +1207,11 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	m.complete(c, allowed, rule)
 	if fate == ToErr {
 		m.enterErr(n)
+		if msg.Len > minPathMTU && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			// The message's later packets, already sent, reach the QP
+			// in ERR: a PerPacket device raises the event for each.
+			m.qps[n].repeatOK = true
+		}
 	}
 	if rc {
 		return Peers(PeerError)
@@ -1458,3 +1463,7 @@ func (m *machine) checkEvents(want, got []Event) error {
 	}
 	return nil
 }
+
+// minPathMTU is the smallest path MTU (IBV_MTU_256): a message no longer
+// is one packet on any device; a longer one may be several.
+const minPathMTU = 256

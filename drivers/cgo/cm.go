@@ -322,6 +322,7 @@ func (q *qp) stashCompletions() error {
 // dev.mu.
 func (q *qp) modifyCM(to drivers.QPState) int {
 	q.cmErr = nil
+	defer func() { q.lastWQEsAtModify = q.lastWQEs }()
 	switch {
 	case to == drivers.Init && q.vstate == drivers.Reset && q.qp == nil,
 		to == drivers.RTS && q.vstate == drivers.RTR && q.qp != nil:
@@ -343,7 +344,10 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 		q.vstate = to
 		return 0
 	case to == drivers.Reset:
-		err := q.dropCM()
+		err := q.awaitLastWQE()
+		if err == nil {
+			err = q.dropCM()
+		}
 		if err == nil {
 			err = q.stashCompletions()
 		}
@@ -518,4 +522,68 @@ func (q *qp) ConnectionErr() error {
 	q.s.dev.mu.Lock()
 	defer q.s.dev.mu.Unlock()
 	return q.cmErr
+}
+
+// peerUpCM takes a connection's peer RESET -> INIT -> RTR -> RTS again
+// with the attributes rdma_cm resolved for the connection
+// (rdma_init_qp_attr: its address vector, MTU and the receiver's number),
+// and send PSN psn, the receiver's expected one: a peer whose send failed
+// on an InfiniBand transport (receiver-not-ready on rxe) is back without
+// a new connection, whose receiver would be a new QP. The attributes
+// verbs mode builds by hand are refused here (rxe on 6.12: INIT->RTR
+// EINVAL). The caller holds dev.mu.
+func (q *qp) peerUpCM(psn uint32) error {
+	for _, st := range []C.enum_ibv_qp_state{C.IBV_QPS_RESET, C.IBV_QPS_INIT, C.IBV_QPS_RTR, C.IBV_QPS_RTS} {
+		var a C.struct_ibv_qp_attr
+		var mask C.int
+		a.qp_state = st
+		if st != C.IBV_QPS_RESET {
+			if r, err := C.rdma_init_qp_attr(q.pid, &a, &mask); r != 0 {
+				return fmt.Errorf("cgo: rdma_init_qp_attr(peer %d, state %d) returned %d (%v), want 0", q.idx, int(st), int(r), err)
+			}
+		}
+		a.qp_state = st
+		mask |= C.IBV_QP_STATE
+		if st == C.IBV_QPS_RTS {
+			a.sq_psn = C.uint32_t(psn)
+			a.timeout, a.retry_cnt, a.rnr_retry = ackTimeout, retryCount, rnrRetry
+			mask |= C.IBV_QP_SQ_PSN | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY
+		}
+		if r := C.ibv_modify_qp(q.peer, &a, C.int(mask)); r != 0 {
+			return verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, to state %d, mask %#x, attributes from rdma_init_qp_attr)", q.idx, int(st), int(mask)), int(r))
+		}
+	}
+	return nil
+}
+
+// lastWQEWait bounds how long a RESET in rdma_cm mode waits for the
+// LAST_WQE_REACHED of a receiver in ERR before it destroys the receiver.
+const lastWQEWait = time.Second
+
+// awaitLastWQE waits, when the receiver is in ERR and no LAST_WQE_REACHED
+// of it was read since its last Modify, up to lastWQEWait for that event,
+// and keeps it for PollEvents. In rdma_cm mode a RESET destroys the
+// receiver, and an event not yet read then never is: the kernel drops a
+// destroyed QP's pending events (uverbs), and rxe raises LAST_WQE from
+// its responder task, after the modify to ERR returned. Seen on rxe 6.12
+// through rdma_cm: ERR then RESET at once, and no event, where verbs
+// mode, which keeps the QP, reads it at the next poll. The caller holds
+// dev.mu.
+func (q *qp) awaitLastWQE() error {
+	if q.qp == nil || q.lastWQEs > q.lastWQEsAtModify || q.s.dev.iwarp && !q.s.dev.sawLastWQE {
+		// siw never raises the event: an iWARP device is waited for only
+		// once it has shown it does.
+		return nil
+	}
+	if st, _, err := q.state(q.qp); err != nil || st != drivers.Err {
+		return nil
+	}
+	deadline := time.Now().Add(lastWQEWait)
+	for q.lastWQEs == q.lastWQEsAtModify && time.Now().Before(deadline) {
+		if err := q.s.dev.drainEvents(); err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
 }

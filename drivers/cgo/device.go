@@ -54,6 +54,11 @@ type device struct {
 	conn   string
 	cmDevs **C.struct_ibv_context
 	cmAddr string
+	// iwarp says the transport is iWARP: a Send's completion there does
+	// not prove the receiver processed it (deliverCM's witness Read).
+	iwarp bool
+	// sawLastWQE says the device raised a LAST_WQE_REACHED.
+	sawLastWQE bool
 }
 
 var _ drivers.Device = (*device)(nil)
@@ -98,7 +103,7 @@ func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, err
 	if err != nil {
 		return nil, err
 	}
-	d := &device{port: port, gidIndex: cfg.GIDIndex, conn: conn}
+	d := &device{port: port, gidIndex: cfg.GIDIndex, conn: conn, iwarp: dev.transport_type == C.IBV_TRANSPORT_IWARP}
 	if conn == connRDMACM {
 		if d.cmAddr, err = cmAddr(cfg.Options["cm_addr"]); err != nil {
 			return nil, err
@@ -293,6 +298,8 @@ func (d *device) drainEvents() error {
 			for _, s := range d.srqs {
 				if i, ok := s.byQPN[uint32(ev.qpn)]; ok {
 					s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: i})
+					s.qps[i].lastWQEs++
+					d.sawLastWQE = true
 				}
 			}
 		}

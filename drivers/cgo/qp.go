@@ -79,6 +79,10 @@ type qp struct {
 	rid, pid *C.struct_rdma_cm_id
 	vstate   drivers.QPState
 	cmErr    error
+	// lastWQEs counts the QP's LAST_WQE_REACHED events read, and
+	// lastWQEsAtModify that count at its last Modify (rdma_cm mode: a
+	// RESET destroys the QP, see awaitLastWQE).
+	lastWQEs, lastWQEsAtModify int
 }
 
 var _ drivers.QP = (*qp)(nil)
@@ -411,7 +415,11 @@ func (q *qp) connectPeer(psn uint32) error {
 		if try > 0 {
 			time.Sleep(time.Duration(try) * 10 * time.Millisecond)
 		}
-		if err = q.peerUp(psn); err == nil {
+		up := q.peerUp
+		if q.s.cm != nil {
+			up = q.peerUpCM
+		}
+		if err = up(psn); err == nil {
 			break
 		}
 	}
@@ -536,7 +544,13 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	if atomic && msg.Len != 8 {
 		return peerErr, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
 	}
-	if (!q.peerReady || q.peerFailed) && s.cm == nil {
+	// In rdma_cm mode on InfiniBand transports (rxe) a peer whose send
+	// failed (receiver-not-ready, a refusal) is brought back by hand, as
+	// in verbs mode: the connection's receiver stays as it is, and rdma_cm
+	// has no way to reconnect one end alone. On iWARP a failed send ends
+	// the connection (deliverCM).
+	byHand := s.cm != nil && !s.dev.iwarp && q.qp != nil && q.peer != nil
+	if (!q.peerReady || q.peerFailed) && (s.cm == nil || byHand) {
 		psn := uint32(rqPSN)
 		if q.typ == drivers.RC {
 			if _, p, err := q.state(q.qp); err == nil {
@@ -571,7 +585,13 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		}
 	}
 	send := q.send
-	if s.cm != nil {
+	if s.cm != nil && (s.dev.iwarp || !q.peerReady || q.peer == nil) {
+		// iWARP needs the witness Read; with no connection the message
+		// cannot leave (deliverCM says so). On InfiniBand transports a
+		// connected peer's Send completes only once the receiver
+		// acknowledged it, as in verbs mode, and a witness Read would be
+		// one more packet for a receiver in ERR (rxe raises LAST_WQE
+		// again for each).
 		send = q.deliverCM
 	}
 	st, err := send(ctx, &sd)
