@@ -109,8 +109,9 @@ func (s *session) do(op model.Op) model.Observation {
 // empty Send, and polls again: whether the QP takes it shows whether the
 // device had moved it to ERR, which a missing event or a QP's fate on an
 // error completion leaves open. When none of those QPs could take a WR, a
-// fresh QP brought to RTR takes one: which WR it gets shows what the device
-// holds at the head.
+// fresh QP brought to RTR receives one empty Send per WR the model held
+// (up to freshProbeSends): the wr_ids they take show which WRs the device
+// holds, and in what order.
 func (s *session) evidence(after model.Op, v model.View) {
 	if s.ctx.Err() != nil {
 		return
@@ -161,9 +162,9 @@ func (s *session) evidence(after model.Op, v model.View) {
 	}
 	if !fetched {
 		// No QP the model had settled could take a WR (each was in ERR,
-		// or none was settled): a fresh RC QP brought to RTR takes the
-		// head of the SRQ, and its completion shows which WR the device
-		// holds there, which a post or a limit event alone leaves open.
+		// or none was settled): a fresh RC QP brought to RTR takes from
+		// the head of the SRQ, which a post or a limit event alone leaves
+		// open.
 		qp := len(v.QPTypes)
 		probe := model.WR{ID: evidenceWRID + uint64(qp), NumSGE: 1, SGEs: []model.SGE{{Length: 64}}}
 		if !look(model.CreateQP{Type: model.RC}) || !look(model.ModifyQP{QP: qp, State: model.Init}) ||

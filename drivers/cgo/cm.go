@@ -335,9 +335,9 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 			err = q.connectCM()
 		}
 		if err != nil {
-			q.cmErr = fmt.Errorf("%w (after %d attempts)", err, cmConnectTries)
-			if !errors.Is(err, errCMRefused) {
-				q.cmErr = err
+			q.cmErr = err
+			if errors.Is(err, errCMRefused) {
+				q.cmErr = fmt.Errorf("%w (after %d attempts)", err, cmConnectTries)
 			}
 			return int(C.EIO)
 		}
