@@ -150,7 +150,10 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 		// to 85%: over 100 seeds post-race-loses and fetch-race-twice were
 		// blamed on their rule 100 times, limit-race-twice 93 to 99 times
 		// (LIMIT-FIRE or LIMIT-ARM the rest: a second limit event also looks
-		// like an arming that took).
+		// like an arming that took). limit-race-twice was caught on 96 to
+		// 100 seeds while the workload armed every few hundred µs, whatever
+		// the mutant's window: an arming in the window makes the second
+		// event legal. Since the arming client waits for its event, 100.
 		if caught*100 < seeds*99 {
 			t.Errorf("%s: caught on %d of %d seeds, want at least 99%%", info.Name, caught, seeds)
 		}

@@ -98,6 +98,10 @@ type recorder struct {
 
 	qpTypes []model.QPType
 
+	// limits counts the limit events polled so far: the arming client
+	// waits for the event of its last arming before it arms again.
+	limits atomic.Int64
+
 	mu      sync.Mutex
 	perCli  [][]Operation
 	seen    []seenCompletion // completions in the order polled
@@ -302,9 +306,21 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 			for rec.more() {
 				time.Sleep(time.Duration(100+rng.IntN(300)) * time.Microsecond)
 				l := 1 + uint32(rng.IntN(int(max(1, h.Setup.Attr.MaxWR-1))))
+				seen := rec.limits.Load()
 				call := rec.now()
 				r := srq.ModifyLimit(l)
 				rec.add(c, Operation{Input: Input{Kind: KindArm, Limit: l}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()})
+				if r != 0 || rng.IntN(4) == 0 {
+					continue // now and then, arm again while armed
+				}
+				// As an application does, mostly wait for the event before
+				// arming again (or a while, if the count stays above the
+				// limit). An arming that overlaps a second event makes
+				// that event legal: a limit check that fires twice shows
+				// only when no arming falls between the two.
+				for wait := time.Now().Add(armWait(info)); rec.more() && rec.limits.Load() == seen && time.Now().Before(wait); {
+					time.Sleep(50 * time.Microsecond)
+				}
 			}
 		})
 	}
@@ -349,6 +365,15 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 	return h, firstErr
 }
 
+// armWait bounds how long the arming client waits for the event of its
+// last arming: a few messages' time on the device.
+func armWait(info drivers.Info) time.Duration {
+	if info.Synchronous {
+		return 2 * time.Millisecond
+	}
+	return 20 * time.Millisecond
+}
+
 // pause spaces a client's operations a little, more after a refusal, so
 // that the SRQ fills and empties rather than staying either.
 func pause(rng *rand.Rand, refused bool) {
@@ -385,6 +410,9 @@ func pollOnce(srq drivers.SRQ, rec *recorder, client int, final bool) error {
 	var mes []model.Event
 	for _, e := range evs {
 		mes = append(mes, model.Event{Type: model.EventType(e.Type), QP: e.QP})
+		if mes[len(mes)-1].Type == model.EventSRQLimitReached {
+			rec.limits.Add(1)
+		}
 	}
 	switch {
 	case final:
