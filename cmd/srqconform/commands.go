@@ -186,9 +186,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		o := opts
 		o.Seed = opts.Seed + uint64(i)
 		r, err := next(i)
-		if r == nil { // the device did not open
+		if r == nil { // the device did not open, or a child gave no report
 			if rep != nil && interrupted(ctx) {
 				rep.Interrupted = true
+				break
+			}
+			if rep != nil { // keep the runs already made: report them, stopped
+				rep.Error = fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, *runs, o.Seed, err)
 				break
 			}
 			if interrupted(ctx) {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/srqconform/srqconform/conformance"
 
@@ -69,4 +73,49 @@ func failing(rep *conformance.Report) []string {
 		out = append(out, f.Rule)
 	}
 	return out
+}
+
+// TestParallelRunsKeepTheRunsMadeWhenAChildDies: a child killed before it
+// wrote its report stops run -runs -parallel with a harness error (exit
+// 3), and the report of the runs already made is still written.
+func TestParallelRunsKeepTheRunsMadeWhenAChildDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite in child processes")
+	}
+	bin := binary(t)
+	out := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(bin, "run", "-cases", "2000", "-seed", "1", "-runs", "3", "-parallel", "2", "-json", out)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	// Kill the third run's child as soon as it shows up (it starts once
+	// one of the first two has finished).
+	killed := false
+	for deadline := time.Now().Add(2 * time.Minute); !killed && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil || !strings.Contains(string(b), "-seed=3\x00") || !strings.Contains(string(b), bin) {
+				continue
+			}
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			require.NoError(t, err)
+			require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+			killed = true
+			break
+		}
+	}
+	require.True(t, killed, "the third run's child never started: %s", errb.String())
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	require.True(t, ok, "run: %v, want exit %d; stderr:\n%s", err, exitHarness, errb.String())
+	assert.Equal(t, exitHarness, ee.ExitCode(), errb.String())
+	assert.Contains(t, errb.String(), "run 2/3 seed 2:")
+	assert.Contains(t, errb.String(), "run 3 of 3 (seed 3) gave no report")
+	b, err := os.ReadFile(out)
+	require.NoError(t, err, "the runs made must be reported")
+	rep, err := decodeReport(b)
+	require.NoError(t, err)
+	assert.Less(t, rep.Seed, uint64(3), "the report is one of the runs made")
+	assert.Contains(t, rep.Error, "seed 3")
 }
