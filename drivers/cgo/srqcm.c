@@ -73,6 +73,13 @@ static void params(struct rdma_conn_param *p) {
 	p->rnr_retry_count = 0;
 }
 
+// srqcm_ack_timeout sets the local ACK timeout rdma_cm gives the id's QP
+// when it moves it to RTS (RDMA_OPTION_ID_ACK_TIMEOUT; otherwise the
+// timeout comes from the route's packet lifetime).
+int srqcm_ack_timeout(struct rdma_cm_id *id, uint8_t timeout) {
+	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) ? errno : 0;
+}
+
 int srqcm_connect(struct rdma_cm_id *id) {
 	struct rdma_conn_param p;
 	params(&p);

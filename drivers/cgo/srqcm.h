@@ -14,6 +14,7 @@ struct srqcm_event {
 
 int srqcm_next(struct rdma_event_channel *ch, int timeout_ms, struct srqcm_event *out);
 int srqcm_bind_listen(struct rdma_cm_id *id, const char *ip, int backlog, int *port);
+int srqcm_ack_timeout(struct rdma_cm_id *id, uint8_t timeout);
 int srqcm_resolve_addr(struct rdma_cm_id *id, const char *ip, int port, int timeout_ms);
 int srqcm_connect(struct rdma_cm_id *id);
 int srqcm_accept(struct rdma_cm_id *id);
