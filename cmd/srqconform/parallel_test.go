@@ -119,12 +119,3 @@ func TestParallelRunsKeepTheRunsMadeWhenAChildDies(t *testing.T) {
 	assert.Less(t, rep.Seed, uint64(3), "the report is one of the runs made")
 	assert.Contains(t, rep.Error, "seed 3")
 }
-
-// TestGuestMemoryGrowsWithRunsAtOnce: vm -parallel P boots a guest with
-// room for P run processes; one run at a time keeps the 1 GiB default.
-func TestGuestMemoryGrowsWithRunsAtOnce(t *testing.T) {
-	assert.Equal(t, 1024, guestMemoryMB(1))
-	assert.Equal(t, 1024, guestMemoryMB(0))
-	assert.Equal(t, 1024+3*192, guestMemoryMB(4))
-	assert.Greater(t, guestMemoryMB(8), guestMemoryMB(4))
-}

@@ -194,7 +194,6 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		Timeout:    *timeout,
 		Accel:      *accel,
 		CacheDir:   *cache,
-		MemoryMB:   guestMemoryMB(min(*parallel, *runs)),
 	}
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
@@ -460,13 +459,4 @@ func guestRunArgs(device, profile, conn string, seed uint64, cases, steps, runs,
 		args = append(args, "-progress-log")
 	}
 	return args
-}
-
-// guestMemoryMB sizes the guest for runs at once: 1 GiB, and 192 MiB more
-// for each further run process (each holds its own device context, two
-// 16 MiB key regions and a Go runtime). With 1 GiB, vm -runs 8 -parallel 8
-// on 6.12 lost a run process to SIGKILL (the guest's OOM killer, by all
-// appearances: nothing else in the guest sends it).
-func guestMemoryMB(atOnce int) int {
-	return 1024 + 192*max(0, atOnce-1)
 }
