@@ -105,8 +105,8 @@ func TestParallelRunsKeepTheRunsMadeWhenAChildDies(t *testing.T) {
 			break
 		}
 	}
+	err := cmd.Wait() // errb is the command's until it returns
 	require.True(t, killed, "the third run's child never started: %s", errb.String())
-	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
 	require.True(t, ok, "run: %v, want exit %d; stderr:\n%s", err, exitHarness, errb.String())
 	assert.Equal(t, exitHarness, ee.ExitCode(), errb.String())
