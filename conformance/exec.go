@@ -178,6 +178,12 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	case model.Post:
 		wrs := toDriverWRs(o.WRs)
 		obs.Errno, obs.BadWR = x.srq.Post(wrs)
+		if obs.Errno == drivers.ProbeFailed {
+			return obs, harness("Post: the driver could not make the call in a child process (its standard error says why)")
+		}
+		if sig, ok := drivers.KilledBy(obs.Errno); ok {
+			obs.Errno, obs.BadWR, obs.Killed = 0, -1, drivers.SignalName(sig)
+		}
 		scribble(wrs) // the SRQ must have copied them (POST-COPY)
 	case model.PostRecv:
 		wr := []drivers.RecvWR{toDriverWR(o.WR)}

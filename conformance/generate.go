@@ -379,7 +379,9 @@ func genWR(t *rapid.T, s *session, v model.View) model.WR {
 			w.SGEs[i].Key = 1
 		}
 	}
-	if negativeSafe(s) && rapid.IntRange(0, 19).Draw(t, "negative?") == 0 {
+	// A negative num_sge the driver must post in a child process
+	// (Info.NegativeSGEUnsafe) is left to the scenarios: a process per post.
+	if negativeSafe(s) && s.x.info.NegativeSGEUnsafe == "" && rapid.IntRange(0, 19).Draw(t, "negative?") == 0 {
 		w.NumSGE, w.SGEs = -1, nil
 	}
 	return w

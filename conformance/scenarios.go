@@ -141,11 +141,18 @@ var scenarios = []Scenario{
 		s.post(s.wr(lens...))
 		s.post(s.wr(append(lens, 8)...))
 	}},
-	{"POST-SGE", "num_sge 0 and negative", "", func(s *session) {
+	{"POST-SGE", "num_sge 0", "", func(s *session) {
 		s.setup(8, 1)
 		s.post(model.WR{ID: 1 << 40})
+	}},
+	// Where the provider is known not to check a negative num_sge and to
+	// crash on it (Info.NegativeSGEUnsafe), the driver makes the post in a
+	// child process: a crash is then this scenario's finding.
+	{"POST-SGE", "a negative num_sge", "", func(s *session) {
+		s.setup(8, 1)
 		if s.model.View().Created && negativeSafe(s) {
 			s.post(model.WR{ID: 1<<40 + 1, NumSGE: -1})
+			s.post(s.wr(8))
 		}
 	}},
 	{"POST-CHECK-ORDER", "too many SGEs on a full queue", "", func(s *session) {
@@ -457,6 +464,18 @@ var scenarios = []Scenario{
 		s.setup(8, 1, rc)
 		s.post(s.wr(4), s.wr(64))
 		s.send(0, model.Send, 5)
+		s.poll()
+	}},
+	{"QP-ERROR-EVENT", "a message too long, a bad key, and a modify to ERR", "", func(s *session) {
+		s.setup(8, 1, rc, rc, rc)
+		s.post(s.wr(4))
+		s.send(0, model.Send, 64)
+		s.poll()
+		s.post(model.WR{ID: 1 << 42, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
+		s.do(model.Invalidate{Key: 1})
+		s.send(1, model.Send, 8)
+		s.poll()
+		s.to(2, model.Err)
 		s.poll()
 	}},
 	{"QP-FLUSH-INPROGRESS", "ERR while a WR is half filled", "", func(s *session) {

@@ -91,6 +91,14 @@ type Info struct {
 	// child was killed; the random cases leave PostRecv out (a process
 	// per call), the scenarios make it.
 	PostRecvUnsafe string
+	// NegativeSGEUnsafe, when set, says why ibv_post_srq_recv of a WR with
+	// a negative num_sge must not be called in this process (the provider
+	// does not check it, and the copy it makes kills the process). The
+	// driver's Post then makes a list of one such WR in a child process,
+	// on an SRQ made there, and returns KilledErrno plus the signal when
+	// that child was killed (ProbeFailed for a longer list); the random
+	// cases leave such WRs out, the scenarios post them.
+	NegativeSGEUnsafe string
 }
 
 // KilledErrno is added to a signal's number to make the errno a driver
@@ -364,7 +372,8 @@ type Completion struct {
 }
 
 // EventType numbers the async events srqconform watches: 0 SRQ limit
-// reached, 1 SRQ error, 2 QP last WQE reached.
+// reached, 1 SRQ error, 2 QP last WQE reached, and the affiliated QP
+// errors 3 QP fatal, 4 QP invalid request, 5 QP local access violation.
 type EventType uint8
 
 // Event is an acknowledged async event; QP is -1 for SRQ events.

@@ -249,6 +249,9 @@ func (m *machine) qpRecvCaps() RecvCapsCheck {
 func (m *machine) lastWQERepeat() Repeat {
 	return pick(m, "LastWQERepeat", func(p *Profile) *Choice[Repeat] { return &p.LastWQERepeat })
 }
+func (m *machine) errorEvent() Raised {
+	return pick(m, "ErrorEvent", func(p *Profile) *Choice[Raised] { return &p.ErrorEvent })
+}
 func (m *machine) flushInProgress() Raised {
 	return pick(m, "FlushInProgress", func(p *Profile) *Choice[Raised] { return &p.FlushInProgress })
 }

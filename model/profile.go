@@ -185,6 +185,10 @@ type Profile struct {
 	LastWQE         Choice[Raised] // IBV_EVENT_QP_LAST_WQE_REACHED on entering ERR
 	LastWQERepeat   Choice[Repeat]
 	FlushInProgress Choice[Raised] // a WR being filled completes with WR_FLUSH_ERR on ERR
+	// ErrorEvent: an affiliated error event on an RC QP that a receive
+	// error completion moves to ERR (QP_FATAL for a message too long,
+	// QP_ACCESS_ERR for a bad key).
+	ErrorEvent Choice[Raised]
 
 	// Notes maps a field name to its source. Every field has one.
 	Notes map[string]Note

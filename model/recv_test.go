@@ -346,3 +346,65 @@ func TestRXEDeparturesSeenOnTheDevice(t *testing.T) {
 	assert.Equal(t, ENOMEM, mustRun(t, m, post(wr(99, 8))).Errno)
 	assert.Equal(t, "CREATE-ATTR", ruleOf(New(RXE61(), testCaps).Step(CreateSRQ{MaxWR: 8, MaxSGE: 1}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 15, MaxSGE: 1}})))
 }
+
+// TestQPErrorEvents checks QP-ERROR-EVENT: siw raises QP_FATAL when a
+// message too long kills an RC QP and QP_ACCESS_ERR for a bad key, rxe
+// raises neither, and the documented profile accepts either way; no
+// profile accepts one on a QP that met no error.
+func TestQPErrorEvents(t *testing.T) {
+	tooLong := []Op{post(wr(1, 8)), send(0, 64)}
+	badKey := []Op{post(WR{ID: 1, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8)}
+	withEvent := func(obs Observation, ev Event) Observation {
+		obs.Events = append(slices.Clone(obs.Events), ev)
+		return obs
+	}
+	without := func(obs Observation, typ EventType) Observation {
+		obs.Events = slices.DeleteFunc(slices.Clone(obs.Events), func(e Event) bool { return e.Type == typ })
+		return obs
+	}
+	for _, tc := range []struct {
+		name  string
+		p     Profile
+		ops   []Op
+		event EventType
+	}{
+		{"siw: too long", SIW(), tooLong, EventQPFatal},
+		{"siw: bad key", SIW(), badKey, EventQPAccessErr},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fixture(t, tc.p)
+			for _, op := range tc.ops {
+				mustRun(t, m, op)
+			}
+			want := mustRun(t, m.Clone(), Poll{})
+			assert.Contains(t, want.Events, Event{tc.event, 0}, "the profile's event is expected")
+			// Diagnosed alone, a missing event is as well explained by a
+			// QP that survived the error (RECV-TOO-LARGE, RECV-BAD-KEY):
+			// the check that notices it is QP-ERROR-EVENT's.
+			var d *Deviation
+			require.ErrorAs(t, m.Clone().Step(Poll{}, without(want, tc.event)), &d, "a missing event")
+			assert.Equal(t, "QP-ERROR-EVENT", d.Rule, "a missing event")
+			assert.Equal(t, "QP-ERROR-EVENT", ruleOf(m.Clone().Step(Poll{}, withEvent(want, Event{tc.event, 0}))), "a second event")
+		})
+	}
+	for _, p := range []Profile{RXE(), Documented()} {
+		m := fixture(t, p)
+		for _, op := range tooLong {
+			mustRun(t, m, op)
+		}
+		want := mustRun(t, m.Clone(), Poll{})
+		assert.NotContains(t, want.Events, Event{EventQPFatal, 0}, "%s: canonically no event", p.Name)
+		got := ruleOf(m.Clone().Step(Poll{}, withEvent(want, Event{EventQPFatal, 0})))
+		if p.Name == "rxe" {
+			assert.Equal(t, "QP-ERROR-EVENT", got, "rxe raises none")
+		} else {
+			assert.Equal(t, "", got, "documented accepts the event")
+		}
+		// A QP that met no error raises none, whatever the profile.
+		m = fixture(t, p)
+		mustRun(t, m, post(wr(2, 64)))
+		mustRun(t, m, send(0, 8))
+		want = mustRun(t, m.Clone(), Poll{})
+		assert.Equal(t, "QP-ERROR-EVENT", ruleOf(m.Clone().Step(Poll{}, withEvent(want, Event{EventQPAccessErr, 0}))), "%s: an event on a healthy QP", p.Name)
+	}
+}

@@ -160,6 +160,7 @@ var FieldOwner = map[string]string{
 	"LastWQE":          "QP-LAST-WQE",
 	"LastWQERepeat":    "QP-LAST-WQE",
 	"FlushInProgress":  "QP-FLUSH-INPROGRESS",
+	"ErrorEvent":       "QP-ERROR-EVENT",
 }
 
 // relaxFields opens, in p, every profile field the rules own to each of

@@ -116,6 +116,8 @@ var catalogue = []Rule{
 		srcNotes + ", QP state and fetching (mlx4/mlx5 buffer)", KindImplementation, []string{"BeforeRTR"}},
 	{"QP-LAST-WQE", "An SRQ-attached QP entering ERR raises IBV_EVENT_QP_LAST_WQE_REACHED once.",
 		srcIBTA, KindImplementation, []string{"LastWQE", "LastWQERepeat"}},
+	{"QP-ERROR-EVENT", "An affiliated QP error event (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR) comes only where the profile says a receive error raises one: once, on an RC QP that an error completion moved to ERR, QP_FATAL for a message too long and QP_ACCESS_ERR for a bad key.",
+		srcManAsyncEvent + ", DESCRIPTION (QP_FATAL: an error moved the QP to the error state; QP_ACCESS_ERR: a local access violation)", KindImplementation, []string{"ErrorEvent"}},
 	{"QP-FLUSH-INPROGRESS", "A WR a QP was filling when it entered ERR completes with WR_FLUSH_ERR, or vanishes, as the profile says.",
 		srcIBTA + "; " + srcNotes + ", QP state and fetching", KindImplementation, []string{"FlushInProgress"}},
 

@@ -436,6 +436,9 @@ func (m *machine) dropsPrefix() bool {
 // relaxed, and the reason for a refusal the model cannot explain are
 // branched on.
 func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
+	if got.Killed != "" {
+		return m.postKilled(o, got)
+	}
 	n := len(o.WRs)
 	if m.copyMode == 0 && n > 0 {
 		m.copyMode = 1 + m.choose("POST-COPY", 2)
@@ -635,6 +638,24 @@ func (m *machine) enqueue(w WR) {
 	}
 	m.queue = append(m.queue, e)
 	m.posted++
+}
+
+// postKilled checks a post that killed the process making it (the driver
+// made it in a child process). Only a WR the provider must refuse can
+// explain that, as a departure from the rule that makes it invalid: a
+// negative num_sge, which POST-SGE says is refused with EINVAL. The SRQ
+// holds nothing of the list: the child's SRQ took whatever it took.
+func (m *machine) postKilled(o Post, got *Observation) (Observation, error) {
+	i := slices.IndexFunc(o.WRs, func(w WR) bool { return w.NumSGE < 0 })
+	if i < 0 {
+		return Observation{BadWR: -1}, unmodelled("a post of %d WRs, none with a negative num_sge, killed the process (%s)", len(o.WRs), got.Killed)
+	}
+	m.touch("POST-SGE")
+	err := dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d, num_sge %d)", i, o.WRs[i].ID, o.WRs[i].NumSGE), "the process killed by "+got.Killed)
+	if m.excuse("POST-SGE") {
+		return *got, nil
+	}
+	return Observation{BadWR: -1}, err
 }
 
 func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
@@ -1113,6 +1134,22 @@ func (m *machine) deliverEntry(n int, e entry, msg Message, loose bool) PeerSet 
 	return Peers(PeerOK, PeerRNR, PeerError)
 }
 
+// raiseErrorEvent raises, where the profile says a receive error does, the
+// affiliated event of an RC QP that an error completion moved to ERR:
+// QP_FATAL for a message too long, QP_ACCESS_ERR for a bad key
+// (QP-ERROR-EVENT).
+func (m *machine) raiseErrorEvent(n int, oversize bool) {
+	m.touch("QP-ERROR-EVENT")
+	if m.errorEvent() != Raise {
+		return
+	}
+	ev := EventQPAccessErr
+	if oversize {
+		ev = EventQPFatal
+	}
+	m.fire(ev, n)
+}
+
 // deliver fills a fetched WR with a message and completes it.
 func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	q := &m.qps[n]
@@ -1207,6 +1244,9 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	m.complete(c, allowed, rule)
 	if fate == ToErr {
 		m.enterErr(n)
+		if rc {
+			m.raiseErrorEvent(n, oversize)
+		}
 		if msg.Len > minPathMTU && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
 			// The message's later packets, already sent, reach the QP
 			// in ERR: a PerPacket device raises the event for each.
@@ -1450,11 +1490,13 @@ func (m *machine) checkEvents(want, got []Event) error {
 			continue // a PerPacket device repeats it for packets met in ERR
 		}
 		rule := "LIMIT-FIRE"
-		switch e.Type {
-		case EventSRQErr:
+		switch {
+		case e.Type == EventSRQErr:
 			rule = "SRQ-ERR-EVENT"
-		case EventQPLastWQEReached:
+		case e.Type == EventQPLastWQEReached:
 			rule = "QP-LAST-WQE"
+		case e.Type.QPError():
+			rule = "QP-ERROR-EVENT"
 		}
 		if rule != "LIMIT-FIRE" && m.excuse(rule) {
 			continue

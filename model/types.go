@@ -278,10 +278,19 @@ const (
 	EventSRQLimitReached EventType = iota
 	EventSRQErr
 	EventQPLastWQEReached
+	// The affiliated QP error events (QP-ERROR-EVENT).
+	EventQPFatal     // IBV_EVENT_QP_FATAL
+	EventQPReqErr    // IBV_EVENT_QP_REQ_ERR
+	EventQPAccessErr // IBV_EVENT_QP_ACCESS_ERR
 )
 
 func (e EventType) String() string {
-	return [...]string{"SRQ_LIMIT_REACHED", "SRQ_ERR", "QP_LAST_WQE_REACHED"}[e]
+	return [...]string{"SRQ_LIMIT_REACHED", "SRQ_ERR", "QP_LAST_WQE_REACHED", "QP_FATAL", "QP_REQ_ERR", "QP_ACCESS_ERR"}[e]
+}
+
+// QPError reports whether e is an affiliated QP error event.
+func (e EventType) QPError() bool {
+	return e == EventQPFatal || e == EventQPReqErr || e == EventQPAccessErr
 }
 
 // PeerStatus is what the sending peer observed for its message.

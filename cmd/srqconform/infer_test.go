@@ -165,7 +165,7 @@ func TestInferWritesJSONAndRejectsBadFlags(t *testing.T) {
 	code, out, errs := srq(t, "infer", "-deviations", "mlx5", "-seed", "3", "-cases", "0", "-o", path, "-name", "vendor-x")
 	require.Equal(t, exitOK, code, errs)
 	assert.Empty(t, out)
-	assert.Contains(t, errs, "infer: pass 1: scenarios with 28 fields open narrowed")
+	assert.Contains(t, errs, "infer: pass 1: scenarios with 29 fields open narrowed")
 	assert.Contains(t, errs, "SlotFree          shown     when the completion is polled")
 	assert.Contains(t, errs, "CheckOrder        not shown", "with no random cases")
 	assert.Contains(t, errs, "NegativeSGE       not shown accepted | rejected")

@@ -384,6 +384,12 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 	case to == drivers.Reset:
 		err := q.awaitLastWQE()
 		if err == nil {
+			// Events the receiver raised (siw's QP_FATAL and
+			// QP_ACCESS_ERR) are read while its number still names this
+			// QP: destroying the QP discards those not yet read.
+			err = q.s.dev.drainEvents()
+		}
+		if err == nil {
 			err = q.dropCM()
 		}
 		if err == nil {

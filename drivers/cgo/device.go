@@ -181,6 +181,10 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		// rdma-core providers/siw/siw.c: siw_post_recv indexes the RQ
 		// modulo its size, 0 on an SRQ-attached QP: SIGFPE.
 		d.info.PostRecvUnsafe = "ibv_post_recv on an SRQ-attached siw QP divides by zero in libsiw (rq_put % num_rqe, num_rqe 0) and kills the process with SIGFPE"
+		// rdma-core 691953d8 providers/siw/siw.c push_recv_wqe: a negative
+		// num_sge passes "num_sge <= SIW_MAX_SGE" and memcpy copies
+		// sizeof(struct ibv_sge) * num_sge bytes: SIGSEGV (seen on 7.2).
+		d.info.NegativeSGEUnsafe = "ibv_post_srq_recv on siw copies sizeof(struct ibv_sge) times a negative num_sge bytes in libsiw (push_recv_wqe checks num_sge <= 6 only) and kills the process with SIGSEGV"
 	}
 	return nil
 }
@@ -269,6 +273,9 @@ const (
 	evSRQLimit = drivers.EventType(0)
 	evSRQErr   = drivers.EventType(1)
 	evLastWQE  = drivers.EventType(2)
+	evQPFatal  = drivers.EventType(3)
+	evQPReqErr = drivers.EventType(4)
+	evQPAccess = drivers.EventType(5)
 )
 
 // drainEvents reads every pending async event, acknowledges it and files
@@ -300,6 +307,15 @@ func (d *device) drainEvents() error {
 					s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: i})
 					s.qps[i].lastWQEs++
 					d.sawLastWQE = true
+				}
+			}
+		case C.IBV_EVENT_QP_FATAL, C.IBV_EVENT_QP_REQ_ERR, C.IBV_EVENT_QP_ACCESS_ERR:
+			// Filed for the SRQ's receivers only: the peers' own errors
+			// (a siw sender that met a TERMINATE) are not the SRQ's.
+			t := map[uint32]drivers.EventType{C.IBV_EVENT_QP_FATAL: evQPFatal, C.IBV_EVENT_QP_REQ_ERR: evQPReqErr, C.IBV_EVENT_QP_ACCESS_ERR: evQPAccess}[uint32(ev._type)]
+			for _, s := range d.srqs {
+				if i, ok := s.byQPN[uint32(ev.qpn)]; ok {
+					s.events = append(s.events, drivers.Event{Type: t, QP: i})
 				}
 			}
 		}

@@ -96,3 +96,37 @@ func TestPostRecvInAChildProcess(t *testing.T) {
 		t.Errorf("a child on a device that does not exist: no error")
 	}
 }
+
+// TestPostSRQRecvInAChildProcess makes ibv_post_srq_recv of a WR with a
+// negative num_sge in a child process, as Post does where
+// Info.NegativeSGEUnsafe says the call kills: the child's answer comes
+// back (EINVAL on a provider that checks num_sge), or the signal that
+// killed it.
+func TestPostSRQRecvInAChildProcess(t *testing.T) {
+	d := open(t)
+	info := d.Info()
+	r, bad, err := postSRQRecvInChild(info.Name, 9, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sig, ok := drivers.KilledBy(r); ok {
+		t.Logf("%s: the child was killed by %s", info.Name, drivers.SignalName(sig))
+		if info.NegativeSGEUnsafe == "" {
+			t.Errorf("killed by %s, but Info.NegativeSGEUnsafe is empty", drivers.SignalName(sig))
+		}
+		return
+	}
+	if r == 0 || bad != 0 {
+		t.Errorf("ibv_post_srq_recv of num_sge -1 in a child = %s, bad_wr %d; want a refusal with bad_wr 0", errnoName(r), bad)
+	}
+	if info.NegativeSGEUnsafe != "" {
+		t.Errorf("Info.NegativeSGEUnsafe says %q, but the child was not killed", info.NegativeSGEUnsafe)
+	}
+	// A valid WR goes in, in the child's SRQ.
+	if r, bad, err := postSRQRecvInChild(info.Name, 10, 1); err != nil || r != 0 || bad != -1 {
+		t.Errorf("ibv_post_srq_recv of num_sge 1 in a child = %s, bad_wr %d, %v; want 0, none", errnoName(r), bad, err)
+	}
+	if _, _, err := postSRQRecvInChild("no-such-device", 9, -1); err == nil {
+		t.Errorf("a child on a device that does not exist: no error")
+	}
+}

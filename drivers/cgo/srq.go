@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"syscall"
@@ -451,6 +452,28 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	if s.dead() {
 		s.postMu.Unlock()
 		return int(C.EINVAL), min(0, len(wrs)-1)
+	}
+	if u := s.dev.info.NegativeSGEUnsafe; u != "" && slices.ContainsFunc(wrs, func(w drivers.RecvWR) bool { return w.NumSGE < 0 }) {
+		s.postMu.Unlock()
+		if len(wrs) != 1 {
+			fmt.Fprintf(os.Stderr, "cgo: Post of %d WRs, one with a negative num_sge: only a list of one such WR can be made in a child process (%s)\n", len(wrs), u)
+			return drivers.ProbeFailed, 0
+		}
+		r, bad, err := postSRQRecvInChild(s.dev.info.Name, wrs[0].ID, wrs[0].NumSGE)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return drivers.ProbeFailed, 0
+		}
+		if r != 0 {
+			return r, bad
+		}
+		// The child's post returned: this process can make it too, and
+		// must, for its SRQ to hold what the device took.
+		s.postMu.Lock()
+		if s.dead() {
+			s.postMu.Unlock()
+			return int(C.EINVAL), 0
+		}
 	}
 	l, err := s.build(wrs)
 	if err != nil {

@@ -278,6 +278,36 @@ struct ibv_srq *srqc_create_srq(struct ibv_context *ctx, struct ibv_pd *pd, stru
 	return srq;
 }
 
+// probe_open opens the device named name for a probe: its context, or
+// NULL with *ret set to -1000 - errno.
+static struct ibv_context *probe_open(const char *name, int *ret)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *ctx = NULL;
+	*ret = -1000 - ENODEV;
+	if (!list) {
+		*ret = -1000 - errno;
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+// probe_default_signals gives the synchronous signals their default
+// action: the Go runtime turns one raised in C code into a panic and exit
+// status 2, and the parent must see the signal itself.
+static void probe_default_signals(void)
+{
+	signal(SIGFPE, SIG_DFL);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
+}
+
 // srqc_probe_post_recv opens the device named name, makes on it a PD, a
 // CQ, an SRQ (max_wr 4, max_sge 1) and an RC QP attached to the SRQ with
 // max_recv_wr and max_recv_sge 0 (as the suite's QPs are), and calls
@@ -288,16 +318,9 @@ struct ibv_srq *srqc_create_srq(struct ibv_context *ctx, struct ibv_pd *pd, stru
 // (drivers.Info.PostRecvUnsafe), and nothing is released on that path.
 int srqc_probe_post_recv(const char *name, uint64_t wr_id, int *bad_index)
 {
-	int n = 0, ret = -1000 - ENODEV;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
+	int ret;
+	struct ibv_context *ctx = probe_open(name, &ret);
 	*bad_index = -1;
-	if (!list)
-		return -1000 - errno;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
 	if (!ctx)
 		return ret;
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -312,12 +335,7 @@ int srqc_probe_post_recv(const char *name, uint64_t wr_id, int *bad_index)
 		goto out;
 	}
 	struct ibv_recv_wr wr = {.wr_id = wr_id, .num_sge = 0}, *bad = NULL;
-	// The Go runtime turns a synchronous signal in C code into a panic
-	// and exit status 2; the parent must see the signal itself.
-	signal(SIGFPE, SIG_DFL);
-	signal(SIGSEGV, SIG_DFL);
-	signal(SIGBUS, SIG_DFL);
-	signal(SIGILL, SIG_DFL);
+	probe_default_signals();
 	ret = ibv_post_recv(qp, &wr, &bad);
 	if (bad == &wr)
 		*bad_index = 0;
@@ -327,6 +345,46 @@ out:
 		ibv_destroy_srq(srq);
 	if (cq)
 		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return ret;
+}
+
+// srqc_probe_post_srq_recv opens the device named name, makes on it a PD
+// and an SRQ (max_wr 4, max_sge 1) and calls ibv_post_srq_recv with one WR
+// of wr_id and num_sge, its sg_list one valid SGE (64 bytes of a region
+// registered for the purpose). It returns the verb's return value with
+// *bad_index (0 for the first WR, -1 for none), or -1000 - errno when a
+// resource could not be made. It is meant for a child process: on some
+// providers a num_sge the provider does not check kills the process
+// (drivers.Info.NegativeSGEUnsafe), and nothing is released on that path.
+int srqc_probe_post_srq_recv(const char *name, uint64_t wr_id, int num_sge, int *bad_index)
+{
+	int ret;
+	static char buf[64];
+	struct ibv_context *ctx = probe_open(name, &ret);
+	*bad_index = -1;
+	if (!ctx)
+		return ret;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+	struct ibv_srq *srq = mr ? ibv_create_srq(pd, &sa) : NULL;
+	if (!srq) {
+		ret = -1000 - (errno ? errno : EIO);
+		goto out;
+	}
+	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = sizeof buf, .lkey = mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = num_sge}, *bad = NULL;
+	probe_default_signals();
+	ret = ibv_post_srq_recv(srq, &wr, &bad);
+	if (bad == &wr)
+		*bad_index = 0;
+	ibv_destroy_srq(srq);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
 	if (pd)
 		ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

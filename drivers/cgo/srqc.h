@@ -37,6 +37,7 @@ void srqc_set_av(struct ibv_ah_attr *ah, const uint8_t *gid, int sgid_index, int
 const char *srqc_libibverbs_path(void);
 int srqc_get_async(struct ibv_context *ctx, struct srqc_event *out);
 int srqc_probe_post_recv(const char *name, uint64_t wr_id, int *bad_index);
+int srqc_probe_post_srq_recv(const char *name, uint64_t wr_id, int num_sge, int *bad_index);
 #define SRQC_SCRIBBLE 0xA5
 int srqc_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, int n, int *bad_index,
                        void *scribble, size_t scribble_len);

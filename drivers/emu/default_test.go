@@ -771,7 +771,7 @@ func TestOpenMerges(t *testing.T) {
 	}
 	defer dev.Close()
 	got := dev.(interface{ Deviations() []string }).Deviations()
-	want := []string{"capacity-hidden", "empty-terminates", "errno-negative", "key-error-status=21", "lifo", "limit-at-create", "limit-kept", "no-create-srq-ex", "no-last-wqe", "no-ud", "oversize-rc-status=7", "query-unsupported", "recv-caps-checked",
+	want := []string{"capacity-hidden", "empty-terminates", "errno-negative", "error-events", "key-error-status=21", "lifo", "limit-at-create", "limit-kept", "no-create-srq-ex", "no-last-wqe", "no-ud", "oversize-rc-status=7", "query-unsupported", "recv-caps-checked",
 		"reject-zero-sge", "resize-unsupported", "sge-against-device", "zero-length-zero"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Deviations() = %v, want %v", got, want)

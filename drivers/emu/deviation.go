@@ -47,6 +47,7 @@ const (
 	ResizeUnsupported        Deviation = "resize-unsupported"
 	ResizeBelowLimitRejected Deviation = "resize-below-limit-rejected"
 	NoLastWQE                Deviation = "no-last-wqe"
+	ErrorEvents              Deviation = "error-events"
 	NoFlush                  Deviation = "no-flush"
 	NoUD                     Deviation = "no-ud"
 	PostRecvBadWRNull        Deviation = "post-recv-badwr-null"
@@ -69,6 +70,8 @@ const (
 	KeepCallerWR            Deviation = "keep-caller-wr"
 	PostRecvAccepted        Deviation = "post-recv-accepted"
 	PostRecvKills           Deviation = "post-recv-kills"
+	NegativeSGEKills        Deviation = "negative-sge-kills"
+	FatalOnModify           Deviation = "fatal-on-modify"
 	PostChecksKey           Deviation = "post-checks-key"
 	PostRefusedInErr        Deviation = "post-refused-in-err"
 	CreateReportsLess       Deviation = "create-reports-less"
@@ -184,6 +187,7 @@ var baseCatalogue = []DeviationInfo{
 	{ResizeUnsupported, KindBehaviour, "profile:Resize", "mlx5, siw: resize returns EINVAL and Info().SRQResize is false", nil},
 	{ResizeBelowLimitRejected, KindBehaviour, "profile:ResizeBelowLimit", "rxe: resize to a max_wr below the armed limit returns EINVAL", nil},
 	{NoLastWQE, KindBehaviour, "profile:LastWQE", "rxe-6.1: entering ERR raises no QP_LAST_WQE_REACHED event", nil},
+	{ErrorEvents, KindBehaviour, "profile:ErrorEvent", "siw: a receive error that moves an RC QP to ERR raises QP_FATAL (message too long) or QP_ACCESS_ERR (bad key)", nil},
 	{PostRecvBadWRNull, KindBehaviour, "profile:PostRecvBadWR", "rxe: ibv_post_recv on an SRQ-attached QP returns EINVAL with bad_wr not set", nil},
 	{LastWQEPerPacket, KindBehaviour, "profile:LastWQERepeat", "rxe >= 6.5: every packet reaching a QP in ERR raises QP_LAST_WQE_REACHED again (two per RC send: the peer retries once), as does modify ERR->ERR", nil},
 	{CapacityPow2Unreported, KindBehaviour, "profile:Capacity", "rxe-6.1: create reports the requested max_wr but holds roundup_pow2(max_wr+1)-1; query reports the held number", nil},
@@ -203,6 +207,8 @@ var baseCatalogue = []DeviationInfo{
 	{KeepCallerWR, KindMutant, "POST-COPY", "the slot keeps a reference to the caller's WR and reads wr_id and SGEs at fetch time", nil},
 	{PostRecvAccepted, KindMutant, "POST-QP-RQ", "PostRecv on an SRQ-attached QP returns 0", nil},
 	{PostRecvKills, KindMutant, "POST-QP-RQ", "PostRecv on an SRQ-attached QP kills the process (SIGFPE, as libsiw's does), reported as a real driver reports it from a child process", nil},
+	{NegativeSGEKills, KindMutant, "POST-SGE", "a post with a negative num_sge kills the process (SIGSEGV, as libsiw's memcpy does), reported as a real driver reports it from a child process", nil},
+	{FatalOnModify, KindMutant, "QP-ERROR-EVENT", "a QP the application moves to ERR raises QP_FATAL, though no error occurred", nil},
 	{PostChecksKey, KindMutant, "POST-NO-KEY-CHECK", "post fails EINVAL on an SGE naming an invalidated key", nil},
 	{PostRefusedInErr, KindMutant, "POST-ANY-STATE", "post fails EINVAL while any QP is in ERR", nil},
 	{CreateReportsLess, KindMutant, "CREATE-ATTR", "create reports max_wr-1 when max_wr > 1", nil},
@@ -291,7 +297,7 @@ func Sets() map[string][]Deviation {
 		"siw": {
 			ErrnoNegative, SGEAgainstDevice, RejectZeroSGE, CapacityHidden, QueryUnsupported,
 			LimitKept, ZeroLengthZero, ResizeUnsupported, NoUD, NoCreateSRQEx, RecvCapsChecked,
-			EmptyTerminates, LimitAtCreate, KeyErrorStatus.With(21), NoLastWQE, // 21: IBV_WC_GENERAL_ERR
+			EmptyTerminates, LimitAtCreate, KeyErrorStatus.With(21), NoLastWQE, ErrorEvents, // 21: IBV_WC_GENERAL_ERR
 		},
 	}
 }

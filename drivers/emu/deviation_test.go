@@ -47,6 +47,7 @@ var probes = []struct {
 	{emu.ResizeUnsupported, resize8, "resize 0 advertised true", "resize 22 advertised false"},
 	{emu.ResizeBelowLimitRejected, limitSteps("resize 8", "limit 4", "resize 3"), "0 0 0 query 4", "0 0 22 query 4"},
 	{emu.NoLastWQE, toErr, "[{id=1 st=5 op=0 len=0 qp=0}] [lastwqe(0)]", "[{id=1 st=5 op=0 len=0 qp=0}] []"},
+	{emu.FatalOnModify, toErr, "[{id=1 st=5 op=0 len=0 qp=0}] [lastwqe(0)]", "[{id=1 st=5 op=0 len=0 qp=0}] [event3(0) lastwqe(0)]"},
 	{emu.NoFlush, toErr, "[{id=1 st=5 op=0 len=0 qp=0}] [lastwqe(0)]", "[] [lastwqe(0)]"},
 	{emu.NoUD, createUD, "UD true, CreateQP(UD) ok", "UD false, CreateQP(UD) failed"},
 
@@ -61,6 +62,7 @@ var probes = []struct {
 	{emu.PostRecvAccepted, postRecv, "22 0", "0 -1"},
 	{emu.PostRecvBadWRNull, postRecv, "22 0", "22 -1"},
 	{emu.PostRecvKills, postRecv, "22 0", "65544 0"},
+	{emu.NegativeSGEKills, postSGEs(-1), "22 0", "65547 0"},
 	{emu.LastWQEPerPacket, sendInErr, "[lastwqe(0)]", "[lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0) lastwqe(0)]"},
 	{emu.CapacityPow2Unreported, createAndFill(5), "attr 5 posted 5", "attr 5 posted 7"},
 	{emu.PostChecksKey, postInvalidKey, "0 -1", "22 0"},
@@ -102,6 +104,7 @@ var probes = []struct {
 	{emu.UDNoGRH, receive(drivers.UD, drivers.Send, 20, drivers.SGE{Length: 64}), "peer 0 [{id=1 st=0 op=0 len=60 qp=0}] []", "peer 0 [{id=1 st=0 op=0 len=20 qp=0}] []"},
 	{emu.OversizeTruncates, receive(drivers.RC, drivers.Send, 65, sge64), "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 0 [{id=1 st=0 op=0 len=64 qp=0}] []"},
 	{emu.OversizeRCSurvives, receive(drivers.RC, drivers.Send, 65, sge64), "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] []"},
+	{emu.ErrorEvents, receive(drivers.RC, drivers.Send, 65, sge64), "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 2 [{id=1 st=1 op=0 len=0 qp=0}] [event3(0) lastwqe(0)]"},
 	{emu.BadKeyIgnored, badKey(drivers.RC, 8), "peer 2 [{id=1 st=4 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 0 [{id=1 st=0 op=0 len=8 qp=0}] []"},
 	{emu.RNRSilent, rnr, "RC 1 UD 0", "RC 0 UD 0"},
 	{emu.EmptyTerminates, rnr, "RC 1 UD 0", "RC 2 UD 0"},

@@ -64,6 +64,8 @@ const (
 	evSRQLimit drivers.EventType = 0
 	evSRQErr   drivers.EventType = 1
 	evLastWQE  drivers.EventType = 2
+	evQPFatal  drivers.EventType = 3
+	evQPAccess drivers.EventType = 5
 )
 
 // Peer statuses.

@@ -102,6 +102,9 @@ func (q *qp) Modify(state drivers.QPState) int {
 		q.state = drivers.Reset
 	case drivers.Err:
 		if q.state != drivers.Err {
+			if s.cfg.has(FatalOnModify) {
+				s.events = append(s.events, drivers.Event{Type: evQPFatal, QP: q.idx})
+			}
 			q.enterErr()
 		} else if s.cfg.has(LastWQEPerPacket) && !s.cfg.has(NoLastWQE) {
 			s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: q.idx})
@@ -340,7 +343,7 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 		} else {
 			st = drivers.WCStatus(c.value(OversizeUDStatus, int(wcLocLenErr)))
 		}
-		return q.fail(base, st, w.holds, rc && !c.has(OversizeRCSurvives) || !rc && c.has(OversizeUDKills))
+		return q.fail(base, st, w.holds, rc && !c.has(OversizeRCSurvives) || !rc && c.has(OversizeUDKills), evQPFatal)
 	}
 	if !sends {
 		s.pushCQE(success, w.holds) // write-imm-scatters: fitted, nothing to scatter
@@ -348,7 +351,7 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 	}
 	if !c.has(BadKeyIgnored) && s.badKey(w, need) {
 		st := drivers.WCStatus(c.value(KeyErrorStatus, int(wcLocProtErr)))
-		return q.fail(base, st, w.holds, rc || c.has(KeyErrorUDKills))
+		return q.fail(base, st, w.holds, rc || c.has(KeyErrorUDKills), evQPAccess)
 	}
 	success.PayloadErr = s.scatter(w, msg, grh)
 	if msg.Len > 0 {
@@ -358,12 +361,16 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 	return peerOK
 }
 
-// fail writes an error completion, moves the QP to ERR if kill, and
-// returns what the peer hears.
-func (q *qp) fail(c drivers.Completion, st drivers.WCStatus, holds, kill bool) drivers.PeerStatus {
+// fail writes an error completion, moves the QP to ERR if kill, raising
+// ev on an RC QP where the device raises error events, and returns what
+// the peer hears.
+func (q *qp) fail(c drivers.Completion, st drivers.WCStatus, holds, kill bool, ev drivers.EventType) drivers.PeerStatus {
 	c.Status = st
 	q.s.pushCQE(c, holds)
 	if kill && q.state != drivers.Err {
+		if q.typ == drivers.RC && q.s.cfg.has(ErrorEvents) {
+			q.s.events = append(q.s.events, drivers.Event{Type: ev, QP: q.idx})
+		}
 		q.enterErr()
 	}
 	return q.dropped()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"syscall"
 
 	"github.com/srqconform/srqconform/drivers"
 )
@@ -141,6 +143,9 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	defer s.dev.mu.Unlock()
 	if s.dead() {
 		return s.errno(eINVAL), firstBad(wrs)
+	}
+	if s.cfg.has(NegativeSGEKills) && slices.ContainsFunc(wrs, func(w drivers.RecvWR) bool { return w.NumSGE < 0 }) {
+		return drivers.KilledErrno + int(syscall.SIGSEGV), 0
 	}
 	if s.cfg.has(PostRefusedInErr) && s.anyQPIn(drivers.Err) && len(wrs) > 0 {
 		return s.errno(eINVAL), 0
