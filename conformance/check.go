@@ -752,7 +752,10 @@ func (c *checker) finish() {
 }
 
 // shortestPerRule keeps one counterexample per diagnosis, the shortest, in
-// the order they were found.
+// the order they were found. A trace in which a call killed its process
+// (made in a child process: drivers.Info.PostRecvUnsafe,
+// NegativeSGEUnsafe) is kept apart from the rule's other traces: a crash
+// is a finding of its own, with its own replay file.
 func shortestPerRule(fs []Failure) []Failure {
 	var out []Failure
 	at := map[string]int{}
@@ -760,6 +763,9 @@ func shortestPerRule(fs []Failure) []Failure {
 		k := strings.Join(f.Rules, "+")
 		if k == "" {
 			k = "unexplained:" + f.Rule
+		}
+		if sig := killedIn(f.Trace); sig != "" {
+			k += " killed by " + sig
 		}
 		i, ok := at[k]
 		if !ok {
@@ -777,6 +783,17 @@ func shortestPerRule(fs []Failure) []Failure {
 		out[i] = keep
 	}
 	return out
+}
+
+// killedIn names the signal that killed the process making a call of the
+// trace (not counting evidence steps), or "".
+func killedIn(t Trace) string {
+	for _, s := range t.Steps {
+		if !s.Evidence && s.obs.Killed != "" {
+			return s.obs.Killed
+		}
+	}
+	return ""
 }
 
 func progress(o Options, done, total int, what string) {
