@@ -123,6 +123,14 @@ var scenarios = []Scenario{
 		s.post(s.wr(32))
 		s.post(s.wr(32))
 	}},
+	{"POST-FULL", "max_wr 5, not a power of two", "", func(s *session) {
+		// A ring of a power of two that does not say so (siw: 8 for 5)
+		// takes more than max_wr.
+		s.setup(5, 1)
+		s.fill(32)
+		s.post(s.wr(32))
+		s.post(s.wr(32))
+	}},
 	{"POST-FULL", "a slot frees after a receive", "", func(s *session) {
 		s.setup(4, 1, rc)
 		s.fill(32)
