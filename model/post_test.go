@@ -146,3 +146,29 @@ func TestPostRecvThatKillsBreaksPostQPRQ(t *testing.T) {
 		require.Equal(t, "the process making the call was killed by SIGFPE", killed.Describe(op))
 	}
 }
+
+// TestAWrongErrnoIsBlamedOnTheRuleItBelongsTo: with POST-SGE already
+// relaxed (a device that ignores the SGE limit), -ENOMEM where the queue
+// is full is the sign convention (POST-RETURN), not a POST-FULL departure
+// that the relaxed POST-SGE refusal would absorb (siw on 7.2, held to
+// documented: reports/siw-root-causes.md).
+func TestAWrongErrnoIsBlamedOnTheRuleItBelongsTo(t *testing.T) {
+	// An RC QP in RTS, so that POST-ANY-STATE (posting with no QP ready)
+	// cannot explain a refusal.
+	ops := []Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: RC}, ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, ModifyQP{QP: 0, State: RTS},
+		post(wr(1, 16), wr(2, 16), wr(3, 16), wr(4, 16), wr(5, 16), wr(6, 16))}
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range ops {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	last := len(steps) - 1
+	steps[last].Obs = Observation{Errno: -ENOMEM, BadWR: 4}
+	d := Diagnose(Documented(), testCaps, []string{"POST-SGE"}, steps)
+	assert.Equal(t, []string{"POST-RETURN"}, d.Rules)
+	// -EINVAL on a WR the model finds valid, with nothing relaxed: the
+	// refusal is POST-SGE's and the sign POST-RETURN's.
+	steps[last].Obs = Observation{Errno: -EINVAL, BadWR: 0}
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.ElementsMatch(t, []string{"POST-RETURN", "POST-SGE"}, d.Rules)
+}

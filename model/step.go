@@ -610,12 +610,21 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 		m.touch("POST-RETURN")
 		want := m.postErr(errno)
 		if !anyErrno && got.Errno != want {
-			r := rule
-			if errnoIs(got.Errno, errno) || got.Errno == -1 {
+			r, other := rule, 0
+			switch {
+			case errnoIs(got.Errno, errno) || got.Errno == -1:
 				r = "POST-RETURN" // the right error, the wrong convention
+			case errno != ENOMEM && errnoIs(got.Errno, ENOMEM):
+				r, other = "POST-FULL", ENOMEM // refused as full: POST-FULL's errno, not the reason's
+			case errno != EINVAL && errnoIs(got.Errno, EINVAL):
+				r, other = "POST-SGE", EINVAL // refused as invalid
 			}
 			if !m.excuse(r) {
 				return Observation{Errno: want, BadWR: i}, dev(r, "return value", ErrnoName(want), ErrnoName(got.Errno))
+			}
+			if other != 0 && got.Errno != m.postErr(other) && !m.excuse("POST-RETURN") {
+				// That errno, and in the wrong convention.
+				return Observation{Errno: want, BadWR: i}, dev("POST-RETURN", "return value", ErrnoName(m.postErr(other)), ErrnoName(got.Errno))
 			}
 		}
 		return *got, nil
