@@ -90,6 +90,11 @@ func (x *executor) bounded(what string, f func()) bool {
 	}
 	if !within(x.bound, f) {
 		x.hung = fmt.Sprintf("%s within %v", what, x.bound)
+		if t, ok := x.dev.(drivers.CallTracer); ok {
+			if call := t.InCall(); call != "" {
+				x.hung += " (inside " + call + ")"
+			}
+		}
 		return false
 	}
 	return true

@@ -40,6 +40,10 @@ func (d hangDriver) Open(ctx context.Context, cfg drivers.Config) (drivers.Devic
 	return &hangDevice{Device: dev, inClose: d.inClose}, err
 }
 
+// InCall names the call a hung verb is stuck in (drivers.CallTracer), as
+// the cgo driver names its rdma_cm calls.
+func (d *hangDevice) InCall() string { return "stuck_call(test)" }
+
 func (d *hangDevice) Info() drivers.Info {
 	i := d.Device.Info()
 	i.Synchronous = false
@@ -85,8 +89,8 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 		inClose bool
 		want    []string
 	}{
-		{false, []string{"did not return from", "arrive", "within 200ms"}},
-		{true, []string{"did not return from", "closing the SRQ", "within 200ms"}},
+		{false, []string{"did not return from", "arrive", "within 200ms (inside stuck_call(test))"}},
+		{true, []string{"did not return from", "closing the SRQ", "within 200ms (inside stuck_call(test))"}},
 	} {
 		drv := hangDriver{emu.New(), c.inClose}
 		start := time.Now()

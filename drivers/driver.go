@@ -101,6 +101,13 @@ type Info struct {
 	NegativeSGEUnsafe string
 }
 
+// CallTracer is implemented by a device that can name the library call it
+// is making, or "" when none: a harness whose verb did not return in time
+// names that call in its error, so that a hang says where it is.
+type CallTracer interface {
+	InCall() string
+}
+
 // KilledErrno is added to a signal's number to make the errno a driver
 // returns for a call that killed the process making it (see
 // Info.PostRecvUnsafe). No errno comes near it.

@@ -218,6 +218,8 @@ func (q *qp) connectCM() error {
 		return err
 	}
 	what := fmt.Sprintf("connect QP %d through rdma_cm to %s:%d", q.idx, c.addr, c.port)
+	// Each call that can block is named for InCall while it runs.
+	defer s.dev.enter(what + ": rdma_create_id(peer)")()
 	if r, err := C.rdma_create_id(c.ch, &q.pid, nil, C.RDMA_PS_TCP); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_create_id(peer) returned %d (%v), want 0", what, int(r), err)
 	}
@@ -225,12 +227,14 @@ func (q *qp) connectCM() error {
 	mine := func(ev *C.struct_srqcm_event) bool { return ev.id == pid }
 	ip := C.CString(c.addr)
 	defer C.free(unsafe.Pointer(ip))
+	s.dev.enter(what + ": rdma_resolve_addr")
 	if r := C.srqcm_resolve_addr(pid, ip, C.int(c.port), C.int(cmTimeout/time.Millisecond)); r != 0 {
 		return verbErr(what+": rdma_resolve_addr", int(r))
 	}
 	if _, err := c.await(what, C.RDMA_CM_EVENT_ADDR_RESOLVED, mine); err != nil {
 		return err
 	}
+	s.dev.enter(what + ": rdma_resolve_route")
 	if r, err := C.rdma_resolve_route(pid, C.int(cmTimeout/time.Millisecond)); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_resolve_route returned %d (%v), want 0", what, int(r), err)
 	}
@@ -238,6 +242,7 @@ func (q *qp) connectCM() error {
 		return err
 	}
 	var err error
+	s.dev.enter(what + ": ibv_create_cq(peer)")
 	if q.pcq, err = C.ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.pcq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(CQ of peer %d)", q.idx), err)
 	}
@@ -246,6 +251,7 @@ func (q *qp) connectCM() error {
 	pa.qp_type = C.IBV_QPT_RC
 	pa.cap.max_send_wr, pa.cap.max_send_sge = 4, 1
 	pa.cap.max_recv_wr, pa.cap.max_recv_sge = 1, 1
+	s.dev.enter(what + ": rdma_create_qp(peer)")
 	if r, err := C.rdma_create_qp(pid, s.pd, &pa); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_create_qp(peer) returned %d (%v), want 0", what, int(r), err)
 	}
@@ -253,17 +259,20 @@ func (q *qp) connectCM() error {
 	if err := q.ackTimeoutCM(what, pid); err != nil {
 		return err
 	}
+	s.dev.enter(what + ": rdma_connect")
 	if r := C.srqcm_connect(pid); r != 0 {
 		if r == C.ECONNREFUSED || r == C.EADDRNOTAVAIL || r == C.EADDRINUSE {
 			return fmt.Errorf("%w: %w", errCMRefused, verbErr(what+": rdma_connect", int(r)))
 		}
 		return verbErr(what+": rdma_connect", int(r))
 	}
+	s.dev.enter(what + ": waiting for CONNECT_REQUEST")
 	ev, err := c.await(what, C.RDMA_CM_EVENT_CONNECT_REQUEST, func(ev *C.struct_srqcm_event) bool { return ev.listen_id == c.listen })
 	if err != nil {
 		return err
 	}
 	q.rid = ev.id
+	s.dev.enter(what + ": ibv_create_cq(receiver)")
 	if q.scq, err = C.ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.scq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
 	}
@@ -271,6 +280,7 @@ func (q *qp) connectCM() error {
 	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
 	ia.qp_type = C.IBV_QPT_RC
 	ia.cap.max_send_wr, ia.cap.max_send_sge = 1, 1
+	s.dev.enter(what + ": rdma_create_qp(receiver, with SRQ)")
 	if r, err := C.rdma_create_qp(q.rid, s.pd, &ia); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_create_qp(receiver, with SRQ) returned %d (%v), want 0", what, int(r), err)
 	}
@@ -280,10 +290,12 @@ func (q *qp) connectCM() error {
 	if err := q.ackTimeoutCM(what, q.rid); err != nil {
 		return err
 	}
+	s.dev.enter(what + ": rdma_accept")
 	if r := C.srqcm_accept(q.rid); r != 0 {
 		return verbErr(what+": rdma_accept", int(r))
 	}
 	rid := q.rid
+	s.dev.enter(what + ": waiting for ESTABLISHED")
 	for range 2 { // ESTABLISHED on both ends, in either order
 		if _, err := c.await(what, C.RDMA_CM_EVENT_ESTABLISHED, func(ev *C.struct_srqcm_event) bool { return ev.id == pid || ev.id == rid }); err != nil {
 			return err
@@ -306,10 +318,15 @@ func (q *qp) dropCM() error {
 	}{{&q.rid, &q.qp, &q.scq, "receiver"}, {&q.pid, &q.peer, &q.pcq, "peer"}} {
 		if *o.id != nil {
 			if *o.qp != nil {
+				leave := q.s.dev.enter(fmt.Sprintf("rdma_destroy_qp(%s %d)", o.what, q.idx))
 				C.rdma_destroy_qp(*o.id)
+				leave()
 				*o.qp = nil
 			}
-			if r, err := C.rdma_destroy_id(*o.id); r != 0 {
+			leave := q.s.dev.enter(fmt.Sprintf("rdma_destroy_id(%s %d)", o.what, q.idx))
+			r, err := C.rdma_destroy_id(*o.id)
+			leave()
+			if r != 0 {
 				errs = append(errs, fmt.Errorf("cgo: rdma_destroy_id(%s %d) returned %d (%v), want 0", o.what, q.idx, int(r), err))
 			}
 			*o.id = nil

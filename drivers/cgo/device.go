@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -59,6 +60,26 @@ type device struct {
 	iwarp bool
 	// sawLastWQE says the device raised a LAST_WQE_REACHED.
 	sawLastWQE bool
+	// inCall names the library call the driver is making where one can
+	// block (rdma_cm's), for InCall.
+	inCall atomic.Pointer[string]
+}
+
+var _ drivers.CallTracer = (*device)(nil)
+
+// InCall names the blocking library call in progress, or "".
+func (d *device) InCall() string {
+	if p := d.inCall.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// enter records that the driver makes call, until the returned function
+// runs.
+func (d *device) enter(call string) func() {
+	d.inCall.Store(&call)
+	return func() { d.inCall.Store(nil) }
 }
 
 var _ drivers.Device = (*device)(nil)

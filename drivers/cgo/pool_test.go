@@ -130,3 +130,20 @@ func TestPostSRQRecvInAChildProcess(t *testing.T) {
 		t.Errorf("a child on a device that does not exist: no error")
 	}
 }
+
+// TestInCallNamesTheCallInProgress: a hang's error names the rdma_cm call
+// the driver is in (drivers.CallTracer); none once it returned.
+func TestInCallNamesTheCallInProgress(t *testing.T) {
+	d := &device{}
+	if got := d.InCall(); got != "" {
+		t.Errorf("InCall() on a fresh device = %q, want \"\"", got)
+	}
+	leave := d.enter("rdma_destroy_id(peer 3)")
+	if got := d.InCall(); got != "rdma_destroy_id(peer 3)" {
+		t.Errorf("InCall() inside the call = %q, want rdma_destroy_id(peer 3)", got)
+	}
+	leave()
+	if got := d.InCall(); got != "" {
+		t.Errorf("InCall() after the call = %q, want \"\"", got)
+	}
+}
