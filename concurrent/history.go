@@ -269,8 +269,8 @@ func (h *History) validate() error {
 			return fmt.Errorf("operation %d: opcode %d on a %s QP", i+1, in.Msg.Opcode, h.Setup.QPs[in.QP])
 		}
 		for _, e := range o.Output.Events {
-			if e.Type > model.EventQPLastWQEReached {
-				return fmt.Errorf("operation %d: event type %d, want 0 to %d", i+1, e.Type, model.EventQPLastWQEReached)
+			if e.Type > model.EventQPAccessErr {
+				return fmt.Errorf("operation %d: event type %d, want 0 to %d", i+1, e.Type, model.EventQPAccessErr)
 			}
 		}
 	}
