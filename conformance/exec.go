@@ -183,21 +183,15 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	case model.Post:
 		wrs := toDriverWRs(o.WRs)
 		obs.Errno, obs.BadWR = x.srq.Post(wrs)
-		if obs.Errno == drivers.ProbeFailed {
-			return obs, harness("Post: the driver could not make the call in a child process (its standard error says why)")
-		}
-		if sig, ok := drivers.KilledBy(obs.Errno); ok {
-			obs.Errno, obs.BadWR, obs.Killed = 0, -1, drivers.SignalName(sig)
+		if err := madeInChild("Post", &obs); err != nil {
+			return obs, err
 		}
 		scribble(wrs) // the SRQ must have copied them (POST-COPY)
 	case model.PostRecv:
 		wr := []drivers.RecvWR{toDriverWR(o.WR)}
 		obs.Errno, obs.BadWR = x.qps[o.QP].PostRecv(wr[0])
-		if obs.Errno == drivers.ProbeFailed {
-			return obs, harness("PostRecv: the driver could not make the call in a child process (its standard error says why)")
-		}
-		if sig, ok := drivers.KilledBy(obs.Errno); ok {
-			obs.Errno, obs.BadWR, obs.Killed = 0, -1, drivers.SignalName(sig)
+		if err := madeInChild("PostRecv", &obs); err != nil {
+			return obs, err
 		}
 		scribble(wr)
 	case model.Query:
@@ -339,6 +333,20 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 		}
 	}
 	return obs, nil
+}
+
+// madeInChild reads a post's errno for what a call made in a child process
+// reports (drivers.Info.PostRecvUnsafe, NegativeSGEUnsafe): the signal that
+// killed the child becomes obs.Killed, and a child the driver could not
+// run at all a harness error naming verb.
+func madeInChild(verb string, obs *model.Observation) error {
+	if obs.Errno == drivers.ProbeFailed {
+		return harness("%s: the driver could not make the call in a child process (its standard error says why)", verb)
+	}
+	if sig, ok := drivers.KilledBy(obs.Errno); ok {
+		obs.Errno, obs.BadWR, obs.Killed = 0, -1, drivers.SignalName(sig)
+	}
+	return nil
 }
 
 // scribble overwrites the caller's WRs after a post, as an application

@@ -317,7 +317,7 @@ func SIW() Profile {
 	p.ZeroSGE = One(Rejected)
 	set("ZeroSGE", unread(srcNotes+", Posting: siw rejects num_sge == 0"))
 	p.NegativeSGE = One(Accepted)
-	set("NegativeSGE", seen("rdma-core 691953d8 providers/siw/siw.c push_recv_wqe: a negative num_sge passes num_sge <= SIW_MAX_SGE and memcpy copies sizeof(struct ibv_sge) times it; seen on 7.2 (srqconform vm -provider siw -profile documented: the post, made in a child process, kills it with SIGSEGV). Not checked, so the suite never posts it under this profile; held to documented, it is a POST-SGE finding"))
+	set("NegativeSGE", seen("rdma-core 691953d8 providers/siw/siw.c push_recv_wqe: a negative num_sge passes num_sge <= SIW_MAX_SGE and memcpy copies sizeof(struct ibv_sge) times it; seen on 6.1, 6.12 and 7.2 (srqconform vm -provider siw -profile documented: the post, made in a child process, kills it with SIGSEGV; reports/siw-root-causes.md). Not checked, so the suite never posts it under this profile; held to documented, it is a POST-SGE finding"))
 	p.CapacityReport = One(ReportUnchanged)
 	set("CapacityReport", unread(srcNotes+", Capacity: siw create does not write back"))
 	p.Capacity = One(CapacityAtLeast)

@@ -76,7 +76,7 @@ func (d *device) InCall() string {
 }
 
 // enter records that the driver makes call, until the returned function
-// runs.
+// runs or a later enter names the next call.
 func (d *device) enter(call string) func() {
 	d.inCall.Store(&call)
 	return func() { d.inCall.Store(nil) }
@@ -204,7 +204,8 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		d.info.PostRecvUnsafe = "ibv_post_recv on an SRQ-attached siw QP divides by zero in libsiw (rq_put % num_rqe, num_rqe 0) and kills the process with SIGFPE"
 		// rdma-core 691953d8 providers/siw/siw.c push_recv_wqe: a negative
 		// num_sge passes "num_sge <= SIW_MAX_SGE" and memcpy copies
-		// sizeof(struct ibv_sge) * num_sge bytes: SIGSEGV (seen on 7.2).
+		// sizeof(struct ibv_sge) * num_sge bytes: SIGSEGV (seen on 6.1,
+		// 6.12 and 7.2).
 		d.info.NegativeSGEUnsafe = "ibv_post_srq_recv on siw copies sizeof(struct ibv_sge) times a negative num_sge bytes in libsiw (push_recv_wqe checks num_sge <= 6 only) and kills the process with SIGSEGV"
 	}
 	return nil
@@ -333,7 +334,13 @@ func (d *device) drainEvents() error {
 		case C.IBV_EVENT_QP_FATAL, C.IBV_EVENT_QP_REQ_ERR, C.IBV_EVENT_QP_ACCESS_ERR:
 			// Filed for the SRQ's receivers only: the peers' own errors
 			// (a siw sender that met a TERMINATE) are not the SRQ's.
-			t := map[uint32]drivers.EventType{C.IBV_EVENT_QP_FATAL: evQPFatal, C.IBV_EVENT_QP_REQ_ERR: evQPReqErr, C.IBV_EVENT_QP_ACCESS_ERR: evQPAccess}[uint32(ev._type)]
+			t := evQPFatal
+			switch ev._type {
+			case C.IBV_EVENT_QP_REQ_ERR:
+				t = evQPReqErr
+			case C.IBV_EVENT_QP_ACCESS_ERR:
+				t = evQPAccess
+			}
 			for _, s := range d.srqs {
 				if i, ok := s.byQPN[uint32(ev.qpn)]; ok {
 					s.events = append(s.events, drivers.Event{Type: t, QP: i})
