@@ -38,7 +38,9 @@ type Options struct {
 	// error (Report.Error) instead of hanging it. 0: DefaultOpTimeout;
 	// negative: unbounded.
 	OpTimeout time.Duration
-	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s).
+	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s);
+	// all the shrinking of a run shares a budget of three times as long, or
+	// of Duration when that is set (each shrink still gets a tenth of it).
 	ShrinkTime time.Duration
 	// Duration, when set, is a time budget for the random cases: they run
 	// until it is spent (Cases then bounds them only if it is set too).
@@ -188,19 +190,26 @@ func (r *Report) FailingOnly() bool {
 // checker holds the state of one run: what is diagnosed broken so far, and
 // what ran.
 type checker struct {
-	ctx      context.Context
-	opts     Options
-	x        *executor
-	rep      *Report
-	caps     model.Caps
-	replay   func(ops []model.Op, rule, source string, relaxed []string) ReplayFile
-	relaxed  []string          // rules diagnosed broken: adopted from the device
-	coverage map[string]int    // rule -> steps whose check of it agreed
-	ran      map[string]int    // rule -> scenarios that passed
-	skipped  map[string]string // rule -> why its scenario could not run
-	blocked  map[string]string // rule -> why its scenario stopped unexplained
-	passing  []Trace
-	resolved map[string]map[string]bool
+	ctx     context.Context
+	opts    Options
+	x       *executor
+	rep     *Report
+	caps    model.Caps
+	replay  func(ops []model.Op, rule, source string, relaxed []string) ReplayFile
+	relaxed []string // rules diagnosed broken: adopted from the device
+	// shrinkLeft is what is left of the run's shrink budget, shared by
+	// every failure: the random-case budget when one is set (Duration),
+	// else three times ShrinkTime. Each shrink takes at most ShrinkTime of
+	// it, and at least a tenth of ShrinkTime (shrinkFor): a run with many
+	// failures shrinks the later ones less, and stays within a bound
+	// proportional to its budget.
+	shrinkLeft time.Duration
+	coverage   map[string]int    // rule -> steps whose check of it agreed
+	ran        map[string]int    // rule -> scenarios that passed
+	skipped    map[string]string // rule -> why its scenario could not run
+	blocked    map[string]string // rule -> why its scenario stopped unexplained
+	passing    []Trace
+	resolved   map[string]map[string]bool
 }
 
 // Check runs the conformance suite against the device drv opens with cfg
@@ -248,6 +257,10 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	c := &checker{ctx: ctx, opts: opts, x: x, rep: rep, caps: capsOf(x.info),
 		coverage: map[string]int{}, ran: map[string]int{}, skipped: map[string]string{}, blocked: map[string]string{},
 		resolved: map[string]map[string]bool{}}
+	c.shrinkLeft = 3 * opts.ShrinkTime // a count of cases: three failures' shrinks
+	if opts.Duration > 0 {
+		c.shrinkLeft = min(opts.ShrinkTime, max(opts.Duration, time.Second))
+	}
 	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile.Name, rule, source, ops)
 		rf.Relaxed = relaxed
@@ -380,9 +393,6 @@ func (c *checker) randomCases() error {
 	opts := c.opts
 	if c.opts.Duration > 0 {
 		opts.deadline = time.Now().Add(c.opts.Duration)
-		// A failure found within the budget is shrunk for at most as long
-		// again, so that a time budget bounds the run.
-		opts.ShrinkTime = min(opts.ShrinkTime, max(c.opts.Duration, time.Second))
 		if c.opts.Cases <= 0 {
 			remaining = math.MaxInt
 		}
@@ -395,7 +405,9 @@ func (c *checker) randomCases() error {
 		if !opts.deadline.IsZero() {
 			batch = min(remaining, 200) // batches, so that the budget decides
 		}
+		opts.ShrinkTime = c.shrinkFor()
 		res, err := randomRun(c.ctx, c.x, opts, c.opts.Seed+round, batch, c.relaxed, done+c.rep.CasesRun, total)
+		c.shrinkLeft -= res.shrunk
 		c.rep.StepsRun += res.steps
 		c.rep.CasesRun += res.cases
 		c.rep.Unpredictable += res.unpredictable
@@ -594,6 +606,77 @@ func (c *checker) resolve(m *model.Model) {
 	}
 }
 
+// unify blames the whole run on one rule when one rule alone explains
+// every failing trace of it, with nothing else relaxed: one root cause is
+// one rule, and what followed from adopting the device's behaviour for one
+// rule (another rule's check failing on the state the departure left) is
+// not a second failure. It also takes the blame from a generic rule
+// (model.Generic) when a specific one explains the same traces. Among
+// several such rules the specific ones come first, then the fewest
+// departures, then model.Rank.
+func (c *checker) unify() {
+	broken := c.rep.Broken
+	if len(broken) == 0 || len(c.rep.Failures) == 0 {
+		return
+	}
+	if len(broken) == 1 && !slices.Contains(model.Generic, broken[0]) {
+		return
+	}
+	type fit struct {
+		rule       string
+		departures int
+	}
+	var fits []fit
+	for _, r := range model.Rules() {
+		if slices.Contains(model.ConcurrentOnly, r.ID) {
+			continue
+		}
+		total, ok := 0, true
+		for _, f := range c.rep.Failures {
+			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []string{r.ID})
+			if !consistent || n == 0 {
+				ok = false
+				break
+			}
+			total += n
+		}
+		if ok {
+			fits = append(fits, fit{r.ID, total})
+		}
+	}
+	if len(fits) == 0 {
+		return
+	}
+	generic := func(id string) int {
+		if slices.Contains(model.Generic, id) {
+			return 1
+		}
+		return 0
+	}
+	best := slices.MinFunc(fits, func(a, b fit) int {
+		if d := generic(a.rule) - generic(b.rule); d != 0 {
+			return d
+		}
+		if a.departures != b.departures {
+			return a.departures - b.departures
+		}
+		return model.Rank(a.rule) - model.Rank(b.rule)
+	})
+	if len(broken) == 1 && (broken[0] == best.rule || generic(best.rule) == 1) {
+		return
+	}
+	set := []string{best.rule}
+	for i := range c.rep.Failures {
+		f := &c.rep.Failures[i]
+		d := chooseDiagnosis(f.Trace.diagnose(c.opts.Profile, c.caps, nil), set, c.opts.Profile, c.caps, nil, f.Trace)
+		f.Rules, f.Rule, f.Trace.Diagnosis = set, best.rule, &d
+		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil
+	}
+	c.rep.Broken = set
+	c.relaxed = slices.DeleteFunc(c.relaxed, func(r string) bool { return slices.Contains(broken, r) })
+	c.relaxed = append(c.relaxed, best.rule)
+}
+
 // prune drops a rule diagnosed broken whose every failure the other rules
 // diagnosed broken explain as well: traces that end at their first
 // deviation can leave two single rules equally able to explain one, and
@@ -673,6 +756,12 @@ func (c *checker) disambiguate(tr Trace) Trace {
 	return tr
 }
 
+// shrinkFor is how long the next shrink may take: ShrinkTime, or what is
+// left of the run's shrink budget, but never under a tenth of ShrinkTime.
+func (c *checker) shrinkFor() time.Duration {
+	return max(min(c.opts.ShrinkTime, c.shrinkLeft), c.opts.ShrinkTime/10)
+}
+
 // minimize removes steps from a counterexample, one at a time, for as long
 // as the trace still fails the same way: it deviates with the rules the run
 // had relaxed when it failed, and is consistent with the diagnosed rules
@@ -684,7 +773,9 @@ func (c *checker) minimize(f *Failure) {
 	}
 	base := f.Replay.Relaxed
 	with := append(slices.Clone(base), f.Rules...)
-	deadline := time.Now().Add(c.opts.ShrinkTime)
+	began := time.Now()
+	deadline := began.Add(c.shrinkFor())
+	defer func() { c.shrinkLeft -= time.Since(began) }()
 	try := func(ops []model.Op) (Trace, bool) {
 		c.x.timing.enter(StageShrink)
 		tr, _, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
@@ -724,6 +815,7 @@ func (c *checker) finish() {
 	rep := c.rep
 	c.x.timing.enter(StageDiagnosis)
 	if c.ctx.Err() == nil {
+		c.unify()
 		c.prune()
 	}
 	rep.Failures = shortestPerRule(rep.Failures)
@@ -934,6 +1026,7 @@ type randomResult struct {
 	unpredictable int
 	coverage      map[string]int
 	features      map[string]int
+	shrunk        time.Duration // how long shrinking the failure took
 }
 
 // randomRun runs up to cases rapid-driven random cases with seed, the rules
@@ -1022,6 +1115,7 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 	if !failed {
 		return res, nil
 	}
+	res.shrunk = time.Since(firstFail)
 	if last.Deviation == nil {
 		if ctx.Err() != nil {
 			return res, nil

@@ -45,14 +45,33 @@ func (d Diagnosis) Explains() [][]string {
 // capacity one short needs only the post. The rules not listed follow, in
 // catalogue order.
 var Specificity = []string{
-	"SLOT-FREE", "POST-CHECK-ORDER", "POST-ORDER", "POST-COPY", "POST-NO-KEY-CHECK", "POST-ANY-STATE", "CREATE-LIMIT",
+	"SLOT-FREE", "POST-CHECK-ORDER", "POST-NO-KEY-CHECK", "POST-ANY-STATE", "CREATE-LIMIT",
 	"RESIZE-BELOW-LIMIT", "RESIZE-BELOW-COUNT", "RESIZE-BOUNDS", "RESIZE-CAPACITY", "MODIFY-ONLY-MASKED", "RESIZE-OPTIONAL",
 	"LIMIT-AFTER-FIRE", "LIMIT-ONCE", "LIMIT-DISARM", "LIMIT-FIRE", "QUERY-LIMIT", "LIMIT-ARM", "LIMIT-BOUND",
 	"QUERY-ATTR", "CREATE-ATTR",
 	"POST-FULL", "POST-SGE", "POST-BADWR", "POST-RETURN", "POST-QP-RQ",
 	"QP-FLUSH-INPROGRESS", "QP-BEFORE-RTR", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "SRQ-ERR-NOFETCH", "RECV-RNR",
 	"FETCH-OPCODES", "RECV-WRITE-IMM", "RECV-NUMSGE0", "SGE-LEN0", "UD-GRH", "RECV-FIT", "RECV-BAD-KEY", "RECV-TOO-LARGE",
-	"FETCH-FIFO", "FETCH-ONCE", "POST-ATOMIC", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
+	"POST-ORDER", "POST-COPY", "FETCH-FIFO", "FETCH-ONCE", "POST-ATOMIC", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
+}
+
+// Generic lists the catch-all rules: their relaxation admits a departure in
+// any field of what they govern (every receive completion's wr_id, QP,
+// length and payload), so they explain almost any trace with one rule. A
+// diagnosis blames one only when no set of as many specific rules explains
+// the trace, whatever the departures' count: a specific rule that explains
+// the same departure names the promise the device broke.
+var Generic = []string{"RECV-COMPLETION"}
+
+// genericIn counts the generic rules in a rule set.
+func genericIn(rules []string) int {
+	n := 0
+	for _, r := range rules {
+		if slices.Contains(Generic, r) {
+			n++
+		}
+	}
+	return n
 }
 
 // ConcurrentOnly lists the rules only concurrent calls can break (package
@@ -203,6 +222,9 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		if len(a.rules) != len(b.rules) {
 			return len(a.rules) - len(b.rules)
 		}
+		if ga, gb := genericIn(a.rules), genericIn(b.rules); ga != gb {
+			return ga - gb // a specific rule before the catch-all
+		}
 		if na, nb := countIn(a.faults, a.rules), countIn(b.faults, b.rules); na != nb {
 			return na - nb // the fewest departures of the rules blamed
 		}
@@ -253,4 +275,15 @@ func countIn(faults []FaultUse, rules []string) int {
 		}
 	}
 	return n
+}
+
+// Departures reports whether the trace is consistent with the given rules
+// relaxed (besides those already relaxed), and how many departures of
+// those rules the explanation takes.
+func Departures(p Profile, c Caps, relaxed []string, steps []Step, rules []string) (int, bool) {
+	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps, rules...)
+	if err != nil {
+		return 0, false
+	}
+	return countIn(faults, rules), true
 }

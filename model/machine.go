@@ -56,6 +56,11 @@ type cqe struct {
 	// scatterLost: a departure made a message fit that the WR cannot hold,
 	// so its bytes cannot all have landed.
 	scatterLost bool
+	// stake lists the specific rules that governed this completion's
+	// fields (the GRH area of a UD message, a zero-length SGE, the fit
+	// boundary, a key, immediate data): a departure in any of its fields
+	// is theirs to explain before the catch-all RECV-COMPLETION's.
+	stake []string
 }
 
 // machine is the SRQ state under one decided profile.
@@ -91,6 +96,9 @@ type machine struct {
 	// fetch may hand out again (FETCH-ONCE relaxed; nil otherwise).
 	recent []entry
 	slack  int // how many more WRs a relaxed POST-FULL device holds than it should
+	// stake gathers the specific rules that govern the message being
+	// delivered (cqe.stake); the completion it makes takes them.
+	stake []string
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
@@ -132,6 +140,7 @@ func (m *machine) clone() *machine {
 	n.picks = clip(m.picks)
 	n.script = clip(m.script)
 	n.touched = clip(m.touched)
+	n.stake = clip(m.stake)
 	n.keys = append([]bool(nil), m.keys...)
 	n.qps = make([]qp, len(m.qps))
 	for i, q := range m.qps {
@@ -354,7 +363,8 @@ func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
 // and QP are known.
 func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
-	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose})
+	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose, stake: m.stake})
+	m.stake = nil
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }
 
