@@ -40,7 +40,7 @@ type Options struct {
 	OpTimeout time.Duration
 	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s);
 	// all the shrinking of a run shares a budget of three times as long, or
-	// of Duration when that is set (each shrink still gets a tenth of it).
+	// of Duration when that is set (each shrink still gets a tenth of that).
 	ShrinkTime time.Duration
 	// Duration, when set, is a time budget for the random cases: they run
 	// until it is spent (Cases then bounds them only if it is set too).
@@ -200,10 +200,10 @@ type checker struct {
 	// shrinkLeft is what is left of the run's shrink budget, shared by
 	// every failure: the random-case budget when one is set (Duration),
 	// else three times ShrinkTime. Each shrink takes at most ShrinkTime of
-	// it, and at least a tenth of ShrinkTime (shrinkFor): a run with many
+	// it, and at least a tenth of the whole (shrinkFor): a run with many
 	// failures shrinks the later ones less, and stays within a bound
 	// proportional to its budget.
-	shrinkLeft time.Duration
+	shrinkLeft, shrinkFloor time.Duration
 	coverage   map[string]int    // rule -> steps whose check of it agreed
 	ran        map[string]int    // rule -> scenarios that passed
 	skipped    map[string]string // rule -> why its scenario could not run
@@ -261,6 +261,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	if opts.Duration > 0 {
 		c.shrinkLeft = min(opts.ShrinkTime, max(opts.Duration, time.Second))
 	}
+	c.shrinkFloor = c.shrinkLeft / 10
 	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile.Name, rule, source, ops)
 		rf.Relaxed = relaxed
@@ -626,14 +627,24 @@ func (c *checker) unify() {
 		rule       string
 		departures int
 	}
-	var fits []fit
-	for _, r := range model.Rules() {
-		if slices.Contains(model.ConcurrentOnly, r.ID) {
+	// The candidates: the rules blamed, and every rule that alone
+	// explained one of the traces as it was diagnosed.
+	candidates := slices.Clone(broken)
+	for _, f := range c.rep.Failures {
+		if f.Trace.Diagnosis == nil {
 			continue
 		}
+		for _, set := range f.Trace.Diagnosis.Explains() {
+			if len(set) == 1 && !slices.Contains(candidates, set[0]) {
+				candidates = append(candidates, set[0])
+			}
+		}
+	}
+	var fits []fit
+	for _, r := range candidates {
 		total, ok := 0, true
 		for _, f := range c.rep.Failures {
-			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []string{r.ID})
+			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []string{r})
 			if !consistent || n == 0 {
 				ok = false
 				break
@@ -641,7 +652,7 @@ func (c *checker) unify() {
 			total += n
 		}
 		if ok {
-			fits = append(fits, fit{r.ID, total})
+			fits = append(fits, fit{r, total})
 		}
 	}
 	if len(fits) == 0 {
@@ -757,9 +768,9 @@ func (c *checker) disambiguate(tr Trace) Trace {
 }
 
 // shrinkFor is how long the next shrink may take: ShrinkTime, or what is
-// left of the run's shrink budget, but never under a tenth of ShrinkTime.
+// left of the run's shrink budget, but never under a tenth of the budget.
 func (c *checker) shrinkFor() time.Duration {
-	return max(min(c.opts.ShrinkTime, c.shrinkLeft), c.opts.ShrinkTime/10)
+	return max(min(c.opts.ShrinkTime, c.shrinkLeft), c.shrinkFloor)
 }
 
 // minimize removes steps from a counterexample, one at a time, for as long

@@ -61,6 +61,8 @@ type cqe struct {
 	// boundary, a key, immediate data): a departure in any of its fields
 	// is theirs to explain before the catch-all RECV-COMPLETION's.
 	stake []string
+	// wr is the WR the model fetched for it (zero when none was).
+	wr WR
 }
 
 // machine is the SRQ state under one decided profile.
@@ -99,6 +101,8 @@ type machine struct {
 	// stake gathers the specific rules that govern the message being
 	// delivered (cqe.stake); the completion it makes takes them.
 	stake []string
+	// lastFetched is the WR the last fetch took (cqe.wr).
+	lastFetched WR
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
@@ -363,7 +367,11 @@ func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
 // and QP are known.
 func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
-	m.cq = append(m.cq, cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose, stake: m.stake})
+	e := cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose, stake: m.stake}
+	if m.lastFetched.ID == c.WRID {
+		e.wr = m.lastFetched
+	}
+	m.cq = append(m.cq, e)
 	m.stake = nil
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }

@@ -960,10 +960,10 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 
 // peerResult checks the peer's outcome against the allowed set; relaxed,
 // rule admits any outcome.
-func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation) (Observation, error) {
+func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
 	if got != nil {
-		if !allowed.Has(got.Peer) && !m.excuse(rule) {
+		if !allowed.Has(got.Peer) && !m.excuseStake(cqe{stake: stake}, rule) {
 			return obs, dev(rule, "peer outcome", allowed, got.Peer)
 		}
 		obs.Peer = got.Peer
@@ -1020,10 +1020,11 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		}
 		m.stake = append(m.stake, "QP-FETCH-STATES")
 	}
-	// The opcodes whose consumption a device may get wrong: no device
-	// fails to consume for a plain Send.
+	// The opcodes whose consumption a device may get wrong: every one
+	// FETCH-OPCODES names but the plain Send, which every other rule of
+	// receiving presumes.
 	consumes, loose := o.Msg.Opcode.Consumes(), false
-	if o.Msg.Opcode != Send && o.Msg.Opcode != SendImm {
+	if o.Msg.Opcode != Send {
 		if m.may("FETCH-OPCODES") {
 			consumes, loose = !consumes, true
 		}
@@ -1070,12 +1071,21 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	}
 	before := len(m.cq)
 	e := m.fetch()
-	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
-	rule := "RECV-COMPLETION"
-	if len(m.cq) > before {
-		rule = m.cq[len(m.cq)-1].rule // the rule of what the model just completed
+	if len(m.queue) > 0 && m.relaxed("FETCH-ONCE") && m.may("FETCH-ONCE") {
+		// The message took a second WR with it (a retry that fetched
+		// again): it vanishes without a completion.
+		m.fetch()
+		if m.slotFree() == FreeAtPoll {
+			m.held--
+		}
 	}
-	return m.peerResult(rule, allowed, got)
+	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
+	rule, stake := "RECV-COMPLETION", m.stake
+	if len(m.cq) > before {
+		// The rules of what the model just completed.
+		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
+	}
+	return m.peerResult(rule, allowed, got, stake...)
 }
 
 func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {
@@ -1109,6 +1119,7 @@ func (m *machine) fetch() entry {
 	e := m.queue[pos]
 	m.queue = append(clip(m.queue[:pos]), m.queue[pos+1:]...)
 	m.fetched++
+	m.lastFetched = e.wr
 	if m.relaxed("FETCH-ONCE") {
 		// Racing fetches: as many as there are QPs at once, at most 4.
 		m.recent = append(clip(m.recent), e)
@@ -1445,6 +1456,9 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		m.touch("FETCH-ONCE")
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
+		if g.WRID != want.c.WRID && m.fetchedOutOfOrder(i, g) {
+			continue // the device's WR, whose fields the model cannot know
+		}
 		if g.WRID != want.c.WRID && (uint32(g.WRID) != uint32(want.c.WRID) || !m.excuse("RECV-COMPLETION")) {
 			return dev("RECV-COMPLETION", what+" wr_id", want.c, g)
 		}
@@ -1492,12 +1506,36 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 	return nil
 }
 
+// fetchedOutOfOrder excuses, where FETCH-FIFO is relaxed, a completion
+// (the i-th the CQ holds) of a WR still outstanding in the model's queue
+// where the model completed another: the device fetched that WR instead
+// of the head, whatever the order it fetches in. The two WRs change
+// places: the one the model fetched goes back where the other stood.
+func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
+	want := m.cq[i]
+	if !m.relaxed("FETCH-FIFO") || want.wr.ID != want.c.WRID || want.loose {
+		return false
+	}
+	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
+	if k < 0 || !m.excuse("FETCH-FIFO") {
+		return false
+	}
+	took := m.queue[k]
+	m.queue = append(clip(m.queue[:k]), append([]entry{{wr: want.wr}}, m.queue[k+1:]...)...)
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
+	return true
+}
+
 // excuseStake excuses a departure in a completion's fields as one of the
 // specific rules that governed it (cqe.stake), or of the extra rules
 // given: the first of them relaxed takes it. A relaxed rule admits any
 // departure in what it governs, not only the misbehaviours its fault
 // points foresee.
 func (m *machine) excuseStake(want cqe, extra ...string) bool {
+	for _, r := range extra {
+		m.touch(r)
+	}
 	for _, r := range append(extra, want.stake...) {
 		if r != "" && m.relaxed(r) && m.excuse(r) {
 			return true

@@ -1,0 +1,89 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests of this file hold departures in shapes no fault point of the
+// model foresees, and check that each is blamed on the rule whose promise
+// it breaks: a relaxed rule admits any departure in what it governs, and
+// the catch-all RECV-COMPLETION loses to a specific rule that explains
+// the same trace.
+
+// udLengthWithoutGRH is a UD trace whose first completion's byte_len
+// leaves out the GRH area while the fit is checked with it, as the
+// documented profile says: a second message that fits only without the
+// GRH still fails. It returns the model before the poll and what the
+// device's poll returned.
+func udLengthWithoutGRH(t *testing.T) (*Model, Observation) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 256), wr(2, 256)))
+	mustRun(t, m, Arrive{QP: 1, Msg: Message{Opcode: Send, Len: 100}})
+	mustRun(t, m, Arrive{QP: 1, Msg: Message{Opcode: Send, Len: 230}})
+	got, err := m.Expect(Poll{})
+	require.NoError(t, err)
+	require.Len(t, got.Completions, 2)
+	require.NotEqual(t, WCSuccess, got.Completions[1].Status, "230 bytes and the GRH exceed 256")
+	got.Completions[0].ByteLen -= UDHeader
+	return m, got
+}
+
+// TestAUDLengthWithoutTheGRHIsBlamedOnUDGRH: byte_len that leaves out the
+// GRH area, on a device that checks the fit with it, is UD-GRH's
+// departure (the fault point foresees only a device that ignores the GRH
+// area altogether), not the catch-all's.
+func TestAUDLengthWithoutTheGRHIsBlamedOnUDGRH(t *testing.T) {
+	m, got := udLengthWithoutGRH(t)
+	assert.Equal(t, "UD-GRH", ruleOf(m.Step(Poll{}, got)))
+}
+
+// TestACompletionOutOfOrderAnywhereIsBlamedOnFetchFIFO: a device that
+// fetches the third WR before the second (not the newest-first order the
+// fault point foresees) breaks FETCH-FIFO.
+func TestACompletionOutOfOrderAnywhereIsBlamedOnFetchFIFO(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64), wr(2, 64), wr(3, 64), wr(4, 64)))
+	for range 3 {
+		mustRun(t, m, send(0, 8))
+	}
+	got := Observation{BadWR: -1, Completions: []Completion{
+		{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8},
+		{WRID: 3, QP: 0, Opcode: WCRecv, ByteLen: 8},
+		{WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 8},
+	}}
+	assert.Equal(t, "FETCH-FIFO", ruleOf(m.Step(Poll{}, got)))
+}
+
+// TestAWRASuccessfulPostLeftOutIsBlamedOnPostOrder: a post that returned 0
+// but never queued its second WR breaks POST-ORDER (every WR of a post
+// that succeeded stays posted): the queue runs dry one message early.
+func TestAWRASuccessfulPostLeftOutIsBlamedOnPostOrder(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64), wr(2, 64), wr(3, 64)))
+	mustRun(t, m, send(0, 8))
+	mustRun(t, m, send(0, 8))
+	got := Observation{BadWR: -1, Completions: []Completion{
+		{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8},
+		{WRID: 3, QP: 0, Opcode: WCRecv, ByteLen: 8},
+	}}
+	err := m.Step(Poll{}, got)
+	require.Error(t, err)
+	d := err.(*Deviation).Diagnose()
+	assert.Contains(t, d.Explains(), []string{"POST-ORDER"}, "diagnosis %+v", d)
+	assert.Equal(t, []string{"POST-ORDER"}, d.Rules, "a WR left out of the queue before FETCH-FIFO's reordering")
+}
+
+// TestAGenericRuleLosesToASpecificOne: when a specific rule and the
+// catch-all each explain a trace alone, the specific rule is the
+// diagnosis, and the catch-all is an alternative.
+func TestAGenericRuleLosesToASpecificOne(t *testing.T) {
+	m, got := udLengthWithoutGRH(t)
+	err := m.Step(Poll{}, got)
+	require.Error(t, err)
+	d := err.(*Deviation).Diagnose()
+	assert.Equal(t, []string{"UD-GRH"}, d.Rules, "diagnosis %+v", d)
+	assert.Contains(t, d.Also, []string{"RECV-COMPLETION"}, "the catch-all explains it too, and loses")
+}
