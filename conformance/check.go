@@ -204,12 +204,12 @@ type checker struct {
 	// failures shrinks the later ones less, and stays within a bound
 	// proportional to its budget.
 	shrinkLeft, shrinkFloor time.Duration
-	coverage   map[string]int    // rule -> steps whose check of it agreed
-	ran        map[string]int    // rule -> scenarios that passed
-	skipped    map[string]string // rule -> why its scenario could not run
-	blocked    map[string]string // rule -> why its scenario stopped unexplained
-	passing    []Trace
-	resolved   map[string]map[string]bool
+	coverage                map[string]int    // rule -> steps whose check of it agreed
+	ran                     map[string]int    // rule -> scenarios that passed
+	skipped                 map[string]string // rule -> why its scenario could not run
+	blocked                 map[string]string // rule -> why its scenario stopped unexplained
+	passing                 []Trace
+	resolved                map[string]map[string]bool
 }
 
 // Check runs the conformance suite against the device drv opens with cfg
