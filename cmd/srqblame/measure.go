@@ -23,7 +23,7 @@ const (
 	// Unexplained: no failing rule, but a rule blocked or a counterexample
 	// that no rule explains.
 	Unexplained = "unexplained"
-	Error    = "error"     // the run could not finish
+	Error       = "error" // the run could not finish
 )
 
 // catchAll is the generic rule that takes blame for specific ones.
@@ -31,19 +31,19 @@ const catchAll = "RECV-COMPLETION"
 
 // Run is one bug under one seed.
 type Run struct {
-	Bug     string        `json:"bug"`
-	Label   string        `json:"label"`
-	Seed    uint64        `json:"seed"`
-	Rules   []string      `json:"rules"` // failing rules, in catalogue order
+	Bug   string   `json:"bug"`
+	Label string   `json:"label"`
+	Seed  uint64   `json:"seed"`
+	Rules []string `json:"rules"` // failing rules, in catalogue order
 	// Blocked are the rules whose scenario failed in a way no rule
 	// explains; Unexplained counts counterexamples with no rule.
-	Blocked     []string `json:"blocked,omitempty"`
-	Unexplained int      `json:"unexplained,omitempty"`
-	Verdict string        `json:"verdict"`
-	Elapsed time.Duration `json:"elapsed_ns"`
-	Steps   int           `json:"steps"`
-	Cases   int           `json:"cases"`
-	Error   string        `json:"error,omitempty"`
+	Blocked     []string      `json:"blocked,omitempty"`
+	Unexplained int           `json:"unexplained,omitempty"`
+	Verdict     string        `json:"verdict"`
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	Steps       int           `json:"steps"`
+	Cases       int           `json:"cases"`
+	Error       string        `json:"error,omitempty"`
 }
 
 // Figures are the measurement's summary.
