@@ -20,6 +20,16 @@ func (sh *shownLimit) query(s *srq, always bool) (drivers.SRQAttr, int) {
 	return a, e
 }
 
+// arm arms the emulator with as and shows l when fake, else arms it with l.
+func (sh *shownLimit) arm(s *srq, l uint32, fake bool, as uint32) int {
+	sh.l = 0
+	if fake {
+		sh.l = l
+		return s.in.ModifyLimit(as)
+	}
+	return s.in.ModifyLimit(l)
+}
+
 // limitBugs are bugs of the SRQ limit.
 var limitBugs = []Bug{
 	bug("arm-ignored-while-empty", "LIMIT-ARM",
@@ -36,12 +46,7 @@ var limitBugs = []Bug{
 			sh := &shownLimit{}
 			return &hooks{
 				limit: func(s *srq, l uint32) int {
-					sh.l = 0
-					if l != 0 && s.outstanding() == 0 && l <= s.capacity {
-						sh.l = l
-						return s.in.ModifyLimit(0)
-					}
-					return s.in.ModifyLimit(l)
+					return sh.arm(s, l, l != 0 && s.outstanding() == 0 && l <= s.capacity, 0)
 				},
 				query: func(s *srq) (drivers.SRQAttr, int) { return sh.query(s, true) },
 			}
@@ -50,9 +55,7 @@ var limitBugs = []Bug{
 	bug("disarm-lost-after-resize", "LIMIT-DISARM",
 		"after a resize the disarm goes to the context the resize replaced: a limit of 0 returns 0 and query reads 0, but the old arming stays live and the event still comes",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 3)...)
+			q := s.Ready(drivers.RC, 3)
 			s.Limit(2)
 			s.Resize(8)
 			s.Limit(0)
@@ -93,12 +96,7 @@ var limitBugs = []Bug{
 			sh := &shownLimit{}
 			return &hooks{
 				limit: func(s *srq, l uint32) int {
-					sh.l = 0
-					if s.resizes > 0 && l > s.capacity && l <= s.attr.MaxWR {
-						sh.l = l
-						return s.in.ModifyLimit(s.capacity)
-					}
-					return s.in.ModifyLimit(l)
+					return sh.arm(s, l, s.resizes > 0 && l > s.capacity && l <= s.attr.MaxWR, s.capacity)
 				},
 				query: func(s *srq) (drivers.SRQAttr, int) { return sh.query(s, false) },
 			}
@@ -107,9 +105,7 @@ var limitBugs = []Bug{
 	bug("limit-late-after-wrap", "LIMIT-FIRE",
 		"once the producer index has wrapped, the watermark is compared with a count one too high: the event comes one fetch late, when the count is two below the limit instead of one",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 4)...)
+			q := s.Ready(drivers.RC, 4)
 			for range 4 {
 				s.Send(q, drivers.Send, 8)
 			}
@@ -124,12 +120,7 @@ var limitBugs = []Bug{
 			sh := &shownLimit{}
 			return &hooks{
 				limit: func(s *srq, l uint32) int {
-					sh.l = 0
-					if l >= 2 && s.posted >= uint64(s.capacity) && l <= s.capacity {
-						sh.l = l
-						return s.in.ModifyLimit(l - 1)
-					}
-					return s.in.ModifyLimit(l)
+					return sh.arm(s, l, l >= 2 && s.posted >= uint64(s.capacity) && l <= s.capacity, l-1)
 				},
 				query: func(s *srq) (drivers.SRQAttr, int) { return sh.query(s, false) },
 			}
@@ -138,9 +129,7 @@ var limitBugs = []Bug{
 	bug("limit-skipped-by-write-imm", "LIMIT-FIRE",
 		"the watermark check sits in the Send path only: a WR consumed by an RDMA Write with Immediate that leaves fewer WRs than the limit raises no event (it comes at the next Send)",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 3)...)
+			q := s.Ready(drivers.RC, 3)
 			s.Limit(3)
 			s.SendImm(q, drivers.WriteImm, 16, 5)
 			s.Events()
@@ -161,11 +150,7 @@ var limitBugs = []Bug{
 	bug("limit-refires-on-resize", "LIMIT-ONCE",
 		"resize re-evaluates the watermark against the last limit without looking at the armed flag: a resize after the event, with the count still below that limit, raises the event a second time for one arming",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 3)...)
-			s.Limit(3)
-			s.Send(q, drivers.Send, 8)
+			s.FireLimit()
 			s.Events()
 			s.Resize(8)
 			s.Events()
@@ -237,11 +222,7 @@ var limitBugs = []Bug{
 	bug("limit-reads-armed-until-polled", "LIMIT-AFTER-FIRE",
 		"the shadow srq_limit is cleared in the async event handler, which runs when the event is read: between the event and its read, query still shows the limit, where after the event it reads 0",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 3)...)
-			s.Limit(3)
-			s.Send(q, drivers.Send, 8)
+			s.FireLimit()
 			s.Query()
 		},
 		func() *hooks {

@@ -29,9 +29,7 @@ var qpBugs = []Bug{
 	bug("no-fetch-after-sqd-resume", "QP-FETCH-STATES",
 		"SQD -> RTS restarts the send queue but leaves the responder's 'draining' flag set: a resumed QP in RTS answers every consuming message with RNR (drops it on UD) and takes no WR",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 1)...)
+			q := s.Ready(drivers.RC, 1)
 			s.Modify(q, drivers.SQD, drivers.RTS)
 			s.Send(q, drivers.Send, 8)
 			s.Poll(0)
@@ -82,9 +80,7 @@ var qpBugs = []Bug{
 	bug("err-deferred-one-message", "QP-NOFETCH-STATES",
 		"a modify to ERR is queued to the responder and applied after its next packet: with WRs outstanding, the first message after the modify still takes a WR and completes, though a QP in ERR takes nothing",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 2)...)
+			q := s.Ready(drivers.RC, 2)
 			s.Modify(q, drivers.Err)
 			s.Events()
 			s.Send(q, drivers.Send, 8)
@@ -212,9 +208,7 @@ var qpBugs = []Bug{
 	bug("flush-wrid-zero", "QP-FLUSH-INPROGRESS",
 		"the flush completion of the WR being filled reads wr_id from the ring slot the fetch already cleared: it completes with WR_FLUSH_ERR but wr_id 0, not that WR's",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 1)...)
+			q := s.Ready(drivers.RC, 1)
 			s.First(q, 100)
 			s.Modify(q, drivers.Err)
 			s.Poll(0)

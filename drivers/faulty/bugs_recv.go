@@ -46,9 +46,7 @@ var recvBugs = []Bug{
 	bug("ring-end-swap", "FETCH-FIFO",
 		"the list copy that straddles the end of the ring writes the WR for the last slot and the one for slot 0 swapped: those two complete out of posting order",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 2)...)
+			q := s.Ready(drivers.RC, 2)
 			s.Send(q, drivers.Send, 8)
 			s.Send(q, drivers.Send, 8)
 			s.Post(Ids(10, 3)...)
@@ -81,9 +79,7 @@ var recvBugs = []Bug{
 	bug("write-after-write-imm-consumes", "FETCH-OPCODES",
 		"the responder's 'immediate pending' flag is not cleared after an RDMA Write with Immediate: the next plain RDMA Write on that QP consumes a WR (completing with the stale immediate), though RDMA Write consumes none",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 2)...)
+			q := s.Ready(drivers.RC, 2)
 			s.SendImm(q, drivers.WriteImm, 8, 5)
 			s.Send(q, drivers.Write, 8)
 			s.Poll(0)
@@ -107,9 +103,7 @@ var recvBugs = []Bug{
 	bug("empty-send-imm-no-consume", "FETCH-OPCODES",
 		"a Send with Immediate of 0 bytes is taken for a bare immediate and handled without a receive WR: it consumes nothing and completes nothing, though Send with Immediate consumes a WR",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 1)...)
+			q := s.Ready(drivers.RC, 1)
 			s.SendImm(q, drivers.SendImm, 0, 9)
 			s.Poll(0)
 		},
@@ -155,9 +149,7 @@ var recvBugs = []Bug{
 	bug("poll-split-repeats", "FETCH-ONCE",
 		"when a poll returns fewer completions than are waiting, the CQ consumer index is advanced one short: the last completion of that poll comes again at the next, so a WR completes twice",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 3)...)
+			q := s.Ready(drivers.RC, 3)
 			for range 3 {
 				s.Send(q, drivers.Send, 8)
 			}
@@ -177,9 +169,7 @@ var recvBugs = []Bug{
 	bug("stale-wrid-in-batch", "RECV-COMPLETION",
 		"when one poll returns several completions, the second is written with the wr_id register of the first: it completes with another WR's wr_id",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 2)...)
+			q := s.Ready(drivers.RC, 2)
 			s.Send(q, drivers.Send, 8)
 			s.Send(q, drivers.Send, 8)
 			s.Poll(0)
@@ -251,9 +241,7 @@ var recvBugs = []Bug{
 	bug("imm-unswapped-ud", "RECV-IMM",
 		"the UD completion path copies imm_data without the byte swap the RC path does: a UD Send with Immediate completes with the sender's immediate byte-reversed",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.UD)
-			s.Post(Ids(1, 1)...)
+			q := s.Ready(drivers.UD, 1)
 			s.SendImm(q, drivers.SendImm, 8, 0x01020304)
 			s.Poll(0)
 		},
@@ -268,9 +256,7 @@ var recvBugs = []Bug{
 	bug("write-imm-len-last-packet", "RECV-WRITE-IMM",
 		"byte_len of an RDMA Write with Immediate is set from the last packet (the one carrying the immediate): a write longer than the 4096-byte MTU completes with its last packet's length, not the write's",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 1)...)
+			q := s.Ready(drivers.RC, 1)
 			s.SendImm(q, drivers.WriteImm, 5000, 1)
 			s.Poll(0)
 		},
@@ -370,9 +356,7 @@ var recvBugs = []Bug{
 	bug("ud-byte-len-no-grh-imm", "UD-GRH",
 		"the UD completion path for Send with Immediate computes byte_len from the payload alone: it leaves out the 40 GRH bytes that byte_len counts",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.UD)
-			s.Post(Ids(1, 1)...)
+			q := s.Ready(drivers.UD, 1)
 			s.SendImm(q, drivers.SendImm, 8, 3)
 			s.Poll(0)
 		},

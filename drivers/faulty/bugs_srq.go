@@ -235,11 +235,7 @@ var createBugs = []Bug{
 	bug("resize-rearms-last-limit", "MODIFY-ONLY-MASKED",
 		"resize writes the driver's cached ibv_srq_attr to the device with the limit bit set too, re-arming the last limit even after it fired; a modify with only IBV_SRQ_MAX_WR must not change srq_limit",
 		func(s *Script) {
-			s.Create(4)
-			q := s.Up(drivers.RC)
-			s.Post(Ids(1, 3)...)
-			s.Limit(3)
-			s.Send(q, drivers.Send, 8)
+			s.FireLimit()
 			s.Events()
 			s.Resize(8)
 			s.Query()

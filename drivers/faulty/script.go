@@ -131,6 +131,24 @@ func (s *Script) Resize(n uint32) {
 	s.logf("resize %d -> %d", n, s.srq.Resize(n))
 }
 
+// Ready creates an SRQ of 4 WRs, brings a QP of type t up and posts n
+// WRs with the ids 1 to n; it returns the QP's number.
+func (s *Script) Ready(t drivers.QPType, n int) int {
+	s.Create(4)
+	q := s.Up(t)
+	s.Post(Ids(1, n)...)
+	return q
+}
+
+// FireLimit is Ready with an RC QP and 3 WRs, then arms the limit at 3 and
+// has one message take a WR, which fires it; it returns the QP's number.
+func (s *Script) FireLimit() int {
+	q := s.Ready(drivers.RC, 3)
+	s.Limit(3)
+	s.Send(q, drivers.Send, 8)
+	return q
+}
+
 // QP creates a QP of type t and returns its number.
 func (s *Script) QP(t drivers.QPType) int {
 	if !s.ok() || s.srq == nil {
