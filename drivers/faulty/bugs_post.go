@@ -41,15 +41,12 @@ var postBugs = []Bug{
 			s.Create(8)
 			s.Post(append(Ids(1, 5), WR(9, 64, 64, 64))...)
 		},
-		func() *hooks {
-			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-				e, bad := s.post(wrs)
-				if e != 0 && bad >= 4 {
-					bad %= 4
-				}
-				return e, bad
-			}}
-		}),
+		editPost(func(s *srq, wrs []drivers.RecvWR, e, bad int) (int, int) {
+			if e != 0 && bad >= 4 {
+				bad %= 4
+			}
+			return e, bad
+		})),
 
 	bug("badwr-last-on-enomem", "POST-BADWR",
 		"on a full queue the loop runs on to the end of the list before setting bad_wr, so ENOMEM names the last WR, a later one than the first that failed",
@@ -57,15 +54,12 @@ var postBugs = []Bug{
 			s.Create(2)
 			s.Post(Ids(1, 4)...)
 		},
-		func() *hooks {
-			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-				e, bad := s.post(wrs)
-				if e == eNOMEM && bad >= 0 {
-					bad = len(wrs) - 1
-				}
-				return e, bad
-			}}
-		}),
+		editPost(func(s *srq, wrs []drivers.RecvWR, e, bad int) (int, int) {
+			if e == eNOMEM && bad >= 0 {
+				bad = len(wrs) - 1
+			}
+			return e, bad
+		})),
 
 	bug("errno-negative-long-list", "POST-RETURN",
 		"a list longer than 3 WRs goes through the batched path, which returns the kernel's -errno: the sign is wrong for the documented profile (positive errno)",
@@ -73,15 +67,12 @@ var postBugs = []Bug{
 			s.Create(2)
 			s.Post(Ids(1, 4)...)
 		},
-		func() *hooks {
-			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-				e, bad := s.post(wrs)
-				if e > 0 && len(wrs) > 3 {
-					e = -e
-				}
-				return e, bad
-			}}
-		}),
+		editPost(func(s *srq, wrs []drivers.RecvWR, e, bad int) (int, int) {
+			if e > 0 && len(wrs) > 3 {
+				e = -e
+			}
+			return e, bad
+		})),
 
 	bug("full-extra-after-two-laps", "POST-FULL",
 		"once the consumer index has gone round the ring twice, the free-slot count computed from the wrapped indices is one too many: a WR posted with max_wr outstanding is accepted (and silently dropped) instead of failing with ENOMEM",
@@ -172,15 +163,12 @@ var postBugs = []Bug{
 			s.Post(WR(1, 64))
 			s.Post(WR(2, 64, 64, 64))
 		},
-		func() *hooks {
-			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-				e, bad := s.post(wrs)
-				if e == eNOMEM && bad >= 0 && bad < len(wrs) && sgeBad(wrs[bad], s.maxSGE) {
-					e = eNOSPC
-				}
-				return e, bad
-			}}
-		}),
+		editPost(func(s *srq, wrs []drivers.RecvWR, e, bad int) (int, int) {
+			if e == eNOMEM && bad >= 0 && bad < len(wrs) && sgeBad(wrs[bad], s.maxSGE) {
+				e = eNOSPC
+			}
+			return e, bad
+		})),
 
 	bug("post-refused-while-sqd", "POST-ANY-STATE",
 		"the post path takes the drain lock that a QP in SQD holds and gives up with EINVAL: posting fails while an attached QP is in SQD, though posting works whatever state the QPs are in",

@@ -91,15 +91,11 @@ var createBugs = []Bug{
 			s.QP(drivers.RC)
 			s.Query()
 		},
-		func() *hooks {
-			return &hooks{query: func(s *srq) (drivers.SRQAttr, int) {
-				a, e := s.in.Query()
-				if e == 0 && len(s.live()) > 0 {
-					a.MaxSGE = s.info.MaxSRQSGE
-				}
-				return a, e
-			}}
-		}),
+		editQuery(func(s *srq, a *drivers.SRQAttr) {
+			if len(s.live()) > 0 {
+				a.MaxSGE = s.info.MaxSRQSGE
+			}
+		})),
 
 	bug("query-limit-after-disarm", "QUERY-LIMIT",
 		"a modify to srq_limit 0 disarms the hardware but leaves the shadow the query reads: query shows the old limit on a disarmed SRQ, where it must read 0",
@@ -323,13 +319,9 @@ var createBugs = []Bug{
 			s.Resize(8)
 			s.Query()
 		},
-		func() *hooks {
-			return &hooks{query: func(s *srq) (drivers.SRQAttr, int) {
-				a, e := s.in.Query()
-				if e == 0 && s.resizes > 0 && a.MaxWR > 1 {
-					a.MaxWR--
-				}
-				return a, e
-			}}
-		}),
+		editQuery(func(s *srq, a *drivers.SRQAttr) {
+			if s.resizes > 0 && a.MaxWR > 1 {
+				a.MaxWR--
+			}
+		})),
 }

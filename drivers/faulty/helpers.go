@@ -94,3 +94,28 @@ func capacityOf(w drivers.RecvWR) (total uint64, plain bool) {
 func bug(name, rule, desc string, w func(*Script), h func() *hooks) Bug {
 	return Bug{Name: name, Rule: rule, Description: desc, Witness: w, hooks: h}
 }
+
+// editPost makes the hooks of a bug that posts as the emulator does and
+// then changes what the post returns.
+func editPost(edit func(s *srq, wrs []drivers.RecvWR, e, bad int) (int, int)) func() *hooks {
+	return func() *hooks {
+		return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
+			e, bad := s.post(wrs)
+			return edit(s, wrs, e, bad)
+		}}
+	}
+}
+
+// editQuery makes the hooks of a bug that changes what a successful query
+// returns.
+func editQuery(edit func(s *srq, a *drivers.SRQAttr)) func() *hooks {
+	return func() *hooks {
+		return &hooks{query: func(s *srq) (drivers.SRQAttr, int) {
+			a, e := s.in.Query()
+			if e == 0 {
+				edit(s, &a)
+			}
+			return a, e
+		}}
+	}
+}
