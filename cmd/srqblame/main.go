@@ -10,6 +10,7 @@
 // Usage:
 //
 //	srqblame [-seeds 1,2,3] [-budget 5s | -cases N] [-run REGEXP] [-parallel N] [-o FILE] [-format md|json]
+//	srqblame -list [-run REGEXP]
 package main
 
 import (
@@ -38,6 +39,7 @@ type config struct {
 	parallel int
 	out      string
 	format   string
+	list     bool
 	args     []string
 }
 
@@ -55,10 +57,11 @@ func parse(args []string) (config, error) {
 	parallel := fs.Int("parallel", 1, "runs at once")
 	out := fs.String("o", "", "write the report to this file instead of standard output")
 	format := fs.String("format", "md", "md or json")
+	list := fs.Bool("list", false, "print the bugs -run selects (name, label, description) as markdown and run nothing")
 	if err := fs.Parse(args); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	c := config{budget: *budget, cases: *cases, parallel: *parallel, out: *out, format: *format, args: args}
+	c := config{budget: *budget, cases: *cases, parallel: *parallel, out: *out, format: *format, list: *list, args: args}
 	switch {
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
@@ -100,6 +103,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "srqblame: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return 2
+	}
+	if c.list {
+		if err := writeList(stdout, faulty.Select(c.run)); err != nil {
+			fmt.Fprintf(stderr, "srqblame: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -110,3 +110,16 @@ func TestThreeBugsAreCaughtEndToEnd(t *testing.T) {
 		t.Errorf("JSON report: error %v, figures.caught %d; want 3", err, back.Figures.Caught)
 	}
 }
+
+// TestListNamesEveryBug wants -list to print one row per bug with its label.
+func TestListNamesEveryBug(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := realMain([]string{"-list"}, &out, &errOut); code != 0 {
+		t.Fatalf("realMain(-list) = %d, stderr %q; want 0", code, errOut.String())
+	}
+	for _, b := range faulty.All() {
+		if !strings.Contains(out.String(), "| "+b.Name+" | "+b.Rule+" |") {
+			t.Errorf("-list output has no row for %s (%s)", b.Name, b.Rule)
+		}
+	}
+}

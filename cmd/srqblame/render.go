@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/srqconform/srqconform/drivers/faulty"
 )
 
 // command is the command line a measurement ran with.
@@ -118,4 +120,15 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeList writes the bugs as a markdown table: name, label, description.
+func writeList(w io.Writer, bugs []faulty.Bug) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## The bugs\n\n| bug | label | what the driver does, and why the label's statement says it is wrong |\n| --- | --- | --- |\n")
+	for _, bug := range bugs {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", bug.Name, bug.Rule, strings.ReplaceAll(bug.Description, "|", "\\|"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
