@@ -37,13 +37,16 @@ type Run struct {
 	Rules []string `json:"rules"` // failing rules, in catalogue order
 	// Blocked are the rules whose scenario failed in a way no rule
 	// explains; Unexplained counts counterexamples with no rule.
-	Blocked     []string      `json:"blocked,omitempty"`
-	Unexplained int           `json:"unexplained,omitempty"`
-	Verdict     string        `json:"verdict"`
-	Elapsed     time.Duration `json:"elapsed_ns"`
-	Steps       int           `json:"steps"`
-	Cases       int           `json:"cases"`
-	Error       string        `json:"error,omitempty"`
+	Blocked     []string `json:"blocked,omitempty"`
+	Unexplained int      `json:"unexplained,omitempty"`
+	// Unpredictable is the report's count of random cases the model could
+	// not predict and deviations that vanished on replay (discarded).
+	Unpredictable int           `json:"unpredictable,omitempty"`
+	Verdict       string        `json:"verdict"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	Steps         int           `json:"steps"`
+	Cases         int           `json:"cases"`
+	Error         string        `json:"error,omitempty"`
 }
 
 // Figures are the measurement's summary.
@@ -162,7 +165,7 @@ func runOne(ctx context.Context, b faulty.Bug, seed uint64, o conformance.Option
 		if rep.Error != "" && err == nil {
 			r.Error = rep.Error
 		}
-		r.Steps, r.Cases = rep.StepsRun, rep.CasesRun
+		r.Steps, r.Cases, r.Unpredictable = rep.StepsRun, rep.CasesRun, rep.Unpredictable
 	}
 	if err != nil {
 		r.Error = err.Error()
