@@ -97,8 +97,8 @@ func TestThreeBugsAreCaughtEndToEnd(t *testing.T) {
 		if len(r.Rules) == 0 || r.Error != "" {
 			t.Errorf("bug %s seed 1: rules %v, error %q; want it caught", r.Bug, r.Rules, r.Error)
 		}
-		if r.Elapsed <= 0 {
-			t.Errorf("bug %s seed 1: elapsed %v, want it recorded", r.Bug, r.Elapsed)
+		if r.Elapsed <= 0 || len(r.Stages) == 0 {
+			t.Errorf("bug %s seed 1: elapsed %v, stages %v; want them recorded", r.Bug, r.Elapsed, r.Stages)
 		}
 	}
 	var buf bytes.Buffer

@@ -41,12 +41,14 @@ type Run struct {
 	Unexplained int      `json:"unexplained,omitempty"`
 	// Unpredictable is the report's count of random cases the model could
 	// not predict and deviations that vanished on replay (discarded).
-	Unpredictable int           `json:"unpredictable,omitempty"`
-	Verdict       string        `json:"verdict"`
-	Elapsed       time.Duration `json:"elapsed_ns"`
-	Steps         int           `json:"steps"`
-	Cases         int           `json:"cases"`
-	Error         string        `json:"error,omitempty"`
+	Unpredictable int `json:"unpredictable,omitempty"`
+	// Stages is where the run\'s time went (Report.Stages).
+	Stages  []conformance.Phase `json:"stages,omitempty"`
+	Verdict string              `json:"verdict"`
+	Elapsed time.Duration       `json:"elapsed_ns"`
+	Steps   int                 `json:"steps"`
+	Cases   int                 `json:"cases"`
+	Error   string              `json:"error,omitempty"`
 }
 
 // Figures are the measurement's summary.
@@ -165,7 +167,7 @@ func runOne(ctx context.Context, b faulty.Bug, seed uint64, o conformance.Option
 		if rep.Error != "" && err == nil {
 			r.Error = rep.Error
 		}
-		r.Steps, r.Cases, r.Unpredictable = rep.StepsRun, rep.CasesRun, rep.Unpredictable
+		r.Steps, r.Cases, r.Unpredictable, r.Stages = rep.StepsRun, rep.CasesRun, rep.Unpredictable, rep.Stages
 	}
 	if err != nil {
 		r.Error = err.Error()
@@ -263,4 +265,16 @@ func wrongBlame(runs []Run) map[string][]string {
 		sort.Strings(out[v])
 	}
 	return out
+}
+
+// slowStage is the stage other than the random cases that took the run
+// longest, when it took more than 2 s: where a run past its budget went.
+func slowStage(r Run) (conformance.Phase, bool) {
+	var slow conformance.Phase
+	for _, p := range r.Stages {
+		if p.Name != conformance.StageRandom && p.Total > slow.Total {
+			slow = p
+		}
+	}
+	return slow, slow.Total > 2*time.Second
 }

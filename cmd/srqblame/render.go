@@ -60,7 +60,7 @@ func writeMarkdown(w io.Writer, m Measurement) error {
 	if m.Errors > 0 {
 		fmt.Fprintf(&b, "| runs ended by a harness error | %d |\n", m.Errors)
 	}
-	fmt.Fprintf(&b, "\nVerdicts: exact (one failing rule, the label); cascade (the label and others); catch-all (RECV-COMPLETION, not the label); other (other rules only); unexplained (no failing rule, but a blocked rule or a counterexample no rule explains); missed (nothing). \"N discarded\": the run's Report.Unpredictable (cases the model could not predict, deviations that vanished on replay).\n\n")
+	fmt.Fprintf(&b, "\nVerdicts: exact (one failing rule, the label); cascade (the label and others); catch-all (RECV-COMPLETION, not the label); other (other rules only); unexplained (no failing rule, but a blocked rule or a counterexample no rule explains); missed (nothing). \"N discarded\": the run's Report.Unpredictable (cases the model could not predict, deviations that vanished on replay); a stage named after the elapsed time is one other than the random cases that took over 2 s (Report.Stages).\n\n")
 
 	fmt.Fprintf(&b, "## Per bug\n\n| bug | label | caught seeds |")
 	for _, s := range m.Seeds {
@@ -84,6 +84,9 @@ func writeMarkdown(w io.Writer, m Measurement) error {
 			note := ""
 			if r.Unpredictable > 0 {
 				note = fmt.Sprintf(", %d discarded", r.Unpredictable)
+			}
+			if p, ok := slowStage(r); ok {
+				note += fmt.Sprintf(", %s %.1fs", p.Name, p.Total.Seconds())
 			}
 			fmt.Fprintf(&b, " %s (%s, %.1fs%s) |", orDash(strings.Join(r.Rules, " ")), r.Verdict, r.Elapsed.Seconds(), note)
 		}
