@@ -61,7 +61,6 @@ type Set struct {
 	Dir     string            // the package's directory
 	Sources map[string][]byte // base name -> original source
 	Mutants []Mutant          // in file, offset, operator order
-	Regions map[string][]Region
 }
 
 // Source returns the mutated source of m's file.
@@ -74,13 +73,11 @@ func Generate(dir string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := &Set{Dir: dir, Sources: p.srcs, Regions: map[string][]Region{}}
+	set := &Set{Dir: dir, Sources: p.srcs}
 	seen := map[string]bool{}
 	for _, name := range p.names {
 		g := &gen{p: p, file: name, src: p.srcs[name], f: p.files[name], ids: map[string]int{}}
-		regions, spans := labels(p.fset, g.f)
-		set.Regions[name] = regions
-		g.spans = spans
+		_, g.spans = labels(p.fset, g.f)
 		g.file1()
 		sort.SliceStable(g.out, func(i, j int) bool {
 			a, b := g.out[i], g.out[j]
