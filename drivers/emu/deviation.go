@@ -124,11 +124,13 @@ const (
 // With returns d carrying the value n ("oversize-rc-status=2"). Only the
 // deviations whose DeviationInfo.Description says they take a value accept
 // one.
+// rule: none (the deviation switches)
 func (d Deviation) With(n int) Deviation {
 	return Deviation(fmt.Sprintf("%s=%d", d.base(), n))
 }
 
 // base is the name without any "=value".
+// rule: none (the deviation switches)
 func (d Deviation) base() Deviation {
 	if i := strings.IndexByte(string(d), '='); i >= 0 {
 		return d[:i]
@@ -151,6 +153,7 @@ type DeviationInfo struct {
 }
 
 // Breaks returns every rule a mutant breaks: Rule, then Also.
+// rule: none (the deviation switches)
 func (d DeviationInfo) Breaks() []string { return append([]string{d.Rule}, d.Also...) }
 
 // valued lists the deviations that take a value, with the value the bare
@@ -272,6 +275,7 @@ var byName = func() map[Deviation]DeviationInfo {
 // Catalogue returns every deviation the emulator knows, behaviours first.
 // Each Name is usable as it stands; those that take a value stand for the
 // value their Description gives.
+// rule: none (the deviation switches)
 func Catalogue() []DeviationInfo {
 	return append([]DeviationInfo(nil), catalogue...)
 }
@@ -279,6 +283,7 @@ func Catalogue() []DeviationInfo {
 // Sets returns the named behaviour sets that play real drivers: "rxe" (the
 // newest rdma_rxe), "rxe-6.1", "mlx5" and "siw". Any of these names is also
 // accepted wherever a deviation is.
+// rule: none (the deviation switches)
 func Sets() map[string][]Deviation {
 	rxeCommon := []Deviation{
 		PostRecvBadWRNull, LimitAtCreate, ZeroLengthZero, OversizeRCStatus.With(2),
@@ -316,9 +321,11 @@ type config struct {
 	values map[Deviation]int
 }
 
+// rule: none (the deviation switches)
 func (c *config) has(d Deviation) bool { return c.on[d] }
 
 // value returns the value given to d, or def when d is off.
+// rule: none (the deviation switches)
 func (c *config) value(d Deviation, def int) int {
 	if !c.on[d] {
 		return def
@@ -327,6 +334,7 @@ func (c *config) value(d Deviation, def int) int {
 }
 
 // names lists the deviations that are on, sorted, values included.
+// rule: none (the deviation switches)
 func (c *config) names() []string {
 	var out []string
 	for d := range c.on {
@@ -341,6 +349,7 @@ func (c *config) names() []string {
 }
 
 // validNames is the list an unknown-name error quotes.
+// rule: none (the deviation switches)
 func validNames() string {
 	var names []string
 	for _, d := range catalogue {
@@ -360,6 +369,7 @@ func validNames() string {
 
 // resolve expands set names, parses values and checks for unknown names
 // and conflicts. A later value for the same deviation replaces an earlier.
+// rule: none (the deviation switches)
 func resolve(devs []Deviation) (*config, error) {
 	c := &config{on: map[Deviation]bool{}, values: map[Deviation]int{}}
 	sets := Sets()
@@ -412,6 +422,7 @@ func resolve(devs []Deviation) (*config, error) {
 }
 
 // splitOption splits a comma-separated deviations option.
+// rule: none (the deviation switches)
 func splitOption(s string) []Deviation {
 	var out []Deviation
 	for _, f := range strings.Split(s, ",") {

@@ -83,14 +83,17 @@ type driver struct {
 // New returns the emulator driver with the deviations devs switched on.
 // Names are checked by Open, which also merges the comma-separated
 // Options["deviations"] (deviation or set names) after devs.
+// rule: none (keeps the deviation switches)
 func New(devs ...Deviation) drivers.Driver {
 	return &driver{devs: append([]Deviation(nil), devs...)}
 }
 
 // Name returns "emu".
+// rule: none (the driver's name)
 func (*driver) Name() string { return driverName }
 
 // Open opens the single emulated device "emu0".
+// rule: none (device selection and the deviation switches)
 func (d *driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("emu: Open: %w", err)
@@ -116,6 +119,7 @@ type device struct {
 }
 
 // Info describes the device as the deviations shape it.
+// rules: CREATE-MAX, RESIZE-OPTIONAL
 func (d *device) Info() drivers.Info {
 	return drivers.Info{
 		Name:            deviceName,
@@ -138,9 +142,11 @@ func (d *device) Info() drivers.Info {
 // Deviations returns the names of the deviations switched on, sorted, with
 // their values. It is not part of drivers.Device; reach it through a type
 // assertion to interface{ Deviations() []string }.
+// rule: none (names the deviation switches)
 func (d *device) Deviations() []string { return d.cfg.names() }
 
 // CreateSRQ creates an SRQ with its CQ, event queue and keys memory regions.
+// rule: CREATE-ATTR
 func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ: %w", err)
@@ -157,11 +163,13 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(keys=%d): the number of memory regions must be >= 0", keys)
 	}
 	s := &srq{dev: d, cfg: d.cfg, maxSGE: attr.MaxSGE, regions: make([]region, keys)}
+	// rule: RECV-BAD-KEY
 	for i := range s.regions {
 		s.regions[i].valid = true
 	}
 	capacity, hold := s.sizes(attr.MaxWR)
 	s.capacity, s.hold = capacity, hold
+	// rule: POST-FULL
 	s.ring = make([]wqe, ringSize(hold))
 	if attr.SRQLimit != 0 && d.cfg.has(LimitAtCreate) {
 		if attr.SRQLimit > capacity {
@@ -173,6 +181,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 	if d.cfg.has(CreateReportsLess) && reported > 1 {
 		reported--
 	}
+	// rule: DESTROY-BUSY
 	d.srqs = append(d.srqs, s)
 	return s, drivers.SRQAttr{MaxWR: reported, MaxSGE: attr.MaxSGE, SRQLimit: attr.SRQLimit}, nil
 }
@@ -180,6 +189,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 // CreateSRQEx is CreateSRQ through ibv_create_srq_ex: CreateEx and, unless
 // the provider has no create_srq_ex (no-create-srq-ex), CreateExCQ make the
 // same SRQ.
+// rule: CREATE-EX
 func (d *device) CreateSRQEx(ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
 	if e := d.cfg.createErrno(attr, v); e != 0 {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQEx(max_wr=%d, max_sge=%d, variant %d): errno %d", attr.MaxWR, attr.MaxSGE, v, e)
@@ -190,12 +200,14 @@ func (d *device) CreateSRQEx(ctx context.Context, attr drivers.SRQAttr, keys int
 // createErrno is the errno creating an SRQ with attr the way v says fails
 // with, or 0: EINVAL outside the device's limits, and, where the provider
 // has no create_srq_ex, EOPNOTSUPP for whatever libibverbs hands to it.
+// rule: CREATE-MAX
 func (c *config) createErrno(attr drivers.SRQAttr, v drivers.CreateVariant) int {
 	above := attr.MaxWR > maxSRQWR || attr.MaxSGE > maxSRQSGE
 	atMax := attr.MaxWR == maxSRQWR && attr.MaxSGE == maxSRQSGE
 	switch {
 	case attr.MaxWR == 0 || attr.MaxSGE == 0:
 		return eINVAL
+	// rule: CREATE-EX
 	case (v == drivers.CreateExCQ || v == drivers.CreateExBadType) && c.has(NoCreateSRQEx):
 		return eOPNOTSUPP
 	case v == drivers.CreateExBadType && !c.has(CreateExBadTypeAccepted):
@@ -211,6 +223,7 @@ func (c *config) createErrno(attr drivers.SRQAttr, v drivers.CreateVariant) int 
 }
 
 // Close destroys every SRQ the device made. It is idempotent.
+// rule: DESTROY-BUSY
 func (d *device) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -226,6 +239,7 @@ func (d *device) Close() error {
 }
 
 // roundupPow2 returns the smallest power of two >= x (1 for x <= 1).
+// rule: POST-FULL
 func roundupPow2(x uint32) uint32 {
 	p := uint32(1)
 	for p < x {
@@ -236,6 +250,7 @@ func roundupPow2(x uint32) uint32 {
 
 // ringSize is the number of slots of a ring that lets hold WQEs be in use:
 // a power of two with room for one more (capacity-one-over) and a sentinel.
+// rule: POST-FULL
 func ringSize(hold uint32) uint32 {
 	return roundupPow2(hold + 2)
 }

@@ -29,10 +29,12 @@ type qp struct {
 }
 
 // dead says the QP takes no verb: destroyed, or its SRQ is.
+// rule: DESTROY-BUSY
 func (q *qp) dead() bool { return q.gone || q.s.dead() }
 
 // Destroy is ibv_destroy_qp: a WQE being filled is lost with the QP, as are
 // buffered messages; completions already written stay in the CQ.
+// rule: DESTROY-BUSY
 func (q *qp) Destroy() (int, error) {
 	s := q.s
 	s.dev.mu.Lock()
@@ -41,6 +43,7 @@ func (q *qp) Destroy() (int, error) {
 		return 0, fmt.Errorf("emu: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
 	}
 	if q.filling != nil && !s.destroyed {
+		// rule: SLOT-FREE
 		s.release(q.filling.w)
 	}
 	q.gone, q.filling, q.partial, q.buffered = true, nil, false, nil
@@ -56,6 +59,7 @@ type fill struct {
 var _ drivers.QP = (*qp)(nil)
 
 // transitions lists the legal moves other than to RESET and ERR.
+// rule: QP-TRANSITIONS
 var transitions = map[[2]drivers.QPState]bool{
 	{drivers.Reset, drivers.Init}: true,
 	{drivers.Init, drivers.Init}:  true,
@@ -69,6 +73,7 @@ var transitions = map[[2]drivers.QPState]bool{
 }
 
 // legal says whether modify from -> to is accepted.
+// rule: QP-TRANSITIONS
 func (q *qp) legal(from, to drivers.QPState) bool {
 	switch {
 	case to == drivers.Reset:
@@ -84,6 +89,7 @@ func (q *qp) legal(from, to drivers.QPState) bool {
 }
 
 // Modify moves the QP to state if the transition is legal.
+// rule: QP-TRANSITIONS
 func (q *qp) Modify(state drivers.QPState) int {
 	s := q.s
 	s.dev.mu.Lock()
@@ -93,14 +99,18 @@ func (q *qp) Modify(state drivers.QPState) int {
 	}
 	switch state {
 	case drivers.Reset:
+		// rule: QP-FLUSH-INPROGRESS
 		if q.filling != nil {
 			s.release(q.filling.w)
 			q.filling = nil
 		}
+		// rule: QP-BEFORE-RTR
 		q.buffered = nil
+		// rule: QP-FLUSH-INPROGRESS
 		q.partial = false // the reset abandons the peer's half-sent message
 		q.state = drivers.Reset
 	case drivers.Err:
+		// rule: QP-LAST-WQE
 		if q.state != drivers.Err {
 			if s.cfg.has(FatalOnModify) {
 				s.events = append(s.events, drivers.Event{Type: evQPFatal, QP: q.idx})
@@ -114,6 +124,7 @@ func (q *qp) Modify(state drivers.QPState) int {
 			s.st.drained = setKey(s.st.drained, q.idx, true)
 		}
 		q.state = state
+		// rule: QP-BEFORE-RTR
 		if state == drivers.RTR {
 			msgs := q.buffered
 			q.buffered = nil
@@ -127,10 +138,14 @@ func (q *qp) Modify(state drivers.QPState) int {
 
 // enterErr moves the QP to ERR: the WQE being filled is flushed, buffered
 // messages are discarded and QP_LAST_WQE_REACHED is raised.
+// rule: QP-LAST-WQE
 func (q *qp) enterErr() {
 	s := q.s
+	// rule: QP-NOFETCH-STATES
 	q.state = drivers.Err
+	// rule: QP-BEFORE-RTR
 	q.buffered = nil
+	// rule: QP-FLUSH-INPROGRESS
 	if f := q.filling; f != nil {
 		q.filling = nil
 		switch {
@@ -142,6 +157,7 @@ func (q *qp) enterErr() {
 			s.pushCQE(drivers.Completion{WRID: f.w.id, Status: wcFlushErr, QP: q.idx}, f.w.holds)
 		}
 	}
+	// rule: none (last-wqe-once-per-qp)
 	if s.cfg.has(LastWQEOncePerQP) {
 		if s.st.lastWQE[q.idx] {
 			return
@@ -158,6 +174,7 @@ func (q *qp) enterErr() {
 
 // PostRecv is ibv_post_recv on the QP's own receive queue, which an
 // SRQ-attached QP does not have.
+// rule: POST-QP-RQ
 func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	s := q.s
 	s.dev.mu.Lock()
@@ -175,6 +192,7 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 }
 
 // fetching says whether the QP's state lets it take WQEs from the SRQ.
+// rule: QP-FETCH-STATES
 func (q *qp) fetching() bool {
 	c := q.s.cfg
 	switch q.state {
@@ -184,15 +202,19 @@ func (q *qp) fetching() bool {
 		return !c.has(SQDNoFetch) && !q.s.st.drained[q.idx]
 	case drivers.SQE:
 		return !c.has(SQENoFetch)
+	// rule: QP-NOFETCH-STATES
 	case drivers.Init:
 		return c.has(InitFetches)
+	// rule: QP-NOFETCH-STATES
 	case drivers.Err:
 		return c.has(ErrFetches)
 	}
+	// rule: QP-NOFETCH-STATES
 	return false
 }
 
 // checkMsg rejects messages the peer cannot send.
+// rules: none (the peer's own bounds: a harness error, not a verb)
 func (q *qp) checkMsg(call string, m drivers.Message) error {
 	if m.Opcode > drivers.FetchAdd {
 		return fmt.Errorf("emu: %s(opcode %d): unknown opcode, want 0..%d", call, m.Opcode, drivers.FetchAdd)
@@ -208,6 +230,7 @@ func (q *qp) checkMsg(call string, m drivers.Message) error {
 }
 
 // Deliver has the peer send msg and processes it synchronously.
+// rule: DESTROY-BUSY
 func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStatus, error) {
 	if err := ctx.Err(); err != nil {
 		return peerErr, fmt.Errorf("emu: Deliver: %w", err)
@@ -224,10 +247,12 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	if q.filling != nil {
 		return peerErr, fmt.Errorf("emu: Deliver on QP %d while a message is half delivered; want DeliverRest first", q.idx)
 	}
+	// rule: FETCH-FIFO
 	return q.deliver(msg), nil
 }
 
 // dropped is what the peer hears when the QP drops a message.
+// rule: QP-NOFETCH-STATES
 func (q *qp) dropped() drivers.PeerStatus {
 	if q.typ == drivers.RC {
 		return peerErr
@@ -237,9 +262,11 @@ func (q *qp) dropped() drivers.PeerStatus {
 
 // deliver is the responder: it decides from the QP's state and the opcode
 // whether to fetch, fetches the head WQE and completes it.
+// rule: FETCH-FIFO
 func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
 	s := q.s
 	c := s.cfg
+	// rule: QP-NOFETCH-STATES
 	if !q.fetching() {
 		if c.has(BufferBeforeRTR) && (q.state == drivers.Reset || q.state == drivers.Init) {
 			q.buffered = append(q.buffered, msg)
@@ -256,6 +283,7 @@ func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
 		}
 		return q.dropped()
 	}
+	// rule: FETCH-OPCODES
 	switch msg.Opcode {
 	case drivers.Write:
 		if !c.has(WriteConsumes) {
@@ -268,12 +296,14 @@ func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
 			return peerOK
 		}
 	}
+	// rule: SRQ-ERR-NOFETCH
 	if s.errored && !c.has(SRQErrorFetches) {
 		if q.typ == drivers.RC {
 			return peerRNR
 		}
 		return peerOK
 	}
+	// rule: RECV-RNR
 	if s.outstanding() == 0 {
 		if q.typ == drivers.RC && c.has(EmptyTerminates) {
 			q.enterErr()
@@ -289,12 +319,14 @@ func (q *qp) deliver(msg drivers.Message) drivers.PeerStatus {
 
 // complete checks the fetched WQE against msg, scatters and writes the
 // completion; it returns what the peer hears.
+// rule: RECV-COMPLETION
 func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 	s := q.s
 	c := s.cfg
 	rc := q.typ == drivers.RC
 	base := drivers.Completion{WRID: w.id, QP: q.idx}
 	sends := msg.Opcode == drivers.Send || msg.Opcode == drivers.SendImm
+	// rule: RECV-WRITE-IMM
 	if !sends && !(msg.Opcode == drivers.WriteImm && c.has(WriteImmScatters)) {
 		// RDMA Write with immediate (or a consuming Write): no scatter.
 		ok := base
@@ -306,14 +338,17 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 		return peerOK
 	}
 	var grh uint64
+	// rule: UD-GRH
 	if !rc && sends && !c.has(UDNoGRH) {
 		grh = grhBytes
 	}
+	// rule: RECV-FIT
 	need := grh + uint64(msg.Len)
 	capacity := s.wqeCapacity(w)
 	if c.has(NumSGE0FitsOne) && len(w.sges) == 0 {
 		capacity = 1
 	}
+	// rule: RECV-FIT
 	fits := need <= capacity
 	if c.has(FitStrict) {
 		fits = need < capacity
@@ -321,16 +356,19 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 	success := base
 	success.ByteLen = uint32(need)
 	switch msg.Opcode {
+	// rule: RECV-IMM
 	case drivers.SendImm:
 		if !c.has(ImmDropped) {
 			success.HasImm, success.Imm = true, msg.Imm
 		}
+	// rule: RECV-WRITE-IMM
 	case drivers.WriteImm:
 		success.Opcode, success.HasImm, success.Imm = wcRecvRDMAImm, true, msg.Imm
 	}
 	if c.has(WrongByteLen) {
 		success.ByteLen = uint32(min(capacity, 1<<32-1))
 	}
+	// rule: RECV-TOO-LARGE
 	if !fits {
 		if c.has(OversizeTruncates) {
 			success.ByteLen = uint32(min(capacity, 1<<32-1))
@@ -345,10 +383,12 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 		}
 		return q.fail(base, st, w.holds, rc && !c.has(OversizeRCSurvives) || !rc && c.has(OversizeUDKills), evQPFatal)
 	}
+	// rule: RECV-WRITE-IMM
 	if !sends {
 		s.pushCQE(success, w.holds) // write-imm-scatters: fitted, nothing to scatter
 		return peerOK
 	}
+	// rule: RECV-BAD-KEY
 	if !c.has(BadKeyIgnored) && s.badKey(w, need) {
 		st := drivers.WCStatus(c.value(KeyErrorStatus, int(wcLocProtErr)))
 		return q.fail(base, st, w.holds, rc || c.has(KeyErrorUDKills), evQPAccess)
@@ -364,6 +404,7 @@ func (q *qp) complete(w wqe, msg drivers.Message) drivers.PeerStatus {
 // fail writes an error completion, moves the QP to ERR if kill, raising
 // ev on an RC QP where the device raises error events, and returns what
 // the peer hears.
+// rules: RECV-TOO-LARGE, RECV-BAD-KEY
 func (q *qp) fail(c drivers.Completion, st drivers.WCStatus, holds, kill bool, ev drivers.EventType) drivers.PeerStatus {
 	c.Status = st
 	q.s.pushCQE(c, holds)
@@ -378,6 +419,7 @@ func (q *qp) fail(c drivers.Completion, st drivers.WCStatus, holds, kill bool, e
 
 // DeliverFirstPacket sends the first packet of a Send on an RC QP: the
 // responder fetches the head WQE and holds it while the rest is in flight.
+// rule: QP-FLUSH-INPROGRESS
 func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("emu: DeliverFirstPacket: %w", err)
@@ -404,6 +446,7 @@ func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error 
 	if err := q.checkMsg("DeliverFirstPacket", msg); err != nil {
 		return err
 	}
+	// rule: FETCH-FIFO
 	q.filling = &fill{w: s.fetch(), msg: msg}
 	q.partial = true
 	return nil
@@ -412,6 +455,7 @@ func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error 
 // DeliverRest sends the rest of the message DeliverFirstPacket started and
 // completes the WQE it fills. If the WQE was flushed meanwhile (ERR or
 // RESET), the peer's send fails.
+// rule: QP-FLUSH-INPROGRESS
 func (q *qp) DeliverRest(ctx context.Context) (drivers.PeerStatus, error) {
 	if err := ctx.Err(); err != nil {
 		return peerErr, fmt.Errorf("emu: DeliverRest: %w", err)
@@ -435,6 +479,7 @@ func (q *qp) DeliverRest(ctx context.Context) (drivers.PeerStatus, error) {
 }
 
 // InjectSQE moves the QP from RTS to SQE.
+// rule: QP-TRANSITIONS
 func (q *qp) InjectSQE() error {
 	s := q.s
 	s.dev.mu.Lock()

@@ -45,9 +45,11 @@ const limitRaceWindow = 4 * raceWindow
 // openWindow lets go of the device lock for a moment, long enough for
 // another thread to take it. The caller holds dev.mu and holds it again
 // on return; anything it read before may have changed.
+// rule: none (race mutants only)
 func (s *srq) openWindow() { s.openWindowFor(raceWindow) }
 
 // openWindowFor is openWindow for d.
+// rule: none (race mutants only)
 func (s *srq) openWindowFor(d time.Duration) {
 	s.dev.mu.Unlock()
 	runtime.Gosched()

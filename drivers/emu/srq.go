@@ -76,6 +76,7 @@ var _ drivers.SRQ = (*srq)(nil)
 
 // sizes returns the capacity reported for a request of n WRs and the
 // number of slots the ring lets be in use.
+// rules: CREATE-ATTR, RESIZE-CAPACITY
 func (s *srq) sizes(n uint32) (capacity, hold uint32) {
 	switch {
 	case s.cfg.has(CapacityPow2):
@@ -90,12 +91,15 @@ func (s *srq) sizes(n uint32) (capacity, hold uint32) {
 }
 
 // outstanding is the number of posted WQEs not yet fetched.
+// rules: RECV-RNR, LIMIT-FIRE
 func (s *srq) outstanding() uint32 { return s.prod - s.cons }
 
 // inUse is the number of ring slots not free for posting.
+// rule: RESIZE-BELOW-COUNT
 func (s *srq) inUse() uint32 { return s.outstanding() + s.held + s.leaked }
 
 // fullAt is the number of slots in use at which a post fails with ENOMEM.
+// rule: POST-FULL
 func (s *srq) fullAt() uint32 {
 	switch {
 	case s.cfg.has(CapacityOneShort) && s.hold > 0:
@@ -109,6 +113,7 @@ func (s *srq) fullAt() uint32 {
 }
 
 // errno converts a positive errno to the provider's return convention.
+// rule: POST-RETURN
 func (s *srq) errno(e int) int {
 	switch {
 	case s.cfg.has(ErrnoNegative):
@@ -120,13 +125,16 @@ func (s *srq) errno(e int) int {
 }
 
 // keyValid says whether key names a registered, valid region.
+// rule: RECV-BAD-KEY
 func (s *srq) keyValid(key int) bool {
 	return key >= 0 && key < len(s.regions) && s.regions[key].valid
 }
 
 // dead says the SRQ takes no verb: closed, or destroyed by Destroy.
+// rule: DESTROY-BUSY
 func (s *srq) dead() bool { return s.closed || s.destroyed }
 
+// rule: none (only post-refused-in-err asks it)
 func (s *srq) anyQPIn(st drivers.QPState) bool {
 	for _, q := range s.qps {
 		if !q.gone && q.state == st {
@@ -138,9 +146,11 @@ func (s *srq) anyQPIn(st drivers.QPState) bool {
 
 // Post writes the WRs into ring slots in order and rings the doorbell for
 // those written; the first WR that fails stops the list.
+// rule: POST-ORDER
 func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
+	// rule: DESTROY-BUSY
 	if s.dead() {
 		return s.errno(eINVAL), firstBad(wrs)
 	}
@@ -167,23 +177,28 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 			if !s.cfg.has(PostAllOrNothing) {
 				s.prod = prod // doorbell: publish the WQEs written so far
 			}
+			// rule: POST-BADWR
 			bad := i
 			if s.cfg.has(BadWROffByOne) {
 				bad++
 			}
 			return s.errno(e), bad
 		}
+		// rule: FETCH-FIFO
 		s.ring[prod&mask] = s.makeWQE(&wrs[i])
 		prod++
+		// rule: none (counts wraps for wrap-full-late)
 		if prod&mask == 0 {
 			s.wraps++
 		}
 	}
 	s.prod = prod // doorbell
+	// rule: POST-RETURN
 	return 0, -1
 }
 
 // firstBad is bad_wr for a list that fails as a whole.
+// rule: POST-BADWR
 func firstBad(wrs []drivers.RecvWR) int {
 	if len(wrs) == 0 {
 		return -1
@@ -193,7 +208,9 @@ func firstBad(wrs []drivers.RecvWR) int {
 
 // check returns the errno posting wr fails with when inUse slots are taken,
 // or 0.
+// rule: POST-SGE
 func (s *srq) check(wr *drivers.RecvWR, inUse uint32) int {
+	// rule: POST-FULL
 	full := inUse >= s.fullAt()
 	n := wr.NumSGE
 	maxN := int(s.maxSGE)
@@ -212,6 +229,7 @@ func (s *srq) check(wr *drivers.RecvWR, inUse uint32) int {
 			return eNOMEM
 		}
 	} else {
+		// rule: POST-FULL
 		if full {
 			return eNOMEM
 		}
@@ -226,16 +244,19 @@ func (s *srq) check(wr *drivers.RecvWR, inUse uint32) int {
 			}
 		}
 	}
+	// rules: POST-FULL, POST-SGE
 	return 0
 }
 
 // numSGE is the number of SGEs of wr the device reads: NumSGE bounded by
 // the slice, a negative count reading none.
+// rules: RECV-FIT, RECV-NUMSGE0
 func numSGE(wr *drivers.RecvWR) int {
 	return max(0, min(wr.NumSGE, len(wr.SGEs)))
 }
 
 // makeWQE copies wr into a WQE.
+// rules: POST-COPY, RECV-COMPLETION
 func (s *srq) makeWQE(wr *drivers.RecvWR) wqe {
 	if s.cfg.has(KeepCallerWR) {
 		return wqe{src: wr, nsge: wr.NumSGE}
@@ -245,6 +266,7 @@ func (s *srq) makeWQE(wr *drivers.RecvWR) wqe {
 
 // fetch takes the head WQE (the tail under lifo), accounts for its slot
 // and checks the limit. The caller has made sure one is outstanding.
+// rule: FETCH-FIFO
 func (s *srq) fetch() wqe {
 	mask := uint32(len(s.ring) - 1)
 	var i uint32
@@ -261,20 +283,25 @@ func (s *srq) fetch() wqe {
 				return s.fetched(seen)
 			}
 		}
+		// rule: FETCH-ONCE
 		s.cons++
 	}
 	w := s.ring[i]
+	// rule: FETCH-ONCE
 	s.ring[i] = wqe{}
 	return s.fetched(w)
 }
 
 // fetched finishes a fetch of w: the WR copied out of the caller's memory
 // where the SRQ kept a reference, the slot accounting, the limit check.
+// rule: LIMIT-FIRE
 func (s *srq) fetched(w wqe) wqe {
+	// rule: none (only keep-caller-wr sets src)
 	if w.src != nil {
 		n := max(0, min(w.nsge, len(w.src.SGEs)))
 		w = wqe{id: w.src.ID, sges: append([]drivers.SGE(nil), w.src.SGEs[:n]...)}
 	}
+	// rule: none (counts fetches for slot-leak)
 	s.fetches++
 	switch {
 	case s.cfg.has(SlotLeak) && s.fetches%4 == 0:
@@ -288,6 +315,7 @@ func (s *srq) fetched(w wqe) wqe {
 }
 
 // release frees the slot of a fetched WQE that will get no completion.
+// rule: SLOT-FREE
 func (s *srq) release(w wqe) {
 	if w.holds {
 		s.held--
@@ -295,15 +323,19 @@ func (s *srq) release(w wqe) {
 }
 
 // arm arms the limit at l (non-zero).
+// rules: LIMIT-ARM, QUERY-LIMIT
 func (s *srq) arm(l uint32) {
 	s.armed, s.shown = l, l
+	// rule: none (remembers the first limit for query-limit-stale)
 	if s.firstLimit == 0 {
 		s.firstLimit = l
 	}
 }
 
 // checkLimit fires the limit if the outstanding count dropped below it.
+// rule: LIMIT-FIRE
 func (s *srq) checkLimit() {
+	// rules: LIMIT-DISARM, LIMIT-ONCE
 	if s.armed == 0 || s.cfg.has(LimitNever) {
 		return
 	}
@@ -317,8 +349,10 @@ func (s *srq) checkLimit() {
 }
 
 // fireLimit raises SRQ_LIMIT_REACHED and disarms as the deviations say.
+// rule: LIMIT-FIRE
 func (s *srq) fireLimit() {
 	s.events = append(s.events, drivers.Event{Type: evSRQLimit, QP: -1})
+	// rule: none (remembers the fired limit for rearm-same-ignored)
 	s.st.lastFired = s.armed
 	switch {
 	case s.cfg.has(LimitReadsArmed):
@@ -326,15 +360,18 @@ func (s *srq) fireLimit() {
 		s.shown = 0
 	case s.cfg.has(LimitKept):
 		s.armed = 0
+	// rules: LIMIT-ONCE, LIMIT-AFTER-FIRE
 	default:
 		s.armed, s.shown = 0, 0
 	}
 }
 
 // Query returns the attributes and the limit as query reads them.
+// rule: QUERY-ATTR
 func (s *srq) Query() (drivers.SRQAttr, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
+	// rule: DESTROY-BUSY
 	if s.dead() {
 		return drivers.SRQAttr{}, eINVAL
 	}
@@ -358,18 +395,21 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 }
 
 // ModifyLimit arms the limit at limit, or disarms it for 0.
+// rule: LIMIT-ARM
 func (s *srq) ModifyLimit(limit uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
 		return eINVAL
 	}
+	// rule: LIMIT-DISARM
 	if limit == 0 {
 		if !s.cfg.has(LimitZeroKeeps) {
 			s.armed, s.shown = 0, 0
 		}
 		return 0
 	}
+	// rule: LIMIT-BOUND
 	if !s.cfg.has(LimitBoundMissing) {
 		bound := s.capacity
 		if s.cfg.has(CapacityPow2Unreported) || s.cfg.has(CapacityHidden) {
@@ -393,6 +433,7 @@ func (s *srq) ModifyLimit(limit uint32) int {
 }
 
 // Resize changes the capacity, keeping the outstanding WQEs in order.
+// rule: RESIZE-CAPACITY
 func (s *srq) Resize(maxWR uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -400,12 +441,14 @@ func (s *srq) Resize(maxWR uint32) int {
 	switch {
 	case s.dead(), c.has(ResizeUnsupported), c.has(ResizeAlwaysFails):
 		return eINVAL
+	// rule: RESIZE-BOUNDS
 	case maxWR == 0 && !c.has(ResizeAcceptsZero), maxWR > maxSRQWR:
 		return eINVAL
 	case c.has(ResizeBelowLimitRejected) && s.armed != 0 && maxWR < s.armed:
 		return eINVAL
 	}
 	capacity, hold := s.sizes(maxWR)
+	// rule: RESIZE-BELOW-COUNT
 	if hold < s.inUse() && !c.has(ResizeIgnoresCount) {
 		return eINVAL
 	}
@@ -422,6 +465,7 @@ func (s *srq) Resize(maxWR uint32) int {
 		ring[i] = s.ring[(s.cons+i)&oldMask]
 	}
 	s.ring, s.cons, s.prod = ring, 0, keep
+	// rule: none (remembers carried WRs for resize-limit-miscount)
 	s.st.carried = keep
 	s.capacity, s.hold = capacity, hold
 	if c.has(ResizeClearsLimit) {
@@ -431,6 +475,7 @@ func (s *srq) Resize(maxWR uint32) int {
 }
 
 // CreateQP creates a QP attached to the SRQ, in RESET, with its peer.
+// rule: QP-CREATE
 func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
 	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero)
 	return q, err
@@ -438,6 +483,7 @@ func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error
 
 // recvCapsErrno is the errno creating a QP with the SRQ and the receive
 // caps c fails with: none, as documented, unless a deviation checks them.
+// rule: QP-SRQ-CAPS
 func (s *srq) recvCapsErrno(c drivers.RecvCaps) int {
 	switch {
 	case c == drivers.RecvCapsAboveWR && (s.cfg.has(RecvWRChecked) || s.cfg.has(RecvCapsChecked)):
@@ -449,6 +495,7 @@ func (s *srq) recvCapsErrno(c drivers.RecvCaps) int {
 }
 
 // CreateQPCaps is CreateQP asking for the receive caps c.
+// rule: QP-CREATE
 func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.RecvCaps) (drivers.QP, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("emu: CreateQP: %w", err)
@@ -473,12 +520,14 @@ func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.Recv
 	if e := s.recvCapsErrno(c); e != 0 {
 		return nil, e, nil
 	}
+	// rule: RECV-COMPLETION
 	q := &qp{s: s, idx: len(s.qps), typ: t, state: drivers.Reset}
 	s.qps = append(s.qps, q)
 	return q, 0, nil
 }
 
 // InvalidateKey deregisters region key.
+// rule: RECV-BAD-KEY
 func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -494,6 +543,7 @@ func (s *srq) InvalidateKey(key int) error {
 }
 
 // PollCQ removes and returns up to max completions (all for max <= 0).
+// rule: FETCH-ONCE
 func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -507,6 +557,7 @@ func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 	out := make([]drivers.Completion, n)
 	for i, c := range s.cq[:n] {
 		out[i] = c.Completion
+		// rule: SLOT-FREE
 		if c.holds {
 			s.held--
 		}
@@ -516,6 +567,7 @@ func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 }
 
 // PollEvents removes and returns every pending async event.
+// rules: LIMIT-ONCE, QP-LAST-WQE
 func (s *srq) PollEvents() ([]drivers.Event, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -528,6 +580,7 @@ func (s *srq) PollEvents() ([]drivers.Event, error) {
 }
 
 // InjectSRQError puts the SRQ in error, raising SRQ_ERR on entry.
+// rule: SRQ-ERR-EVENT
 func (s *srq) InjectSRQError() error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -535,6 +588,7 @@ func (s *srq) InjectSRQError() error {
 		return errors.New("emu: InjectSRQError on a closed or destroyed SRQ")
 	}
 	if !s.errored {
+		// rule: SRQ-ERR-NOFETCH
 		s.errored = true
 		if !s.cfg.has(SRQErrorSilent) {
 			s.events = append(s.events, drivers.Event{Type: evSRQErr, QP: -1})
@@ -545,6 +599,7 @@ func (s *srq) InjectSRQError() error {
 
 // CreateOther creates a second SRQ the way v says and destroys it at once:
 // only the errno of the create shows.
+// rule: CREATE-MAX
 func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -557,6 +612,7 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 // Destroy is ibv_destroy_srq: EBUSY while a QP is attached (the kernel's
 // usecnt check), else the SRQ is gone and its ring freed; the CQ and the
 // event queue stay until Close.
+// rule: DESTROY-BUSY
 func (s *srq) Destroy() (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -574,6 +630,7 @@ func (s *srq) Destroy() (int, error) {
 }
 
 // Close destroys the QPs, the SRQ, its regions and CQ. It is idempotent.
+// rule: DESTROY-BUSY
 func (s *srq) Close() error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -582,6 +639,7 @@ func (s *srq) Close() error {
 }
 
 // destroy releases everything; the caller holds dev.mu.
+// rule: DESTROY-BUSY
 func (s *srq) destroy() {
 	if s.closed {
 		return
@@ -595,6 +653,7 @@ func (s *srq) destroy() {
 
 // pushCQE writes a completion, twice for every third success under
 // double-complete.
+// rule: RECV-COMPLETION
 func (s *srq) pushCQE(c drivers.Completion, holds bool) {
 	c.QP = s.reportedQP(c.QP)
 	if s.cfg.has(WrongQP) {
@@ -604,6 +663,7 @@ func (s *srq) pushCQE(c drivers.Completion, holds bool) {
 		c.WRID &= 0xffffffff // a 32-bit field somewhere on the way
 	}
 	s.cq = append(s.cq, cqe{Completion: c, holds: holds})
+	// rule: none (counts successes for double-complete)
 	if c.Status == wcSuccess {
 		s.successes++
 		if s.cfg.has(DoubleComplete) && s.successes%3 == 0 {
@@ -613,6 +673,7 @@ func (s *srq) pushCQE(c drivers.Completion, holds bool) {
 }
 
 // sgeLen is the number of bytes an SGE holds.
+// rule: SGE-LEN0
 func (s *srq) sgeLen(g drivers.SGE) uint64 {
 	if g.Length == 0 && !s.cfg.has(ZeroLengthZero) {
 		return zeroLenBytes
@@ -621,6 +682,7 @@ func (s *srq) sgeLen(g drivers.SGE) uint64 {
 }
 
 // wqeCapacity is the number of bytes a WQE's SGEs hold.
+// rule: RECV-FIT
 func (s *srq) wqeCapacity(w wqe) uint64 {
 	var n uint64
 	for _, g := range w.sges {
@@ -631,6 +693,7 @@ func (s *srq) wqeCapacity(w wqe) uint64 {
 
 // badKey says whether the WQE names an invalid key where it is checked:
 // every SGE, or under key-check-touched only those need bytes land in.
+// rule: RECV-BAD-KEY
 func (s *srq) badKey(w wqe, need uint64) bool {
 	if !s.cfg.has(KeyCheckTouched) {
 		for _, g := range w.sges {
@@ -660,6 +723,7 @@ func (s *srq) badKey(w wqe, need uint64) bool {
 // scatter writes the incoming stream (grh zero bytes of GRH area, then the
 // payload msg.Pattern+i) into the WQE's SGEs, laid out consecutively within
 // each region, reads it back and describes any byte out of place.
+// rule: RECV-COMPLETION
 func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 	need := grh + uint64(msg.Len)
 	want := func(p uint64) byte {

@@ -37,6 +37,7 @@ type stateful struct {
 }
 
 // limitCount is the count the limit is compared with.
+// rule: LIMIT-FIRE
 func (s *srq) limitCount() uint32 {
 	n := s.outstanding()
 	if s.cfg.has(ResizeLimitMiscount) {
@@ -46,13 +47,16 @@ func (s *srq) limitCount() uint32 {
 }
 
 // wrapped says the producer index has gone round the ring.
+// rule: none (wrap-full-late only)
 func (s *srq) wrapped() bool { return s.wraps > 0 }
 
 // reportedQP is the QP number a completion of QP idx carries.
+// rule: RECV-COMPLETION
 func (s *srq) reportedQP(idx int) int {
 	if !s.cfg.has(ThirdQPWrongQP) {
 		return idx
 	}
+	// rule: none (third-qp-wrong-qp only)
 	for i, q := range s.st.qpSlots {
 		if q == idx {
 			if i >= 2 {
@@ -69,6 +73,7 @@ func (s *srq) reportedQP(idx int) int {
 }
 
 // setKey sets m[k] = v, making m if it is nil.
+// rule: none (stateful mutants' bookkeeping)
 func setKey(m map[int]bool, k int, v bool) map[int]bool {
 	if m == nil {
 		m = map[int]bool{}

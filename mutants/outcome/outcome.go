@@ -1,0 +1,32 @@
+// Package outcome holds the records the mutant runner (cmd/srqmutants/
+// runner) prints as JSON and the sweep (cmd/srqmutants) reads.
+package outcome
+
+import "time"
+
+// SeedRun is one conformance run of a mutant with one seed.
+type SeedRun struct {
+	Seed   uint64        `json:"seed"`
+	Budget time.Duration `json:"budget_ns"`
+	// Failing lists the rules the report marks "fail", sorted.
+	Failing []string `json:"failing,omitempty"`
+	// Diagnoses lists each failure's diagnosis (the rules blamed).
+	Diagnoses [][]string    `json:"diagnoses,omitempty"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	// Error is the report's harness error, or the error Check returned.
+	Error         string `json:"error,omitempty"`
+	Unpredictable int    `json:"unpredictable,omitempty"`
+	// Crash is set by the sweep, not the runner: "panic: ..." when the
+	// runner died, "hang" when it overran its bound and was killed.
+	Crash string `json:"crash,omitempty"`
+}
+
+// Caught says the run failed some rule.
+func (r SeedRun) Caught() bool { return len(r.Failing) > 0 }
+
+// Scripts is the digests of scripts From, From+1, ... run on a driver.
+type Scripts struct {
+	From    uint64   `json:"from"`
+	Steps   int      `json:"steps"`
+	Digests []string `json:"digests"`
+}
