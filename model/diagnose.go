@@ -115,13 +115,21 @@ func (d *Deviation) Diagnose() Diagnosis {
 // number of steps that agreed, the error of the next one (nil when all
 // agreed), and the faults the model took.
 func replay(p Profile, c Caps, rules []string, steps []Step, count ...string) (int, error, []FaultUse) {
+	return replayPast(p, c, rules, steps, 0, count...)
+}
+
+// replayPast is replay, widening the beam only when the beam got past
+// step past (0-based) before it failed: a relaxation that does not even
+// get past the step where the trace first fails is not worth the wide
+// replay, whose cost grows with every fault point the rules open.
+func replayPast(p Profile, c Caps, rules []string, steps []Step, past int, count ...string) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
 	}
 	for i, s := range steps {
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
-			if m.pruned && m.width < maxCandidates {
+			if m.pruned && m.width < maxCandidates && i > past {
 				// The beam may have dropped the explaining candidate.
 				return replayWide(p, c, rules, steps, count...)
 			}
@@ -189,7 +197,7 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 	var singles []found
 	var helpers []string // rules that let the replay get further
 	for _, r := range candidates {
-		k, err, faults := replay(p, c, append(slices.Clone(relaxed), r), steps, r)
+		k, err, faults := replayPast(p, c, append(slices.Clone(relaxed), r), steps, n, r)
 		switch {
 		case err == nil:
 			singles = append(singles, found{[]string{r}, faults})
