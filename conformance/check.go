@@ -249,7 +249,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		coverage: map[string]int{}, ran: map[string]int{}, skipped: map[string]string{}, blocked: map[string]string{},
 		resolved: map[string]map[string]bool{}}
 	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
-		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile.Name, rule, source, ops)
+		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed
 		return rf
 	}

@@ -21,8 +21,12 @@ type ReplayFile struct {
 	Driver  string         `json:"driver"`
 	Config  drivers.Config `json:"config"`
 	Profile string         `json:"profile"`
-	Rule    string         `json:"rule,omitempty"`
-	Source  string         `json:"source,omitempty"`
+	// ProfileFile holds the profile itself, in the profile file format
+	// (JSON), when it is not a built-in one (a -profile FILE, an inferred
+	// profile): its name alone would not find it again.
+	ProfileFile json.RawMessage `json:"profile_file,omitempty"`
+	Rule        string          `json:"rule,omitempty"`
+	Source      string          `json:"source,omitempty"`
 	// Relaxed lists the rules the run had already diagnosed broken when
 	// this trace failed: the replay adopts the device's behaviour for them
 	// too, as the run did.
@@ -30,9 +34,17 @@ type ReplayFile struct {
 	Ops     []OpJSON `json:"ops"`
 }
 
-// NewReplay builds a replay file for ops.
-func NewReplay(driver string, cfg drivers.Config, profile, rule, source string, ops []model.Op) (ReplayFile, error) {
-	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: profile, Rule: rule, Source: source}
+// NewReplay builds a replay file for ops run under profile p; a profile
+// that is not a built-in one is written into the file whole.
+func NewReplay(driver string, cfg drivers.Config, p model.Profile, rule, source string, ops []model.Op) (ReplayFile, error) {
+	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: p.Name, Rule: rule, Source: source}
+	if !model.IsBuiltin(p) {
+		b, err := model.MarshalProfile(p, "json")
+		if err != nil {
+			return rf, fmt.Errorf("replay file: %w", err)
+		}
+		rf.ProfileFile = b
+	}
 	for _, op := range ops {
 		o, err := EncodeOp(op)
 		if err != nil {
@@ -60,8 +72,8 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 	if rf.Format != ReplayFormat {
 		return nil, nil, fmt.Errorf("replay file format is %q, want %q", rf.Format, ReplayFormat)
 	}
-	if _, err := model.ProfileByName(rf.Profile); err != nil {
-		return nil, nil, fmt.Errorf("replay file: %w", err)
+	if _, err := rf.ProfileOf(); err != nil {
+		return nil, nil, err
 	}
 	for _, r := range rf.Relaxed {
 		if _, ok := model.RuleByID(r); !ok {
@@ -86,6 +98,26 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 		return nil, nil, fmt.Errorf("replay file %w", err)
 	}
 	return &rf, ops, nil
+}
+
+// ProfileOf returns the profile the trace was run under: the one the file
+// holds (ProfileFile), else the built-in profile the file names.
+func (rf *ReplayFile) ProfileOf() (model.Profile, error) {
+	if len(rf.ProfileFile) == 0 {
+		p, err := model.ProfileByName(rf.Profile)
+		if err != nil {
+			return model.Profile{}, fmt.Errorf("replay file: %w, and the file holds no profile_file", err)
+		}
+		return p, nil
+	}
+	p, err := model.ParseProfile("profile_file of the replay file", rf.ProfileFile)
+	if err != nil {
+		return model.Profile{}, err
+	}
+	if p.Name != rf.Profile {
+		return model.Profile{}, fmt.Errorf("replay file: profile is %q but its profile_file is named %q: want the same name", rf.Profile, p.Name)
+	}
+	return p, nil
 }
 
 // Replay re-runs a saved trace on the device drv opens, with the rules in

@@ -404,7 +404,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("replay", stdout, stderr, "replay [flags] FILE")
 	var dev deviceFlags
 	dev.register(fs.FlagSet)
-	profile := fs.String("profile", "", "profile (default: the one in the file)")
+	profile := fs.String("profile", "", "profile: a built-in name or a profile file (default: the one the replay file holds or names)")
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones")
 	if ok, code := fs.parse(args); !ok {
@@ -438,11 +438,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if set["d"] || set["i"] || set["x"] || set["deviations"] {
 		cfg = dev.config()
 	}
-	pname := rf.Profile
+	p, err := rf.ProfileOf() // ReadReplay checked it
 	if *profile != "" {
-		pname = *profile
+		p, err = profileArg(*profile)
 	}
-	p, err := profileArg(pname)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -50,6 +50,9 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 	if *name == "" {
 		return fail(stderr, "-name must not be empty")
 	}
+	if _, err := model.ProfileByName(*name); err == nil {
+		return fail(stderr, "-name %q is a built-in profile's: the inferred profile needs a name of its own (a profile file may not claim a built-in name)", *name)
+	}
 	drv, err := driverByName(dev.driver)
 	if err != nil {
 		return fail(stderr, "%v", err)
