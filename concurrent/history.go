@@ -14,6 +14,7 @@ package concurrent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -251,10 +252,18 @@ func (h *History) validate() error {
 			return fmt.Errorf("setup QP %d: type %d, want 0 (RC) or 1 (UD)", i, t)
 		}
 	}
+	switch {
+	case len(h.Ops) == 0:
+		return errors.New("has no operations: nothing to check")
+	case len(h.Clients) == 0:
+		return errors.New("has no clients: want the list of what each client did")
+	}
 	kinds := []Kind{KindPost, KindMessage, KindModify, KindArm, KindEvents, KindFinal}
 	for i, o := range h.Ops {
 		in := o.Input
 		switch {
+		case o.Client < 0 || o.Client >= len(h.Clients):
+			return fmt.Errorf("operation %d: client %d, want 0 to %d (the clients list)", i+1, o.Client, len(h.Clients)-1)
 		case !slices.Contains(kinds, in.Kind):
 			return fmt.Errorf("operation %d: kind %q, want one of %v", i+1, in.Kind, kinds)
 		case o.Return < o.Call:

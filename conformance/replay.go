@@ -75,6 +75,14 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 	if _, err := rf.ProfileOf(); err != nil {
 		return nil, nil, err
 	}
+	if rf.Rule != "" {
+		if _, ok := model.RuleByID(rf.Rule); !ok {
+			return nil, nil, fmt.Errorf("replay file: rule %q is not in the catalogue (srqconform rules lists it)", rf.Rule)
+		}
+	}
+	if rf.Config.Port < 0 || rf.Config.GIDIndex < 0 {
+		return nil, nil, fmt.Errorf("replay file: config has Port %d and GIDIndex %d, want 0 or more (Port 0: port 1)", rf.Config.Port, rf.Config.GIDIndex)
+	}
 	for _, r := range rf.Relaxed {
 		if _, ok := model.RuleByID(r); !ok {
 			return nil, nil, fmt.Errorf("replay file: relaxed rule %q is not in the catalogue", r)

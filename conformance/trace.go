@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/srqconform/srqconform/model"
@@ -208,6 +209,10 @@ func DecodeOp(o OpJSON) (model.Op, error) {
 		return nil, fmt.Errorf("unknown operation %q", o.Op)
 	}
 	p := mk()
+	if len(o.Args) == 0 && reflect.TypeOf(p).Elem().NumField() > 0 {
+		// EncodeOp writes args for every operation that has fields.
+		return nil, fmt.Errorf("operation %q has no args: want its arguments, e.g. %s", o.Op, example(p))
+	}
 	if len(o.Args) > 0 {
 		if err := decodeArgs(o.Args, p); err != nil {
 			return nil, fmt.Errorf("operation %q: %w", o.Op, err)
@@ -253,6 +258,15 @@ func DecodeOp(o OpJSON) (model.Op, error) {
 		return *v, nil
 	}
 	return nil, fmt.Errorf("operation %q: no decoder", o.Op)
+}
+
+// example is an operation's zero value as replay-file args.
+func example(p any) string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "{...}"
+	}
+	return string(b)
 }
 
 // Unpredictable reports whether the trace stopped because the model could

@@ -31,7 +31,7 @@ func (d *deviceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.port, "i", 1, "port number")
 	fs.IntVar(&d.gid, "x", 1, "GID index (RoCE)")
 	fs.StringVar(&d.conn, "conn", "", "cgo only: how peers connect, verbs (ibv_modify_qp) or rdmacm (librdmacm; default on iWARP, where it is the only way)")
-	fs.StringVar(&d.deviations, "deviations", "", "emulator only: comma-separated deviations or a set (rxe, rxe-6.1, mlx5, siw)")
+	fs.StringVar(&d.deviations, "deviations", "", "emulator only: comma-separated deviations or a set (rxe, rxe-6.1, mlx5, siw); srqconform deviations lists them")
 }
 
 func (d *deviceFlags) config() drivers.Config {
@@ -96,7 +96,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if err := dev.check(); err != nil {
+	if err := dev.checkDevice(); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if err := fs.durations("wait", "settle"); err != nil {
@@ -435,8 +435,15 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if set["driver"] {
 		name = dev.driver
 	}
-	if set["d"] || set["i"] || set["x"] || set["deviations"] {
+	if set["d"] || set["i"] || set["x"] || set["deviations"] || set["conn"] {
 		cfg = dev.config()
+	}
+	if set["driver"] || set["deviations"] || set["conn"] {
+		d := dev
+		d.driver = name
+		if err := d.checkDevice(); err != nil {
+			return fail(stderr, "%v", err)
+		}
 	}
 	p, err := rf.ProfileOf() // ReadReplay checked it
 	if *profile != "" {

@@ -74,7 +74,7 @@ func TestUsageAndEnvironmentErrorsExit2(t *testing.T) {
 	corrupt := filepath.Join(dir, "corrupt.json")
 	require.NoError(t, os.WriteFile(corrupt, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll"}`), 0o644))
 	wrongOrder := filepath.Join(dir, "order.json")
-	require.NoError(t, os.WriteFile(wrongOrder, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll"}]}`), 0o644))
+	require.NoError(t, os.WriteFile(wrongOrder, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll","args":{"Max":0}}]}`), 0o644))
 	for _, tc := range []struct {
 		args []string
 		msg  string
