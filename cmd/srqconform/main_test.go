@@ -165,7 +165,7 @@ func TestRenderAndMatrixFromSavedReports(t *testing.T) {
 	code, out, errs := srq(t, "matrix", a, b)
 	require.Equal(t, exitOK, code, errs)
 	assert.Contains(t, out, "| FETCH-FIFO | pass | fail |")
-	assert.Contains(t, out, "Rules whose status differs: ")
+	assert.Contains(t, out, "Rules whose status differs between the columns that hold them: FETCH-FIFO.")
 	code, out, _ = srq(t, "render", "-format", "markdown", b)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "| FETCH-FIFO | fail |")
