@@ -56,6 +56,10 @@ type Inference struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
+// InferCases is how many random cases each run of Infer makes when
+// Options sets neither Cases nor Duration.
+const InferCases = 100
+
 // Infer runs the suite on the device with every implementation-defined
 // field open (model.Open) and returns the profile the device showed.
 // opts.Profile and opts.Rules are ignored; opts.Seed (0: one is picked) is
@@ -91,11 +95,17 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	opts.Profile = model.Open()
 	opts.Rules = nil
 	opts.Progress = nil
+	if opts.Cases == 0 && opts.Duration == 0 {
+		opts.Cases = InferCases // each of its many runs a count, not a budget
+	}
 	opts.defaults()
 	inf := &Inference{}
 	runs := func(p model.Profile, cases int, shrink time.Duration) (*Report, error) {
 		o := opts
 		o.Profile, o.Cases, o.ShrinkTime = p, cases, shrink
+		if cases < 0 {
+			o.Duration = 0 // scenarios only
+		}
 		inf.Runs++
 		return Check(ctx, drv, cfg, o)
 	}
