@@ -98,7 +98,7 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 		if where == "" {
 			where = "standard output"
 		}
-		fmt.Fprintf(stderr, "srqconform: interrupted: the partial profile (what %d finished runs showed; every other field open) written to %s\n", inf.Runs-1, where)
+		fmt.Fprintf(stderr, "srqconform: interrupted: partial profile (what %d finished runs showed; every other field open) written to %s\n", inf.Runs-1, where)
 		return exitInterrupted
 	}
 	if !*quiet {

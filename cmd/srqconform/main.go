@@ -94,8 +94,7 @@ report written).
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return fail(stderr, "no command given: want one of %s; run 'srqconform -h' for the commands", strings.Join(commands, ", "))
 	}
 	switch args[0] {
 	case "run":

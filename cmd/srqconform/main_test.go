@@ -79,7 +79,7 @@ func TestUsageAndEnvironmentErrorsExit2(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{}, "usage: srqconform"},
+		{[]string{}, "srqconform: no command given: want one of run, "},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"run", "-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"run", "-driver", "nosuch"}, `unknown driver "nosuch"`},

@@ -126,9 +126,16 @@ func TestProfileArgPrefersBuiltInNames(t *testing.T) {
 	assert.ErrorContains(t, err, "profile file ./rxe: ")
 }
 
-// profileFile writes built-in profile base as a YAML profile file named
-// name, with the line from replaced by to (none when from is empty).
+// profileFile writes built-in profile base as a YAML profile file
+// dir/name.yaml of the profile name, with the line from replaced by to
+// (none when from is empty).
 func profileFile(t *testing.T, dir, base, name, from, to string) string {
+	t.Helper()
+	return profileFileAt(t, filepath.Join(dir, name+".yaml"), base, name, from, to)
+}
+
+// profileFileAt is profileFile at path.
+func profileFileAt(t *testing.T, path, base, name, from, to string) string {
 	t.Helper()
 	p, err := model.ProfileByName(base)
 	require.NoError(t, err)
@@ -139,7 +146,6 @@ func profileFile(t *testing.T, dir, base, name, from, to string) string {
 		require.Contains(t, s, from)
 		s = strings.Replace(s, from, to, 1)
 	}
-	path := filepath.Join(dir, name+".yaml")
 	require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
 	return path
 }
