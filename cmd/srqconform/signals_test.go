@@ -102,33 +102,6 @@ func (p *started) exit(t *testing.T, since time.Time, bound time.Duration) int {
 	return -1
 }
 
-func TestOneSignalWritesThePartialReportAndExits130(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			dir := t.TempDir()
-			out, js := filepath.Join(dir, "report.txt"), filepath.Join(dir, "report.json")
-			p := start(t, "run", "-cases", "300000", "-q", "-o", out, "-json", js)
-			time.Sleep(time.Second)
-			select {
-			case <-p.done:
-				t.Fatalf("the run ended before the signal; stderr:\n%s", p.stderr.String())
-			default:
-			}
-			at := time.Now()
-			p.signal(t, sig)
-			assert.Equal(t, exitInterrupted, p.exit(t, at, 10*time.Second), p.stderr.String())
-			t.Logf("exited %v after the signal", p.took)
-			text, err := os.ReadFile(out)
-			require.NoError(t, err, "the report file was not written")
-			assert.Contains(t, string(text), "verdict: INTERRUPTED, CONFORMANT so far")
-			b, err := os.ReadFile(js)
-			require.NoError(t, err)
-			assert.Contains(t, string(b), `"interrupted": true`)
-			assert.Contains(t, p.stderr.String(), "srqconform: interrupted: partial report")
-		})
-	}
-}
-
 // TestASignalStopsShrinking interrupts a run after it found a failing
 // random case: the slot-leak mutant fails a random case within a fraction
 // of a second (seed 7), and the run, with a budget of ten minutes, is then
@@ -184,8 +157,8 @@ func TestASecondSignalExitsAtOnce(t *testing.T) {
 	}
 }
 
-// TestEveryLongCommandStopsOnASignalWithItsPartialReport: concurrent and
-// infer, like run, stop on SIGINT or SIGTERM, write the partial report they
+// TestEveryLongCommandStopsOnASignalWithItsPartialReport: run, concurrent
+// and infer stop on SIGINT or SIGTERM, write the partial report they
 // promise and exit 130 (issue 20, bug 4: concurrent died at once of
 // SIGTERM with exit 143 and no report, and ran its check to the end after
 // SIGINT, exiting 0; infer wrote no profile).
@@ -195,6 +168,16 @@ func TestEveryLongCommandStopsOnASignalWithItsPartialReport(t *testing.T) {
 		args  func(out string) []string
 		check func(t *testing.T, out string)
 	}{
+		{"run", func(out string) []string {
+			return []string{"run", "-cases", "300000", "-q", "-o", out, "-json", out + ".json"}
+		}, func(t *testing.T, out string) {
+			text, err := os.ReadFile(out)
+			require.NoError(t, err, "the report file was not written")
+			assert.Contains(t, string(text), "verdict: INTERRUPTED, CONFORMANT so far")
+			b, err := os.ReadFile(out + ".json")
+			require.NoError(t, err)
+			assert.Contains(t, string(b), `"interrupted": true`)
+		}},
 		{"concurrent", func(out string) []string {
 			return []string{"concurrent", "-seed", "1", "-duration", "10m", "-max-ops", "100000000", "-o", out}
 		}, func(t *testing.T, out string) {
