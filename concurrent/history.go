@@ -103,16 +103,25 @@ func (s Setup) Steps() []model.Step {
 // History is a recorded concurrent run: the sequential setup that made
 // the SRQ and brought its QPs up, then the concurrent operations.
 type History struct {
-	Profile string      `json:"profile"`
-	Caps    model.Caps  `json:"caps"`
-	Setup   Setup       `json:"setup"`
-	Clients []string    `json:"clients"` // what each client did, by ID
-	Ops     []Operation `json:"ops"`
+	Profile string `json:"profile"`
+	// ProfileFile holds the profile itself when it is not a built-in one
+	// (concurrent -profile FILE): its name alone would not find it again.
+	ProfileFile json.RawMessage `json:"profile_file,omitempty"`
+	Caps        model.Caps      `json:"caps"`
+	Setup       Setup           `json:"setup"`
+	Clients     []string        `json:"clients"` // what each client did, by ID
+	Ops         []Operation     `json:"ops"`
 	// Device, Kernel and Seed say where the history came from.
 	Device string        `json:"device,omitempty"`
 	Kernel string        `json:"kernel,omitempty"`
 	Seed   uint64        `json:"seed"`
 	Wall   time.Duration `json:"wall_ns"`
+}
+
+// ProfileOf returns the profile the history is checked under: the one it
+// holds (ProfileFile), else the built-in profile it names.
+func (h *History) ProfileOf() (model.Profile, error) {
+	return model.EmbeddedProfile("history", h.Profile, h.ProfileFile)
 }
 
 // Complete says the history ran to its final poll, so that it can be
@@ -235,8 +244,8 @@ func ReadHistory(path string) (*History, error) {
 	if err := dec.Decode(&h); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	if _, err := model.ProfileByName(h.Profile); err != nil {
-		return nil, fmt.Errorf("history %s: profile %q: %w", path, h.Profile, err)
+	if _, err := h.ProfileOf(); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	if err := h.validate(); err != nil {
 		return nil, fmt.Errorf("history %s %w", path, err)

@@ -30,7 +30,7 @@ type Options struct {
 	// DefaultBudget's worth; negative none (scenarios only, unless
 	// Duration is set).
 	Cases int
-	Steps   int           // most steps per random case; 0 means 40
+	Steps int // most steps per random case; 0 means 40
 	// Scenarios selects scenarios by rule ID; empty runs all.
 	Rules []string
 	// Wait bounds how long a poll waits for expected completions and

@@ -38,13 +38,11 @@ type ReplayFile struct {
 // that is not a built-in one is written into the file whole.
 func NewReplay(driver string, cfg drivers.Config, p model.Profile, rule, source string, ops []model.Op) (ReplayFile, error) {
 	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: p.Name, Rule: rule, Source: source}
-	if !model.IsBuiltin(p) {
-		b, err := model.MarshalProfile(p, "json")
-		if err != nil {
-			return rf, fmt.Errorf("replay file: %w", err)
-		}
-		rf.ProfileFile = b
+	b, err := model.EmbedProfile(p)
+	if err != nil {
+		return rf, fmt.Errorf("replay file: %w", err)
 	}
+	rf.ProfileFile = b
 	for _, op := range ops {
 		o, err := EncodeOp(op)
 		if err != nil {
@@ -111,21 +109,7 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 // ProfileOf returns the profile the trace was run under: the one the file
 // holds (ProfileFile), else the built-in profile the file names.
 func (rf *ReplayFile) ProfileOf() (model.Profile, error) {
-	if len(rf.ProfileFile) == 0 {
-		p, err := model.ProfileByName(rf.Profile)
-		if err != nil {
-			return model.Profile{}, fmt.Errorf("replay file: %w, and the file holds no profile_file", err)
-		}
-		return p, nil
-	}
-	p, err := model.ParseProfile("profile_file of the replay file", rf.ProfileFile)
-	if err != nil {
-		return model.Profile{}, err
-	}
-	if p.Name != rf.Profile {
-		return model.Profile{}, fmt.Errorf("replay file: profile is %q but its profile_file is named %q: want the same name", rf.Profile, p.Name)
-	}
-	return p, nil
+	return model.EmbeddedProfile("replay file", rf.Profile, rf.ProfileFile)
 }
 
 // Replay re-runs a saved trace on the device drv opens, with the rules in

@@ -507,6 +507,36 @@ func IsBuiltin(p Profile) bool {
 	return ok && len(differingFields(b, p)) == 0
 }
 
+// EmbedProfile returns p as a profile file in JSON, for a saved file (a
+// replay, a history) to carry, or nil when p is a built-in profile, which
+// its name finds again.
+func EmbedProfile(p Profile) (json.RawMessage, error) {
+	if IsBuiltin(p) {
+		return nil, nil
+	}
+	return MarshalProfile(p, "json")
+}
+
+// EmbeddedProfile returns the profile a saved file (what) names and, when
+// it is not a built-in one, holds (raw, as EmbedProfile wrote it).
+func EmbeddedProfile(what, name string, raw json.RawMessage) (Profile, error) {
+	if len(raw) == 0 {
+		p, err := ProfileByName(name)
+		if err != nil {
+			return Profile{}, fmt.Errorf("%s: %w, and the file holds no profile_file", what, err)
+		}
+		return p, nil
+	}
+	p, err := ParseProfile("profile_file of the "+what, raw)
+	if err != nil {
+		return Profile{}, err
+	}
+	if p.Name != name {
+		return Profile{}, fmt.Errorf("%s: profile is %q but its profile_file is named %q: want the same name", what, name, p.Name)
+	}
+	return p, nil
+}
+
 // text returns a required string value.
 func text(m map[string]any, key string) (string, error) {
 	v, ok := m[key]

@@ -214,3 +214,18 @@ func TestAProfileFileWithoutItsFormatLineIsRefused(t *testing.T) {
 	assert.Contains(t, errs, "format is missing: want format: "+model.ProfileFormat)
 	assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
 }
+
+// TestConcurrentRunsAndChecksUnderAProfileFile: a history recorded under a
+// profile file holds the profile, so that it is checked at once and again
+// with -check (before, both stopped on "unknown profile").
+func TestConcurrentRunsAndChecksUnderAProfileFile(t *testing.T) {
+	dir := t.TempDir()
+	path := profileFile(t, dir, "documented", "vendor", "", "")
+	code, out, errs := srq(t, "concurrent", "-profile", path, "-seed", "1", "-duration", "200ms", "-max-ops", "100", "-history-dir", dir)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "profile vendor")
+	code, out, errs = srq(t, "concurrent", "-check", filepath.Join(dir, "history-1.json"))
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "profile vendor")
+	assert.Contains(t, out, "verdict: LINEARIZABLE")
+}
