@@ -81,9 +81,9 @@ type checker struct {
 }
 
 func newChecker(h *History, relaxed ...string) (*checker, error) {
-	p, err := model.ProfileByName(h.Profile)
+	p, err := h.ProfileOf()
 	if err != nil {
-		return nil, fmt.Errorf("concurrent: profile %q: %w", h.Profile, err)
+		return nil, fmt.Errorf("concurrent: %w", err)
 	}
 	m, err := model.NewRelaxed(p, h.Caps, relaxed)
 	if err != nil {

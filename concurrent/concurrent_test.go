@@ -172,7 +172,7 @@ func TestSequentialSuiteMissesRaceMutants(t *testing.T) {
 	}
 	for _, d := range emu.RaceMutants {
 		for seed := uint64(1); seed <= 3; seed++ {
-			rep, err := conformance.Check(context.Background(), emu.New(d), drivers.Config{}, conformance.Options{Seed: seed})
+			rep, err := conformance.Check(context.Background(), emu.New(d), drivers.Config{}, conformance.Options{Seed: seed, Cases: 100})
 			if err != nil {
 				t.Fatalf("%s seed %d: conformance.Check: %v", d, seed, err)
 			}

@@ -14,6 +14,7 @@ package concurrent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -102,16 +103,25 @@ func (s Setup) Steps() []model.Step {
 // History is a recorded concurrent run: the sequential setup that made
 // the SRQ and brought its QPs up, then the concurrent operations.
 type History struct {
-	Profile string      `json:"profile"`
-	Caps    model.Caps  `json:"caps"`
-	Setup   Setup       `json:"setup"`
-	Clients []string    `json:"clients"` // what each client did, by ID
-	Ops     []Operation `json:"ops"`
+	Profile string `json:"profile"`
+	// ProfileFile holds the profile itself when it is not a built-in one
+	// (concurrent -profile FILE): its name alone would not find it again.
+	ProfileFile json.RawMessage `json:"profile_file,omitempty"`
+	Caps        model.Caps      `json:"caps"`
+	Setup       Setup           `json:"setup"`
+	Clients     []string        `json:"clients"` // what each client did, by ID
+	Ops         []Operation     `json:"ops"`
 	// Device, Kernel and Seed say where the history came from.
 	Device string        `json:"device,omitempty"`
 	Kernel string        `json:"kernel,omitempty"`
 	Seed   uint64        `json:"seed"`
 	Wall   time.Duration `json:"wall_ns"`
+}
+
+// ProfileOf returns the profile the history is checked under: the one it
+// holds (ProfileFile), else the built-in profile it names.
+func (h *History) ProfileOf() (model.Profile, error) {
+	return model.EmbeddedProfile("history", h.Profile, h.ProfileFile)
 }
 
 // Complete says the history ran to its final poll, so that it can be
@@ -234,8 +244,8 @@ func ReadHistory(path string) (*History, error) {
 	if err := dec.Decode(&h); err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	if _, err := model.ProfileByName(h.Profile); err != nil {
-		return nil, fmt.Errorf("history %s: profile %q: %w", path, h.Profile, err)
+	if _, err := h.ProfileOf(); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	if err := h.validate(); err != nil {
 		return nil, fmt.Errorf("history %s %w", path, err)
@@ -251,10 +261,18 @@ func (h *History) validate() error {
 			return fmt.Errorf("setup QP %d: type %d, want 0 (RC) or 1 (UD)", i, t)
 		}
 	}
+	switch {
+	case len(h.Ops) == 0:
+		return errors.New("has no operations: nothing to check")
+	case len(h.Clients) == 0:
+		return errors.New("has no clients: want the list of what each client did")
+	}
 	kinds := []Kind{KindPost, KindMessage, KindModify, KindArm, KindEvents, KindFinal}
 	for i, o := range h.Ops {
 		in := o.Input
 		switch {
+		case o.Client < 0 || o.Client >= len(h.Clients):
+			return fmt.Errorf("operation %d: client %d, want 0 to %d (the clients list)", i+1, o.Client, len(h.Clients)-1)
 		case !slices.Contains(kinds, in.Kind):
 			return fmt.Errorf("operation %d: kind %q, want one of %v", i+1, in.Kind, kinds)
 		case o.Return < o.Call:

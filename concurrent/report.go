@@ -18,6 +18,9 @@ type Report struct {
 	// Error is set when the device or harness failed: the report holds
 	// the histories recorded until then.
 	Error string `json:"error,omitempty"`
+	// Interrupted says a signal stopped the run: the report holds the
+	// histories recorded and checked until then.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // HistoryRun is one history and its check.
@@ -89,13 +92,28 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 	}
 	fmt.Fprintf(&b, "device %s, kernel %s, profile %s\n", orDash(r.Device), orDash(r.Kernel), r.Profile)
 	verdict := "LINEARIZABLE: every history has an order the model accepts"
+	if len(r.Runs) == 0 {
+		verdict = "NO HISTORIES: none was recorded"
+	}
 	if n := r.Violations(); n > 0 {
 		verdict = fmt.Sprintf("VIOLATION in %d of %d histories (rules: %s)", n, len(r.Runs), strings.Join(r.FailingRules(), ", "))
 	} else if r.unknown() > 0 {
 		verdict = fmt.Sprintf("UNKNOWN: %d of %d histories were not decided within the check's time", r.unknown(), len(r.Runs))
 	}
+	unchecked := 0
+	for _, run := range r.Runs {
+		if run.Result == nil {
+			unchecked++
+		}
+	}
+	if unchecked > 0 {
+		verdict += fmt.Sprintf("; %d of %d histories recorded but not checked", unchecked, len(r.Runs))
+	}
 	if r.Error != "" {
 		verdict += "; the run stopped: " + r.Error
+	}
+	if r.Interrupted {
+		verdict = "INTERRUPTED, " + verdict + " (so far)"
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", verdict)
 	h("Histories")

@@ -154,6 +154,9 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 	opts.defaults(info)
 	h := &History{Profile: opts.Profile.Name, Caps: model.Caps{MaxSRQWR: info.MaxSRQWR, MaxSRQSGE: info.MaxSRQSGE, Resize: info.SRQResize},
 		Device: info.Name, Kernel: info.Kernel, Seed: opts.Seed}
+	if h.ProfileFile, err = model.EmbedProfile(opts.Profile); err != nil {
+		return nil, fmt.Errorf("concurrent: %w", err)
+	}
 	h.Setup.SRQ = model.CreateSRQ{MaxWR: opts.MaxWR, MaxSGE: 1}
 	srq, attr, err := dev.CreateSRQ(ctx, drivers.SRQAttr{MaxWR: opts.MaxWR, MaxSGE: 1}, model.NumKeys)
 	if err != nil {

@@ -20,13 +20,17 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// Options configure a conformance run. The zero value runs every scenario
-// and 100 random cases of up to 40 steps under the documented profile.
+// Options configure a conformance run. The zero value runs every scenario,
+// then random cases of up to 40 steps for DefaultBudget (5 s), under the
+// documented profile: as deep as srqconform run's default on the emulator.
 type Options struct {
 	Profile model.Profile // zero value: model.Documented()
 	Seed    uint64        // random-case seed; 0 picks one (reported)
-	Cases   int           // random cases; 0 means 100, negative none
-	Steps   int           // most steps per random case; 0 means 40
+	// Cases is how many random cases run: 0 with no Duration means
+	// DefaultBudget's worth; negative none (scenarios only, unless
+	// Duration is set).
+	Cases int
+	Steps int // most steps per random case; 0 means 40
 	// Scenarios selects scenarios by rule ID; empty runs all.
 	Rules []string
 	// Wait bounds how long a poll waits for expected completions and
@@ -57,8 +61,8 @@ func (o *Options) defaults() {
 	if o.Profile.Name == "" {
 		o.Profile = model.Documented()
 	}
-	if o.Cases == 0 {
-		o.Cases = 100
+	if o.Cases == 0 && o.Duration == 0 {
+		o.Duration = DefaultBudget
 	}
 	if o.Steps <= 0 {
 		o.Steps = 40
@@ -263,7 +267,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
 	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
-		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile.Name, rule, source, ops)
+		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed
 		return rf
 	}
@@ -302,8 +306,9 @@ func boundedOpen(opts Options, open func()) bool {
 	return within(opts.OpTimeout, open)
 }
 
-// DefaultBudget is the time budget srqconform run gives the random cases
-// on the emulator when neither a case count nor a duration is given:
+// DefaultBudget is the time budget Check, Test and srqconform run (on the
+// emulator) give the random cases when neither a case count nor a duration
+// is given:
 // seconds, in which the state-directed generator reaches every rule's check
 // and every state-space feature (BenchmarkCoverage) and catches every
 // emulator mutant (TestMutantsAreCaughtWithinTheDefaultBudget).

@@ -49,15 +49,24 @@ type Inference struct {
 	Runs int `json:"runs"`
 	// Report is the last run: the whole suite (scenarios and random
 	// cases) against Profile. A device that deviates from it broke a rule
-	// that no choice of values excuses.
+	// that no choice of values excuses. It is nil when Interrupted.
 	Report *Report `json:"report"`
+	// Interrupted says a signal stopped inference: Profile is what the
+	// runs finished until then showed, every other field left open.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
+
+// InferCases is how many random cases each run of Infer makes when
+// Options sets neither Cases nor Duration.
+const InferCases = 100
 
 // Infer runs the suite on the device with every implementation-defined
 // field open (model.Open) and returns the profile the device showed.
 // opts.Profile and opts.Rules are ignored; opts.Seed (0: one is picked) is
 // used by every run, and opts.Cases random cases by every run after the
-// first phase. logf, when not nil, is told of every step.
+// first phase. logf, when not nil, is told of every step. When ctx is
+// cancelled it returns the partial inference (Interrupted, the fields the
+// finished runs narrowed) with the error.
 //
 // It goes in four phases, each sound on its own: a value is dropped only
 // when a run shows the device cannot have it.
@@ -86,11 +95,17 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	opts.Profile = model.Open()
 	opts.Rules = nil
 	opts.Progress = nil
+	if opts.Cases == 0 && opts.Duration == 0 {
+		opts.Cases = InferCases // each of its many runs a count, not a budget
+	}
 	opts.defaults()
 	inf := &Inference{}
 	runs := func(p model.Profile, cases int, shrink time.Duration) (*Report, error) {
 		o := opts
 		o.Profile, o.Cases, o.ShrinkTime = p, cases, shrink
+		if cases < 0 {
+			o.Duration = 0 // scenarios only
+		}
 		inf.Runs++
 		return Check(ctx, drv, cfg, o)
 	}
@@ -100,11 +115,21 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	how := map[string]string{}
 	open := model.Open()
 	p := open
+	var info drivers.Info
+	// stopped returns the partial inference once ctx is cancelled: p holds
+	// only what finished runs showed.
+	stopped := func() (*Inference, error) {
+		inf.Interrupted = true
+		inf.describe(p, open, how, drv.Name(), cfg, info, opts)
+		return inf, fmt.Errorf("infer: stopped after %d runs: %w", inf.Runs, context.Cause(ctx))
+	}
 
 	// Phase 1: scenarios, every field open, to a fixed point.
-	var info drivers.Info
 	for pass := 1; ; pass++ {
 		rep, err := runs(p, -1, opts.ShrinkTime)
+		if ctx.Err() != nil {
+			return stopped()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("infer: scenarios, pass %d: %w", pass, err)
 		}
@@ -140,6 +165,9 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 					return nil, fmt.Errorf("infer: %w", err)
 				}
 				rep, err := runs(q, opts.Cases, probeShrink)
+				if ctx.Err() != nil {
+					return stopped()
+				}
 				if err != nil {
 					logf("%s = %s: inconclusive, the run stopped: %v", f, v, err)
 					keep = append(keep, v)
@@ -178,6 +206,9 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 			q := p
 			reflect.ValueOf(&q).Elem().FieldByName(f).Set(reflect.ValueOf(set))
 			rep, err := runs(q, opts.Cases, probeShrink)
+			if ctx.Err() != nil {
+				return stopped()
+			}
 			if err != nil {
 				// The set found so far may miss statuses: leave it open.
 				logf("%s: inconclusive after %q, the run stopped: %v", f, set.String(), err)
@@ -205,39 +236,15 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 
 	// Phase 4: the whole suite against the inferred profile.
 	rep, err := runs(p, opts.Cases, opts.ShrinkTime)
+	if ctx.Err() != nil {
+		return stopped()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("infer: the last run, against the inferred profile: %w", err)
 	}
 	inf.Report = rep
-
-	where := fmt.Sprintf("srqconform infer on driver %s, device %s (%s)", drv.Name(), info.Name, info.Provider)
-	if d := cfg.Options["deviations"]; d != "" {
-		where += ", deviations " + d
-	}
-	where += fmt.Sprintf(", seed %d, %d random cases", opts.Seed, max(opts.Cases, 0))
-	p.Name = "inferred"
-	p.Description = "The profile " + where + " showed; each note says whether the runs told the field's values apart."
-	p.Notes = map[string]model.Note{}
-	shown := 0
-	for _, f := range model.FieldNames() {
-		r := FieldResult{Field: f, Values: p.FieldTexts(f)}
-		r.Shown = !slices.Equal(r.Values, open.FieldTexts(f))
-		switch {
-		case r.Shown:
-			r.How = how[f]
-			p.Notes[f] = model.Note{Source: fmt.Sprintf("%s: %s narrowed it to what the device did (%s)", MarkShown, r.How, where), Verified: true}
-			shown++
-		case neverProbed[f] != "":
-			r.How = neverProbed[f]
-			p.Notes[f] = model.Note{Source: fmt.Sprintf("%s: %s (%s)", MarkNotShown, r.How, where)}
-		default:
-			r.How = "no run told the values apart"
-			p.Notes[f] = model.Note{Source: fmt.Sprintf("%s: %s (%s)", MarkNotShown, r.How, where)}
-		}
-		inf.Fields = append(inf.Fields, r)
-	}
-	inf.Profile = p
-	logf("%d of %d fields shown in %d runs", shown, len(inf.Fields), inf.Runs)
+	inf.describe(p, open, how, drv.Name(), cfg, info, opts)
+	logf("%d of %d fields shown in %d runs", inf.shown(), len(inf.Fields), inf.Runs)
 	return inf, nil
 }
 
@@ -312,4 +319,50 @@ func newStatus(rep *Report, p model.Profile, caps model.Caps) (model.WCStatus, b
 		}
 	}
 	return 0, false, fmt.Errorf("%s: status %q is not one the model names", f.Source, d.Got)
+}
+
+// describe sets inf.Profile to p, named "inferred", with a note per field
+// saying whether the runs showed it (how says by which runs), and
+// inf.Fields to the same.
+func (inf *Inference) describe(p, open model.Profile, how map[string]string, driver string, cfg drivers.Config, info drivers.Info, opts Options) {
+	where := fmt.Sprintf("srqconform infer on driver %s, device %s (%s)", driver, info.Name, info.Provider)
+	if d := cfg.Options["deviations"]; d != "" {
+		where += ", deviations " + d
+	}
+	where += fmt.Sprintf(", seed %d, %d random cases", opts.Seed, max(opts.Cases, 0))
+	if inf.Interrupted {
+		where += fmt.Sprintf(", interrupted during run %d: the fields not yet probed stay open", inf.Runs)
+	}
+	p.Name = "inferred"
+	p.Description = "The profile " + where + " showed; each note says whether the runs told the field's values apart."
+	p.Notes = map[string]model.Note{}
+	inf.Fields = nil
+	for _, f := range model.FieldNames() {
+		r := FieldResult{Field: f, Values: p.FieldTexts(f)}
+		r.Shown = !slices.Equal(r.Values, open.FieldTexts(f))
+		switch {
+		case r.Shown:
+			r.How = how[f]
+			p.Notes[f] = model.Note{Source: fmt.Sprintf("%s: %s narrowed it to what the device did (%s)", MarkShown, r.How, where), Verified: true}
+		case neverProbed[f] != "":
+			r.How = neverProbed[f]
+			p.Notes[f] = model.Note{Source: fmt.Sprintf("%s: %s (%s)", MarkNotShown, r.How, where)}
+		default:
+			r.How = "no run told the values apart"
+			p.Notes[f] = model.Note{Source: fmt.Sprintf("%s: %s (%s)", MarkNotShown, r.How, where)}
+		}
+		inf.Fields = append(inf.Fields, r)
+	}
+	inf.Profile = p
+}
+
+// shown counts the fields the runs narrowed.
+func (inf *Inference) shown() int {
+	n := 0
+	for _, r := range inf.Fields {
+		if r.Shown {
+			n++
+		}
+	}
+	return n
 }

@@ -21,8 +21,12 @@ type ReplayFile struct {
 	Driver  string         `json:"driver"`
 	Config  drivers.Config `json:"config"`
 	Profile string         `json:"profile"`
-	Rule    string         `json:"rule,omitempty"`
-	Source  string         `json:"source,omitempty"`
+	// ProfileFile holds the profile itself, in the profile file format
+	// (JSON), when it is not a built-in one (a -profile FILE, an inferred
+	// profile): its name alone would not find it again.
+	ProfileFile json.RawMessage `json:"profile_file,omitempty"`
+	Rule        string          `json:"rule,omitempty"`
+	Source      string          `json:"source,omitempty"`
 	// Relaxed lists the rules the run had already diagnosed broken when
 	// this trace failed: the replay adopts the device's behaviour for them
 	// too, as the run did.
@@ -30,9 +34,15 @@ type ReplayFile struct {
 	Ops     []OpJSON `json:"ops"`
 }
 
-// NewReplay builds a replay file for ops.
-func NewReplay(driver string, cfg drivers.Config, profile, rule, source string, ops []model.Op) (ReplayFile, error) {
-	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: profile, Rule: rule, Source: source}
+// NewReplay builds a replay file for ops run under profile p; a profile
+// that is not a built-in one is written into the file whole.
+func NewReplay(driver string, cfg drivers.Config, p model.Profile, rule, source string, ops []model.Op) (ReplayFile, error) {
+	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: p.Name, Rule: rule, Source: source}
+	b, err := model.EmbedProfile(p)
+	if err != nil {
+		return rf, fmt.Errorf("replay file: %w", err)
+	}
+	rf.ProfileFile = b
 	for _, op := range ops {
 		o, err := EncodeOp(op)
 		if err != nil {
@@ -60,8 +70,16 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 	if rf.Format != ReplayFormat {
 		return nil, nil, fmt.Errorf("replay file format is %q, want %q", rf.Format, ReplayFormat)
 	}
-	if _, err := model.ProfileByName(rf.Profile); err != nil {
-		return nil, nil, fmt.Errorf("replay file: %w", err)
+	if _, err := rf.ProfileOf(); err != nil {
+		return nil, nil, err
+	}
+	if rf.Rule != "" {
+		if _, ok := model.RuleByID(rf.Rule); !ok {
+			return nil, nil, fmt.Errorf("replay file: rule %q is not in the catalogue (srqconform rules lists it)", rf.Rule)
+		}
+	}
+	if rf.Config.Port < 0 || rf.Config.GIDIndex < 0 {
+		return nil, nil, fmt.Errorf("replay file: config has Port %d and GIDIndex %d, want 0 or more (Port 0: port 1)", rf.Config.Port, rf.Config.GIDIndex)
 	}
 	for _, r := range rf.Relaxed {
 		if _, ok := model.RuleByID(r); !ok {
@@ -86,6 +104,12 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 		return nil, nil, fmt.Errorf("replay file %w", err)
 	}
 	return &rf, ops, nil
+}
+
+// ProfileOf returns the profile the trace was run under: the one the file
+// holds (ProfileFile), else the built-in profile the file names.
+func (rf *ReplayFile) ProfileOf() (model.Profile, error) {
+	return model.EmbeddedProfile("replay file", rf.Profile, rf.ProfileFile)
 }
 
 // Replay re-runs a saved trace on the device drv opens, with the rules in

@@ -15,7 +15,7 @@ func FuzzReadReplay(f *testing.F) {
 	ops := []model.Op{model.CreateSRQ{MaxWR: 4, MaxSGE: 1}, model.CreateQP{Type: model.UD},
 		model.Post{WRs: []model.WR{{ID: 1, NumSGE: 1, SGEs: []model.SGE{{Length: 8}}}}},
 		model.Arrive{QP: 0, Msg: model.Message{Opcode: model.SendImm, Len: 3, Imm: 9}}, model.Poll{}}
-	rf, err := NewReplay("emu", drivers.Config{}, "rxe", "FETCH-FIFO", "test", ops)
+	rf, err := NewReplay("emu", drivers.Config{}, model.RXE(), "FETCH-FIFO", "test", ops)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func FuzzReadReplay(f *testing.F) {
 		if len(ops) != len(rf.Ops) || len(ops) == 0 {
 			t.Fatalf("ReadReplay returned %d ops for %d entries", len(ops), len(rf.Ops))
 		}
-		again, err := NewReplay(rf.Driver, rf.Config, rf.Profile, rf.Rule, rf.Source, ops)
+		again, err := NewReplay(rf.Driver, rf.Config, model.RXE(), rf.Rule, rf.Source, ops)
 		if err != nil {
 			t.Fatalf("re-encoding a valid replay: %v", err)
 		}

@@ -14,10 +14,12 @@ import (
 //	}
 //
 // Every failing rule is reported with its minimal trace; declared profile
-// deviations the device did not show are reported too.
+// deviations the device did not show are reported too. With neither
+// opts.Cases nor opts.Duration set, the random cases run for DefaultBudget,
+// as srqconform run's do on the emulator (under go test -short: 20 cases).
 func Test(t *testing.T, drv drivers.Driver, cfg drivers.Config, opts Options) *Report {
 	t.Helper()
-	if testing.Short() && opts.Cases == 0 {
+	if testing.Short() && opts.Cases == 0 && opts.Duration == 0 {
 		opts.Cases = 20
 	}
 	rep, err := Check(context.Background(), drv, cfg, opts)

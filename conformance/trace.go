@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/srqconform/srqconform/model"
@@ -74,6 +75,47 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []string) mode
 // Failed reports whether the trace ends in a deviation or an error.
 func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }
 
+// Alternatives says which other rules explain the trace as well as the
+// diagnosis, and why the diagnosis named its own: "" when none do.
+func Alternatives(d model.Diagnosis) string {
+	if len(d.Also) == 0 {
+		return ""
+	}
+	alts := make([]string, len(d.Also))
+	for i, a := range d.Also {
+		alts[i] = strings.Join(a, " and ") + " broken"
+	}
+	return fmt.Sprintf("this trace alone fits as well: %s; it cannot tell them apart, and the diagnosis names %s as the more specific (model.Specificity)",
+		strings.Join(alts, ", or "), strings.Join(d.Rules, " and "))
+}
+
+// Extent says where the trace departs and how long it is: "departs at
+// step 2 of 2 checked, then 9 evidence steps (not checked)". The step is
+// the diagnosis's departure, else the step whose check failed.
+func (t Trace) Extent() string {
+	checked, at := 0, 0
+	for _, s := range t.Steps {
+		if s.Evidence {
+			continue
+		}
+		checked++
+		if s.Rule != "" && at == 0 {
+			at = s.N
+		}
+	}
+	if d := t.Diagnosis; d != nil && d.DepartedAt > 0 {
+		at = d.DepartedAt
+	}
+	if at == 0 {
+		return fmt.Sprintf("%d steps", len(t.Steps))
+	}
+	s := fmt.Sprintf("departs at step %d of %d checked", at, checked)
+	if n := len(t.Steps) - checked; n > 0 {
+		s += fmt.Sprintf(", then %d evidence steps (not checked)", n)
+	}
+	return s
+}
+
 // Text renders the trace as numbered lines: the step where the device
 // departed (under the diagnosis) is marked "»", the step whose check
 // noticed it "✗", and an evidence poll after it "+".
@@ -83,8 +125,8 @@ func (t Trace) Text() string {
 		if len(d.Rules) > 0 {
 			fmt.Fprintf(&b, "  diagnosis: %s broken; departed at step %d, visible at step %d (noticed by the %s check)\n",
 				strings.Join(d.Rules, " and "), d.DepartedAt, d.VisibleAt, d.NoticedBy)
-			for _, a := range d.Also {
-				fmt.Fprintf(&b, "  also consistent with: %s broken\n", strings.Join(a, " and "))
+			if alt := Alternatives(*d); alt != "" {
+				fmt.Fprintf(&b, "  %s\n", alt)
 			}
 		} else if d.Unexplained {
 			fmt.Fprintf(&b, "  diagnosis: no rule, nor pair of rules, explains this trace; the %s check noticed it at step %d\n", d.NoticedBy, d.VisibleAt)
@@ -208,6 +250,10 @@ func DecodeOp(o OpJSON) (model.Op, error) {
 		return nil, fmt.Errorf("unknown operation %q", o.Op)
 	}
 	p := mk()
+	if len(o.Args) == 0 && reflect.TypeOf(p).Elem().NumField() > 0 {
+		// EncodeOp writes args for every operation that has fields.
+		return nil, fmt.Errorf("operation %q has no args: want its arguments, e.g. %s", o.Op, example(p))
+	}
 	if len(o.Args) > 0 {
 		if err := decodeArgs(o.Args, p); err != nil {
 			return nil, fmt.Errorf("operation %q: %w", o.Op, err)
@@ -253,6 +299,15 @@ func DecodeOp(o OpJSON) (model.Op, error) {
 		return *v, nil
 	}
 	return nil, fmt.Errorf("operation %q: no decoder", o.Op)
+}
+
+// example is an operation's zero value as replay-file args.
+func example(p any) string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "{...}"
+	}
+	return string(b)
 }
 
 // Unpredictable reports whether the trace stopped because the model could

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -205,7 +206,18 @@ func (w WR) String() string {
 	if w.NumSGE != len(w.SGEs) {
 		ns = fmt.Sprintf(" num_sge=%d", w.NumSGE)
 	}
-	return fmt.Sprintf("wr%d%s{%s}", w.ID, ns, strings.Join(parts, " "))
+	return fmt.Sprintf("wr%s%s{%s}", WRIDText(w.ID), ns, strings.Join(parts, " "))
+}
+
+// WRIDText writes a wr_id for a reader: in decimal up to 2^32, else in hex
+// in groups of four digits (0xe0e0_0000_0000_0000), where its pattern
+// shows and its digits can be compared.
+func WRIDText(id uint64) string {
+	if id < 1<<32 {
+		return strconv.FormatUint(id, 10)
+	}
+	h := fmt.Sprintf("%016x", id)
+	return "0x" + h[0:4] + "_" + h[4:8] + "_" + h[8:12] + "_" + h[12:16]
 }
 
 // Observation is everything an operation lets an observer see. Fields an
@@ -233,7 +245,7 @@ func (o Observation) Describe(op Op) string {
 		if o.Errno == 0 {
 			return "0"
 		}
-		return fmt.Sprintf("%s, bad_wr=%d", ErrnoName(o.Errno), o.BadWR)
+		return fmt.Sprintf("%s, bad_wr=%d%s", ErrnoName(o.Errno), o.BadWR, badWRName(op, o.BadWR))
 	case CreateSRQ, Query:
 		if o.Errno != 0 {
 			return ErrnoName(o.Errno)
@@ -245,4 +257,20 @@ func (o Observation) Describe(op Op) string {
 		return fmt.Sprintf("completions %v, events %v", o.Completions, o.Events)
 	}
 	return ErrnoName(o.Errno)
+}
+
+// badWRName names the WR a post's bad_wr index points at, as " (wrN)", the
+// way the model's expectation does; "" when it points at none.
+func badWRName(op Op, i int) string {
+	var wrs []WR
+	switch o := op.(type) {
+	case Post:
+		wrs = o.WRs
+	case PostRecv:
+		wrs = []WR{o.WR}
+	}
+	if i < 0 || i >= len(wrs) {
+		return ""
+	}
+	return " (wr" + WRIDText(wrs[i].ID) + ")"
 }

@@ -414,7 +414,11 @@ func parseProfile(name string, data []byte) (Profile, error) {
 			return Profile{}, fmt.Errorf("unknown key %q: want %s, %s, %s, %s and %s", k, keyFormat, keyName, keyDescription, keyFields, keyNotes)
 		}
 	}
-	if f, ok := top[keyFormat]; ok && f != ProfileFormat {
+	f, ok := top[keyFormat]
+	if !ok {
+		return Profile{}, fmt.Errorf("%s is missing: want %s: %s as the first line", keyFormat, keyFormat, ProfileFormat)
+	}
+	if f != ProfileFormat {
 		return Profile{}, fmt.Errorf("%s is %v: want %q", keyFormat, f, ProfileFormat)
 	}
 	var p Profile
@@ -462,6 +466,73 @@ func parseProfile(name string, data []byte) (Profile, error) {
 			return Profile{}, err
 		}
 		p.Notes[f] = n
+	}
+	if err := checkBuiltinName(p); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
+}
+
+// checkBuiltinName refuses a profile that takes a built-in profile's name
+// but not its fields: a report or replay that names the profile would
+// otherwise stand for the built-in while holding the device to other
+// values. A file that is a built-in's (profiles -format yaml NAME) passes.
+func checkBuiltinName(p Profile) error {
+	b, ok := Profiles()[p.Name]
+	if !ok {
+		return nil
+	}
+	if d := differingFields(b, p); len(d) > 0 {
+		return fmt.Errorf("%s %q is a built-in profile's, and this profile differs from it in %s: give the edited profile a name of its own (e.g. %s-edited)",
+			keyName, p.Name, strings.Join(d, ", "), p.Name)
+	}
+	return nil
+}
+
+// differingFields lists the fields whose values differ between a and b.
+func differingFields(a, b Profile) []string {
+	var d []string
+	for _, f := range FieldNames() {
+		if !slices.Equal(a.FieldTexts(f), b.FieldTexts(f)) {
+			d = append(d, f)
+		}
+	}
+	return d
+}
+
+// IsBuiltin reports whether p is the built-in profile of its name, field
+// for field: a name alone is enough to find it again.
+func IsBuiltin(p Profile) bool {
+	b, ok := Profiles()[p.Name]
+	return ok && len(differingFields(b, p)) == 0
+}
+
+// EmbedProfile returns p as a profile file in JSON, for a saved file (a
+// replay, a history) to carry, or nil when p is a built-in profile, which
+// its name finds again.
+func EmbedProfile(p Profile) (json.RawMessage, error) {
+	if IsBuiltin(p) {
+		return nil, nil
+	}
+	return MarshalProfile(p, "json")
+}
+
+// EmbeddedProfile returns the profile a saved file (what) names and, when
+// it is not a built-in one, holds (raw, as EmbedProfile wrote it).
+func EmbeddedProfile(what, name string, raw json.RawMessage) (Profile, error) {
+	if len(raw) == 0 {
+		p, err := ProfileByName(name)
+		if err != nil {
+			return Profile{}, fmt.Errorf("%s: %w, and the file holds no profile_file", what, err)
+		}
+		return p, nil
+	}
+	p, err := ParseProfile("profile_file of the "+what, raw)
+	if err != nil {
+		return Profile{}, err
+	}
+	if p.Name != name {
+		return Profile{}, fmt.Errorf("%s: profile is %q but its profile_file is named %q: want the same name", what, name, p.Name)
 	}
 	return p, nil
 }

@@ -170,6 +170,8 @@ func TestBadProfileFilesGetOneLineNamingTheFileAndField(t *testing.T) {
 		{"format.yaml", edit("format: "+ProfileFormat, "format: srqconform-profile/9"), `format is srqconform-profile/9: want "srqconform-profile/1"`},
 		{"top-key.yaml", edit("name: rxe\n", "name: rxe\nversion: 2\n"), `unknown key "version"`},
 		{"no-name.yaml", edit("name: rxe\n", ""), "name is missing"},
+		{"no-format.yaml", edit("format: "+ProfileFormat+"\n", ""), "format is missing: want format: " + ProfileFormat},
+		{"builtin-name.yaml", edit("name: rxe\n", "name: mlx5\n"), `name "mlx5" is a built-in profile's, and this profile differs from it in `},
 		{"malformed.yaml", edit("fields:\n", "fields: [\n"), "not valid YAML"},
 		{"tabs.yaml", edit("  SlotFree: at fetch\n", "\tSlotFree: at fetch\n"), "not valid YAML"},
 		{"list.yaml", "- a\n- b\n", "want a mapping of format, name, description, fields and notes, got a list"},
@@ -206,6 +208,7 @@ func TestLoadProfile(t *testing.T) {
 	y, err := MarshalProfile(SIW(), "yaml")
 	require.NoError(t, err)
 	y = []byte(strings.Replace(string(y), "PostErrno: negative errno", "PostErrno: -1", 1))
+	y = []byte(strings.Replace(string(y), "name: siw\n", "name: siw-minus\n", 1))
 	p, err = ParseProfile("minus.yaml", y)
 	require.NoError(t, err)
 	assert.Equal(t, One(ErrnoMinusOne), p.PostErrno)

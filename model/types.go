@@ -395,9 +395,9 @@ type Completion struct {
 
 func (c Completion) String() string {
 	if c.Status != WCSuccess {
-		return fmt.Sprintf("{wr_id=%d qp=%d %s}", c.WRID, c.QP, c.Status)
+		return fmt.Sprintf("{wr_id=%s qp=%d %s}", WRIDText(c.WRID), c.QP, c.Status)
 	}
-	s := fmt.Sprintf("{wr_id=%d qp=%d %s %s byte_len=%d", c.WRID, c.QP, c.Status, c.Opcode, c.ByteLen)
+	s := fmt.Sprintf("{wr_id=%s qp=%d %s %s byte_len=%d", WRIDText(c.WRID), c.QP, c.Status, c.Opcode, c.ByteLen)
 	if c.HasImm {
 		s += fmt.Sprintf(" imm=%#x", c.Imm)
 	}

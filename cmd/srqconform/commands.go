@@ -31,7 +31,7 @@ func (d *deviceFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.port, "i", 1, "port number")
 	fs.IntVar(&d.gid, "x", 1, "GID index (RoCE)")
 	fs.StringVar(&d.conn, "conn", "", "cgo only: how peers connect, verbs (ibv_modify_qp) or rdmacm (librdmacm; default on iWARP, where it is the only way)")
-	fs.StringVar(&d.deviations, "deviations", "", "emulator only: comma-separated deviations or a set (rxe, rxe-6.1, mlx5, siw)")
+	fs.StringVar(&d.deviations, "deviations", "", "emulator only: comma-separated deviations or a set (rxe, rxe-6.1, mlx5, siw); srqconform deviations lists them")
 }
 
 func (d *deviceFlags) config() drivers.Config {
@@ -96,7 +96,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if err := dev.check(); err != nil {
+	if err := dev.checkDevice(); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	if err := fs.durations("wait", "settle"); err != nil {
@@ -404,7 +404,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("replay", stdout, stderr, "replay [flags] FILE")
 	var dev deviceFlags
 	dev.register(fs.FlagSet)
-	profile := fs.String("profile", "", "profile (default: the one in the file)")
+	profile := fs.String("profile", "", "profile: a built-in name or a profile file (default: the one the replay file holds or names)")
 	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
 	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones")
 	if ok, code := fs.parse(args); !ok {
@@ -435,14 +435,20 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if set["driver"] {
 		name = dev.driver
 	}
-	if set["d"] || set["i"] || set["x"] || set["deviations"] {
+	if set["d"] || set["i"] || set["x"] || set["deviations"] || set["conn"] {
 		cfg = dev.config()
 	}
-	pname := rf.Profile
-	if *profile != "" {
-		pname = *profile
+	if set["driver"] || set["deviations"] || set["conn"] {
+		d := dev
+		d.driver = name
+		if err := d.checkDevice(); err != nil {
+			return fail(stderr, "%v", err)
+		}
 	}
-	p, err := profileArg(pname)
+	p, err := rf.ProfileOf() // ReadReplay checked it
+	if *profile != "" {
+		p, err = profileArg(*profile)
+	}
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,18 +59,26 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 	if *duration == 0 {
 		return fail(stderr, "-duration must be positive")
 	}
-	if err := dev.check(); err != nil {
+	if err := dev.checkDevice(); err != nil {
 		return fail(stderr, "%v", err)
+	}
+	if *checkFile != "" {
+		for _, f := range []string{"driver", "d", "i", "x", "conn", "deviations", "profile", "seed", "runs", "duration", "max-ops", "posters", "rc", "ud", "no-cycles", "no-arm", "history-dir", "record-only"} {
+			if fs.set(f) {
+				return fail(stderr, "-%s goes with a run on a device, not with -check (a saved history holds its profile and operations)", f)
+			}
+		}
 	}
 	known, err := conformance.ReadKnown(*knownFile)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	for _, d := range []string{*htmlDir, *historyDir} {
-		if d != "" {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return fail(stderr, "%v", err)
-			}
+	if err := checkWritable(*out); err != nil {
+		return fail(stderr, "-o: %v", err)
+	}
+	for _, d := range []struct{ flag, dir string }{{"-html", *htmlDir}, {"-history-dir", *historyDir}} {
+		if err := checkDir(d.dir); err != nil {
+			return fail(stderr, "%s: %v", d.flag, err)
 		}
 	}
 	reduceBudget := *reduce
@@ -87,23 +93,31 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 		return o
 	}
 	rep := &concurrent.Report{}
+	ctx, stop := interruptible(stderr)
+	defer stop()
 	if *checkFile != "" {
 		if data, err := os.ReadFile(*checkFile); err == nil && isConcurrentReport(data) {
 			// A report with its histories (vm -concurrent -json): check
 			// them all again.
-			return hostConcurrentReport(data, 0, "", concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: reduceBudget}, *htmlDir, *format, *out, "", known, stdout, stderr)
+			return hostConcurrentReport(ctx, data, 0, "", concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: reduceBudget}, *htmlDir, *format, *out, "", known, stdout, stderr)
 		}
 		h, err := concurrent.ReadHistory(*checkFile)
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}
 		rep.Device, rep.Kernel, rep.Profile = h.Device, h.Kernel, h.Profile
-		res, err := concurrent.Check(h, checkOpts(h.Seed))
-		if err != nil {
-			return fail(stderr, "%v", err)
-		}
-		run := concurrent.NewHistoryRun(h, res)
+		run := concurrent.NewHistoryRun(h, nil)
 		run.History = h
+		res, err := checkUnlessInterrupted(ctx, h, checkOpts(h.Seed))
+		switch {
+		case interrupted(ctx):
+			rep.Interrupted = true
+		case err != nil:
+			return fail(stderr, "%v", err)
+		default:
+			run = concurrent.NewHistoryRun(h, res)
+			run.History = h
+		}
 		rep.Runs = append(rep.Runs, run)
 		return concurrentStatus(rep, *format, *out, known, stdout, stderr)
 	}
@@ -116,8 +130,6 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	rep.Profile = p.Name
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	first := *seed
 	if first == 0 {
 		first = uint64(time.Now().UnixNano()) & (1<<53 - 1)
@@ -134,12 +146,19 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 		}
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				rep.Error = "interrupted"
-			} else {
-				rep.Error = err.Error()
+		if interrupted(ctx) {
+			// The history recorded until the signal is kept, unchecked:
+			// checking it could take minutes.
+			rep.Interrupted = true
+			if h != nil && len(h.Ops) > 0 {
+				run := concurrent.NewHistoryRun(h, nil)
+				run.History = h
+				rep.Runs = append(rep.Runs, run)
 			}
+			break
+		}
+		if err != nil {
+			rep.Error = err.Error()
 			if h == nil || !h.Complete() {
 				break
 			}
@@ -154,7 +173,14 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 			}
 			continue
 		}
-		res, cerr := concurrent.Check(h, checkOpts(s))
+		res, cerr := checkUnlessInterrupted(ctx, h, checkOpts(s))
+		if interrupted(ctx) {
+			run := concurrent.NewHistoryRun(h, nil)
+			run.History = h
+			rep.Runs = append(rep.Runs, run)
+			rep.Interrupted = true
+			break
+		}
 		if cerr != nil {
 			rep.Error = cerr.Error()
 			break
@@ -194,11 +220,16 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 	if err != nil {
 		return fail(stderr, "write the report: %v", err)
 	}
-	if rep.Error != "" {
-		fmt.Fprintf(stderr, "srqconform concurrent: the run stopped: %s (report written)\n", rep.Error)
-		if rep.Error == "interrupted" {
-			return exitInterrupted
-		}
+	where := out
+	if where == "" {
+		where = "standard output"
+	}
+	switch {
+	case rep.Interrupted:
+		fmt.Fprintf(stderr, "srqconform: interrupted: partial report (%d histories) written to %s\n", len(rep.Runs), where)
+		return exitInterrupted
+	case rep.Error != "":
+		fmt.Fprintf(stderr, "srqconform concurrent: the run stopped: %s (report written to %s)\n", rep.Error, where)
 		return exitHarness
 	}
 	var unknown []string
@@ -220,7 +251,7 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 // concurrent -record-only wrote, checks each history on the host with
 // base's bounds (reducing and drawing violations into htmlDir) and writes
 // the report as asked.
-func hostConcurrentReport(out []byte, guestExit int, kernel string, base concurrent.CheckOptions, htmlDir, format, outFile, jsonFile string, known conformance.Known, stdout, stderr io.Writer) int {
+func hostConcurrentReport(ctx context.Context, out []byte, guestExit int, kernel string, base concurrent.CheckOptions, htmlDir, format, outFile, jsonFile string, known conformance.Known, stdout, stderr io.Writer) int {
 	var rep concurrent.Report
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return fail(stderr, "the guest's srqconform concurrent (exit %d) gave no report: %v", guestExit, err)
@@ -241,7 +272,11 @@ func hostConcurrentReport(out []byte, guestExit int, kernel string, base concurr
 		if htmlDir != "" {
 			opts.HTML = filepath.Join(htmlDir, fmt.Sprintf("violation-%d.html", run.Seed))
 		}
-		res, err := concurrent.Check(run.History, opts)
+		res, err := checkUnlessInterrupted(ctx, run.History, opts)
+		if interrupted(ctx) {
+			rep.Interrupted = true
+			break
+		}
 		if err != nil {
 			return fail(stderr, "check the guest's history of seed %d: %v", run.Seed, err)
 		}
@@ -274,4 +309,24 @@ func isConcurrentReport(data []byte) bool {
 		Runs []json.RawMessage `json:"runs"`
 	}
 	return json.Unmarshal(data, &probe) == nil && len(probe.Runs) > 0
+}
+
+// checkUnlessInterrupted checks h, or returns once ctx is cancelled (the
+// check goes on in the background until the process exits).
+func checkUnlessInterrupted(ctx context.Context, h *concurrent.History, opts concurrent.CheckOptions) (*concurrent.Result, error) {
+	type result struct {
+		res *concurrent.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := concurrent.Check(h, opts)
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }

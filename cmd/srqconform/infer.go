@@ -50,6 +50,15 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 	if *name == "" {
 		return fail(stderr, "-name must not be empty")
 	}
+	if _, err := model.ProfileByName(*name); err == nil {
+		return fail(stderr, "-name %q is a built-in profile's: the inferred profile needs a name of its own (a profile file may not claim a built-in name)", *name)
+	}
+	if err := dev.checkDevice(); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	if err := checkWritable(*out); err != nil {
+		return fail(stderr, "-o: %v", err)
+	}
 	drv, err := driverByName(dev.driver)
 	if err != nil {
 		return fail(stderr, "%v", err)
@@ -68,12 +77,8 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := interruptible(stderr)
 	defer cancel()
 	inf, err := conformance.Infer(ctx, drv, dev.config(), opts, logf)
-	if err != nil {
-		fmt.Fprintf(stderr, "srqconform: %v\n", err)
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		return exitUsage
+	if err != nil && (inf == nil || !inf.Interrupted) {
+		return fail(stderr, "%v", err)
 	}
 	inf.Profile.Name = *name
 	b, err := model.MarshalProfile(inf.Profile, *format)
@@ -87,6 +92,14 @@ func cmdInfer(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail(stderr, "write the inferred profile: %v", err)
+	}
+	if inf.Interrupted {
+		where := *out
+		if where == "" {
+			where = "standard output"
+		}
+		fmt.Fprintf(stderr, "srqconform: interrupted: partial profile (what %d finished runs showed; every other field open) written to %s\n", inf.Runs-1, where)
+		return exitInterrupted
 	}
 	if !*quiet {
 		for _, r := range inf.Fields {

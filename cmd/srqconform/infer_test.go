@@ -193,7 +193,8 @@ func TestInferWritesJSONAndRejectsBadFlags(t *testing.T) {
 		{[]string{"infer", "-name", ""}, "-name must not be empty"},
 		{[]string{"infer", "-driver", "nosuch"}, `unknown driver "nosuch"`},
 		{[]string{"infer", "-deviations", "nosuch"}, "nosuch"},
-		{[]string{"infer", "-cases", "0", "-o", filepath.Join(dir, "no", "such", "dir.yaml")}, "write the inferred profile"},
+		{[]string{"infer", "-cases", "0", "-o", filepath.Join(dir, "no", "such", "dir.yaml")}, "-o: create the output file"},
+		{[]string{"infer", "-cases", "0", "-o", dir}, "-o: " + dir + " is a directory, want a file"},
 	} {
 		code, _, errs := srq(t, tc.args...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)

@@ -37,9 +37,9 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 	require.NoError(t, os.WriteFile(noRules, []byte(`{"driver":"emu","profile":"documented","rules":[]}`), 0o644))
 	aFile := filepath.Join(dir, "a-file")
 	require.NoError(t, os.WriteFile(aFile, nil, 0o644))
-	good := replayFile(t, `{"op":"poll"}`)
+	good := replayFile(t, `{"op":"poll","args":{"Max":0}}`)
 	badHistory := filepath.Join(dir, "bad-history.json")
-	require.NoError(t, os.WriteFile(badHistory, []byte(`{"profile":"documented","setup":{"srq":{"MaxWR":8,"MaxSGE":1},"attr":{"MaxWR":8,"MaxSGE":1},"qps":[0]},"ops":[{"client":0,"input":{"kind":"modify","qp":7,"state":6},"output":{},"call_ns":1,"return_ns":2}]}`), 0o644))
+	require.NoError(t, os.WriteFile(badHistory, []byte(`{"profile":"documented","setup":{"srq":{"MaxWR":8,"MaxSGE":1},"attr":{"MaxWR":8,"MaxSGE":1},"qps":[0]},"clients":["poster"],"ops":[{"client":0,"input":{"kind":"modify","qp":7,"state":6},"output":{},"call_ns":1,"return_ns":2}]}`), 0o644))
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -96,7 +96,7 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"replay", replayFile(t, `{"op":"poll","args":{"Max":1,"Bogus":2}}`)}, `replay file operation 3: operation "poll": arguments {"Max":1,"Bogus":2}: json: unknown field "Bogus"`},
 		{[]string{"replay", replayFile(t, `{"op":"arrive_rest","args":{"QP":3}}`)}, `replay file operation 3 (arrive_rest): field QP is 3, want 0 to 0`},
 		{[]string{"replay", replayFile(t, `{"op":"inject_sqe","args":{"QP":0}}`)}, "not a trace the model accepts"},
-		{[]string{"run", "-o", filepath.Join(dir, "missing", "r.txt")}, "-o: create the report file: open " + filepath.Join(dir, "missing", "r.txt")},
+		{[]string{"run", "-o", filepath.Join(dir, "missing", "r.txt")}, "-o: create the output file: open " + filepath.Join(dir, "missing", "r.txt")},
 		{[]string{"run", "-json", dir}, "-json: " + dir + " is a directory, want a file"},
 		{[]string{"run", "-replay-dir", filepath.Join(aFile, "cx")}, "-replay-dir: create the directory"},
 	} {

@@ -5,6 +5,8 @@
 //	srqconform run [flags]          run the suite (default: the built-in emulator)
 //	srqconform rules [-format F]    print the rule catalogue
 //	srqconform profiles [NAME]      list the profiles, or show one (-format yaml|json: as a profile file)
+//	srqconform deviations           list the emulator's behaviours and mutants, one a line
+//	srqconform concurrent [flags]   record concurrent histories and check them for linearizability
 //	srqconform replay [flags] FILE  re-run a saved counterexample
 //	srqconform infer [flags]        write the profile a device shows
 //	srqconform vm [flags]           run the suite on rxe in a QEMU guest
@@ -76,6 +78,7 @@ commands:
   rules      print the rule catalogue
   profiles   list the driver profiles, or show one: srqconform profiles rxe
              (-format yaml or json prints it as a profile file for run -profile FILE)
+  deviations list the emulator's behaviours and mutants (-deviations takes them), one a line
   replay     re-run a saved counterexample: srqconform replay FILE
   infer      run the suite with every profile field open and write the profile the device showed
   vm         boot a Debian kernel with rdma_rxe under QEMU and run the suite inside
@@ -91,8 +94,7 @@ report written).
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return fail(stderr, "no command given: want one of %s; run 'srqconform -h' for the commands", strings.Join(commands, ", "))
 	}
 	switch args[0] {
 	case "run":
@@ -113,6 +115,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRender(args[1:], stdout, stderr)
 	case "matrix":
 		return cmdMatrix(args[1:], stdout, stderr)
+	case "deviations":
+		return cmdDeviations(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		switch {
 		case len(args) == 1:
@@ -127,4 +131,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // commands lists the commands run knows.
-var commands = []string{"run", "concurrent", "rules", "profiles", "replay", "infer", "vm", "render", "matrix"}
+var commands = []string{"run", "concurrent", "rules", "profiles", "deviations", "replay", "infer", "vm", "render", "matrix"}

@@ -74,12 +74,12 @@ func TestUsageAndEnvironmentErrorsExit2(t *testing.T) {
 	corrupt := filepath.Join(dir, "corrupt.json")
 	require.NoError(t, os.WriteFile(corrupt, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll"}`), 0o644))
 	wrongOrder := filepath.Join(dir, "order.json")
-	require.NoError(t, os.WriteFile(wrongOrder, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll"}]}`), 0o644))
+	require.NoError(t, os.WriteFile(wrongOrder, []byte(`{"format":"srqconform-replay/1","driver":"emu","profile":"documented","ops":[{"op":"poll","args":{"Max":0}}]}`), 0o644))
 	for _, tc := range []struct {
 		args []string
 		msg  string
 	}{
-		{[]string{}, "usage: srqconform"},
+		{[]string{}, "srqconform: no command given: want one of run, "},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"run", "-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"run", "-driver", "nosuch"}, `unknown driver "nosuch"`},
@@ -165,7 +165,7 @@ func TestRenderAndMatrixFromSavedReports(t *testing.T) {
 	code, out, errs := srq(t, "matrix", a, b)
 	require.Equal(t, exitOK, code, errs)
 	assert.Contains(t, out, "| FETCH-FIFO | pass | fail |")
-	assert.Contains(t, out, "Rules whose status differs: ")
+	assert.Contains(t, out, "Rules whose status differs between the columns that hold them: FETCH-FIFO.")
 	code, out, _ = srq(t, "render", "-format", "markdown", b)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "| FETCH-FIFO | fail |")

@@ -29,18 +29,8 @@ func (o outputs) check() error {
 			return fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
-	if o.replayDir != "" {
-		if err := os.MkdirAll(o.replayDir, 0o755); err != nil {
-			return fmt.Errorf("-replay-dir: create the directory: %w", err)
-		}
-		f, err := os.CreateTemp(o.replayDir, ".srqconform-check-*")
-		if err != nil {
-			return fmt.Errorf("-replay-dir: create a file in it: %w", err)
-		}
-		f.Close()
-		if err := os.Remove(f.Name()); err != nil {
-			return fmt.Errorf("-replay-dir: remove the test file: %w", err)
-		}
+	if err := checkDir(o.replayDir); err != nil {
+		return fmt.Errorf("-replay-dir: %w", err)
 	}
 	return nil
 }
@@ -61,21 +51,21 @@ func checkWritable(path string) error {
 	case err == nil:
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return fmt.Errorf("open the report file for writing: %w", err)
+			return fmt.Errorf("open the output file for writing: %w", err)
 		}
 		return f.Close()
 	case errors.Is(err, fs.ErrNotExist):
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
-			return fmt.Errorf("create the report file: %w", err)
+			return fmt.Errorf("create the output file: %w", err)
 		}
 		f.Close()
 		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("remove the test-created report file: %w", err)
+			return fmt.Errorf("remove the test-created output file: %w", err)
 		}
 		return nil
 	}
-	return fmt.Errorf("stat the report file: %w", err)
+	return fmt.Errorf("stat the output file: %w", err)
 }
 
 // write writes rep to every output, the JSON report and the replay files
@@ -109,4 +99,21 @@ func (o outputs) where() string {
 		s += " and " + o.json
 	}
 	return s
+}
+
+// checkDir makes sure dir, when given, is a directory files can be
+// created in: it makes it if need be.
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create the directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".srqconform-check-*")
+	if err != nil {
+		return fmt.Errorf("create a file in it: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -123,4 +124,108 @@ func TestProfileArgPrefersBuiltInNames(t *testing.T) {
 	assert.True(t, reflect.DeepEqual(model.RXE(), p))
 	_, err = profileArg("./rxe")
 	assert.ErrorContains(t, err, "profile file ./rxe: ")
+}
+
+// profileFile writes built-in profile base as a YAML profile file
+// dir/name.yaml of the profile name, with the line from replaced by to
+// (none when from is empty).
+func profileFile(t *testing.T, dir, base, name, from, to string) string {
+	t.Helper()
+	return profileFileAt(t, filepath.Join(dir, name+".yaml"), base, name, from, to)
+}
+
+// profileFileAt is profileFile at path.
+func profileFileAt(t *testing.T, path, base, name, from, to string) string {
+	t.Helper()
+	p, err := model.ProfileByName(base)
+	require.NoError(t, err)
+	b, err := model.MarshalProfile(p, "yaml")
+	require.NoError(t, err)
+	s := strings.Replace(string(b), "name: "+base+"\n", "name: "+name+"\n", 1)
+	if from != "" {
+		require.Contains(t, s, from)
+		s = strings.Replace(s, from, to, 1)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
+	return path
+}
+
+// TestAReplayCarriesItsProfileFile saves a counterexample of a run under a
+// profile file and replays it without -profile: the replay file holds the
+// profile, edited fields and all (before, replay exited 2 with "unknown
+// profile").
+func TestAReplayCarriesItsProfileFile(t *testing.T) {
+	dir := t.TempDir()
+	path := profileFile(t, dir, "documented", "vendor", "  ZeroSGE: accepted\n", "  ZeroSGE: [accepted, rejected]\n")
+	want, err := model.LoadProfile(path)
+	require.NoError(t, err)
+	cx := filepath.Join(dir, "cx")
+	code, _, errs := srq(t, "run", "-deviations", "lifo", "-profile", path, "-cases", "5", "-seed", "1", "-replay-dir", cx)
+	require.Equal(t, exitDeviates, code, errs)
+	files, err := filepath.Glob(filepath.Join(cx, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	f, err := os.Open(files[0])
+	require.NoError(t, err)
+	rf, _, err := conformance.ReadReplay(f)
+	f.Close()
+	require.NoError(t, err)
+	got, err := rf.ProfileOf()
+	require.NoError(t, err)
+	assert.True(t, reflect.DeepEqual(want, got), "the replay file's profile is not the file's: %+v", got)
+	code, out, errs := srq(t, "replay", files[0])
+	assert.Equal(t, exitDeviates, code, errs)
+	assert.Contains(t, out, "profile vendor\n")
+	assert.Contains(t, out, "deviation reproduced")
+}
+
+// TestAProfileFileMayNotClaimABuiltInName: a file named after a built-in
+// profile is refused unless its fields are the built-in's (before, a file
+// "documented" with mlx5's fields made the report say "profile documented
+// ... CONFORMANT" of a device the real documented profile finds deviating).
+func TestAProfileFileMayNotClaimABuiltInName(t *testing.T) {
+	dir := t.TempDir()
+	mlx5 := profileFile(t, dir, "mlx5", "documented", "", "")
+	own := profileFile(t, dir, "mlx5", "mlx5", "", "")
+	for _, args := range [][]string{
+		{"run", "-deviations", "mlx5", "-profile", mlx5, "-cases", "2"},
+		{"profiles", mlx5},
+	} {
+		code, out, errs := srq(t, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, out)
+		assert.Contains(t, errs, `name "documented" is a built-in profile's, and this profile differs from it in `)
+		assert.Contains(t, errs, "give the edited profile a name of its own")
+		assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
+	}
+	// The built-in's own file, unedited, is the built-in.
+	code, _, errs := srq(t, "run", "-deviations", "mlx5", "-profile", own, "-cases", "2", "-seed", "1")
+	assert.Equal(t, exitOK, code, errs)
+	// infer may not name its profile after a built-in either.
+	code, _, errs = srq(t, "infer", "-name", "rxe", "-cases", "1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `-name "rxe" is a built-in profile's`)
+}
+
+// TestAProfileFileWithoutItsFormatLineIsRefused (before, it was read).
+func TestAProfileFileWithoutItsFormatLineIsRefused(t *testing.T) {
+	path := profileFile(t, t.TempDir(), "rxe", "vendor", "format: "+model.ProfileFormat+"\n", "")
+	code, _, errs := srq(t, "run", "-profile", path, "-cases", "1")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "format is missing: want format: "+model.ProfileFormat)
+	assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
+}
+
+// TestConcurrentRunsAndChecksUnderAProfileFile: a history recorded under a
+// profile file holds the profile, so that it is checked at once and again
+// with -check (before, both stopped on "unknown profile").
+func TestConcurrentRunsAndChecksUnderAProfileFile(t *testing.T) {
+	dir := t.TempDir()
+	path := profileFile(t, dir, "documented", "vendor", "", "")
+	code, out, errs := srq(t, "concurrent", "-profile", path, "-seed", "1", "-duration", "200ms", "-max-ops", "100", "-history-dir", dir)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "profile vendor")
+	code, out, errs = srq(t, "concurrent", "-check", filepath.Join(dir, "history-1.json"))
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "profile vendor")
+	assert.Contains(t, out, "verdict: LINEARIZABLE")
 }

@@ -220,7 +220,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
 		stderr.Write(res.Stderr)
-		return hostConcurrentReport(res.Output, res.ExitCode, res.KernelRelease, hostCheck, *htmlDir, *format, *out, *jsonOut, known, stdout, stderr)
+		return hostConcurrentReport(ctx, res.Output, res.ExitCode, res.KernelRelease, hostCheck, *htmlDir, *format, *out, *jsonOut, known, stdout, stderr)
 	}
 	if *replayFile != "" {
 		if _, err := os.Stat(*replayFile); err != nil {

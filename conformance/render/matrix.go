@@ -40,29 +40,33 @@ func Matrix(w io.Writer, reps []*conformance.Report) error {
 	row("seed, cases", func(r *conformance.Report) string { return fmt.Sprintf("%d, %d", r.Seed, r.Cases) })
 	row("verdict", verdict)
 	b.WriteString("\n## Rules\n\n| Rule | " + join(reps, col) + " |\n|---|" + strings.Repeat("---|", len(reps)) + "\n")
-	var differ []string
-	for i, rr := range reps[0].Rules {
-		id := rr.Rule.ID
+	var differ, partial []string
+	for _, id := range ruleIDs(reps) {
 		statuses := make([]string, len(reps))
-		same := true
+		var held []string // the statuses of the reports that hold the rule
 		for j, r := range reps {
-			st := "-"
-			if i < len(r.Rules) && r.Rules[i].Rule.ID == id {
-				st = string(r.Rules[i].Status)
+			statuses[j] = "-"
+			if st, ok := ruleStatus(r, id); ok {
+				statuses[j] = st
+				held = append(held, st)
 			}
-			statuses[j] = st
-			same = same && st == statuses[0]
 		}
-		if !same {
+		if len(held) < len(reps) {
+			partial = append(partial, id)
+		}
+		if slices.ContainsFunc(held, func(st string) bool { return st != held[0] }) {
 			differ = append(differ, id)
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", id, strings.Join(statuses, " | "))
 	}
 	b.WriteString("\n## What differs\n\n")
 	if len(differ) == 0 {
-		b.WriteString("Every rule has the same status in every column.\n")
+		b.WriteString("Every rule has the same status in every column that holds it.\n")
 	} else {
-		fmt.Fprintf(&b, "Rules whose status differs: %s.\n", strings.Join(differ, ", "))
+		fmt.Fprintf(&b, "Rules whose status differs between the columns that hold them: %s.\n", strings.Join(differ, ", "))
+	}
+	if len(partial) > 0 {
+		fmt.Fprintf(&b, "\nRules some reports do not hold (`-`: older reports, or runs limited to some rules): %s.\n", strings.Join(partial, ", "))
 	}
 	profiles := map[string]model.Profile{}
 	for _, r := range reps {
@@ -120,4 +124,36 @@ func join(reps []*conformance.Report, f func(*conformance.Report) string) string
 		parts[i] = f(r)
 	}
 	return strings.Join(parts, " | ")
+}
+
+// ruleIDs lists every rule any report holds, in the catalogue's order, then
+// any the catalogue no longer has, in the order the reports give them.
+func ruleIDs(reps []*conformance.Report) []string {
+	held := map[string]bool{}
+	var extra []string
+	for _, r := range reps {
+		for _, rr := range r.Rules {
+			if _, ok := model.RuleByID(rr.Rule.ID); !ok && !held[rr.Rule.ID] {
+				extra = append(extra, rr.Rule.ID)
+			}
+			held[rr.Rule.ID] = true
+		}
+	}
+	var ids []string
+	for _, rule := range model.Rules() {
+		if held[rule.ID] {
+			ids = append(ids, rule.ID)
+		}
+	}
+	return append(ids, extra...)
+}
+
+// ruleStatus returns the status report r gives rule id, if it holds it.
+func ruleStatus(r *conformance.Report, id string) (string, bool) {
+	for _, rr := range r.Rules {
+		if rr.Rule.ID == id {
+			return string(rr.Status), true
+		}
+	}
+	return "", false
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -117,9 +118,12 @@ func Text(w io.Writer, rep *conformance.Report) error {
 	writeFeatures(&b, rep, "  ")
 	writeFindings(&b, rep, "  ")
 	for i, f := range rep.Failures {
-		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %d steps\n", i+1, f.Rule, f.Source, len(f.Trace.Steps))
+		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %s\n", i+1, f.Rule, f.Source, f.Trace.Extent())
 		if len(f.AlsoIn) > 0 {
-			fmt.Fprintf(&b, "  (the same rule also failed in %d other runs: %s)\n", len(f.AlsoIn), strings.Join(f.AlsoIn, "; "))
+			fmt.Fprintf(&b, "  the same rule also failed in %d other runs:\n", len(f.AlsoIn))
+			for _, l := range otherRuns(f.AlsoIn) {
+				b.WriteString("    " + l + "\n")
+			}
 		}
 		if r, ok := ruleOf(rep, f.Rule); ok {
 			fmt.Fprintf(&b, "  %s\n  source: %s\n", r.Rule.Statement, r.Rule.Source)
@@ -291,9 +295,13 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		b.WriteString("\n## Counterexamples\n")
 	}
 	for i, f := range rep.Failures {
-		fmt.Fprintf(&b, "\n### #%d: %s (%s, %d steps)\n\n", i+1, f.Rule, f.Source, len(f.Trace.Steps))
+		fmt.Fprintf(&b, "\n### #%d: %s (%s, %s)\n\n", i+1, f.Rule, f.Source, f.Trace.Extent())
 		if len(f.AlsoIn) > 0 {
-			fmt.Fprintf(&b, "Also failed in: %s.\n\n", strings.Join(f.AlsoIn, "; "))
+			fmt.Fprintf(&b, "The same rule also failed in %d other runs:\n\n", len(f.AlsoIn))
+			for _, l := range otherRuns(f.AlsoIn) {
+				b.WriteString("- " + l + "\n")
+			}
+			b.WriteString("\n")
 		}
 		if r, ok := ruleOf(rep, f.Rule); ok {
 			fmt.Fprintf(&b, "%s Source: %s.\n\n", r.Rule.Statement, r.Rule.Source)
@@ -301,8 +309,8 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		if d := f.Trace.Diagnosis; d != nil {
 			if len(d.Rules) > 0 {
 				fmt.Fprintf(&b, "Diagnosis: %s broken; the device departed at step %d, and the %s check saw it at step %d.", strings.Join(d.Rules, " and "), d.DepartedAt, d.NoticedBy, d.VisibleAt)
-				for _, a := range d.Also {
-					fmt.Fprintf(&b, " Also consistent with %s.", strings.Join(a, " and "))
+				if alt := conformance.Alternatives(*d); alt != "" {
+					b.WriteString(" " + strings.ToUpper(alt[:1]) + alt[1:] + ".")
 				}
 				b.WriteString("\n\n")
 			} else if d.Unexplained {
@@ -484,4 +492,17 @@ func JUnit(w io.Writer, rep *conformance.Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// shownRuns bounds the other runs a counterexample lists; the JSON report
+// has them all.
+const shownRuns = 5
+
+// otherRuns lists the other runs that failed on a counterexample's rule,
+// one a line, the first shownRuns of them.
+func otherRuns(runs []string) []string {
+	if len(runs) <= shownRuns {
+		return runs
+	}
+	return append(slices.Clip(runs[:shownRuns]), fmt.Sprintf("and %d more (the JSON report lists them all)", len(runs)-shownRuns))
 }

@@ -133,3 +133,28 @@ func TestAReportWithoutTimingHasNoFooter(t *testing.T) {
 	assert.NotContains(t, render(t, "markdown", partialReport()), "## Time")
 	assert.NotContains(t, render(t, "junit", partialReport()), "properties")
 }
+
+// TestMatrixAlignsRulesByID gives the matrix reports whose rules come in
+// different orders, one lacking a rule: each status lands in its rule's
+// row (before, rows followed the first report's order and a report whose
+// order differed showed "-" for rules it held).
+func TestMatrixAlignsRulesByID(t *testing.T) {
+	result := func(id string, st conformance.Status) conformance.RuleResult {
+		r, ok := model.RuleByID(id)
+		require.True(t, ok, id)
+		return conformance.RuleResult{Rule: r, Status: st}
+	}
+	a := &conformance.Report{Profile: "documented", Rules: []conformance.RuleResult{
+		result("POST-ORDER", conformance.Pass), result("FETCH-FIFO", conformance.Pass)}}
+	b := &conformance.Report{Profile: "documented", Rules: []conformance.RuleResult{
+		result("FETCH-FIFO", conformance.Fail), result("QUERY-ATTR", conformance.Pass), result("POST-ORDER", conformance.Pass)}}
+	var out strings.Builder
+	require.NoError(t, Matrix(&out, []*conformance.Report{a, b}))
+	s := out.String()
+	assert.Contains(t, s, "| POST-ORDER | pass | pass |\n")
+	assert.Contains(t, s, "| FETCH-FIFO | pass | fail |\n")
+	assert.Contains(t, s, "| QUERY-ATTR | - | pass |\n")
+	assert.Contains(t, s, "Rules whose status differs between the columns that hold them: FETCH-FIFO.\n")
+	assert.Contains(t, s, "do not hold (`-`: older reports, or runs limited to some rules): QUERY-ATTR.\n")
+	assert.Less(t, strings.Index(s, "| POST-ORDER |"), strings.Index(s, "| QUERY-ATTR |"), "rows in the catalogue's order")
+}
