@@ -208,6 +208,11 @@ type checker struct {
 	// failures shrinks the later ones less, and stays within a bound
 	// proportional to its budget.
 	shrinkLeft, shrinkFloor time.Duration
+	// refineUntil is when the optional refinements of a diagnosis
+	// (disambiguate's second look, unify) stop being tried: three times
+	// the random-case budget after the start, or three times ShrinkTime
+	// without one. Past it a run still diagnoses every failure.
+	refineUntil time.Time
 	coverage                map[string]int    // rule -> steps whose check of it agreed
 	ran                     map[string]int    // rule -> scenarios that passed
 	skipped                 map[string]string // rule -> why its scenario could not run
@@ -266,6 +271,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		c.shrinkLeft = min(opts.ShrinkTime, max(opts.Duration, time.Second))
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
+	c.refineUntil = start.Add(3 * c.shrinkLeft)
 	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed
@@ -622,7 +628,7 @@ func (c *checker) resolve(m *model.Model) {
 // departures, then model.Rank.
 func (c *checker) unify() {
 	broken := c.rep.Broken
-	if len(broken) == 0 || len(c.rep.Failures) == 0 {
+	if len(broken) == 0 || len(c.rep.Failures) == 0 || time.Now().After(c.refineUntil) {
 		return
 	}
 	if len(broken) == 1 && !slices.Contains(model.Generic, broken[0]) {
@@ -745,6 +751,9 @@ func (c *checker) prune() {
 // and a short trace often leaves open which promise broke.
 func (c *checker) disambiguate(tr Trace) Trace {
 	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
+	if time.Now().After(c.refineUntil) {
+		return tr
+	}
 	d := tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
 	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
 		return tr
