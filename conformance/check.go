@@ -213,12 +213,12 @@ type checker struct {
 	// the random-case budget after the start, or three times ShrinkTime
 	// without one. Past it a run still diagnoses every failure.
 	refineUntil time.Time
-	coverage                map[string]int    // rule -> steps whose check of it agreed
-	ran                     map[string]int    // rule -> scenarios that passed
-	skipped                 map[string]string // rule -> why its scenario could not run
-	blocked                 map[string]string // rule -> why its scenario stopped unexplained
-	passing                 []Trace
-	resolved                map[string]map[string]bool
+	coverage    map[string]int    // rule -> steps whose check of it agreed
+	ran         map[string]int    // rule -> scenarios that passed
+	skipped     map[string]string // rule -> why its scenario could not run
+	blocked     map[string]string // rule -> why its scenario stopped unexplained
+	passing     []Trace
+	resolved    map[string]map[string]bool
 }
 
 // Check runs the conformance suite against the device drv opens with cfg
