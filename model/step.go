@@ -486,13 +486,6 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	// POST-ATOMIC relaxed: a post that returned 0 may have been
 	// overwritten by a concurrent one, its WRs lost.
 	lost := got.Errno == 0 && n > 0 && m.relaxed("POST-ATOMIC") && m.may("POST-ATOMIC")
-	// POST-ORDER relaxed: a post that returned 0 may have left one of its
-	// WRs out of the queue (a slot counted but never written, a WR
-	// overwritten at the ring's wrap).
-	skip := -1
-	if got.Errno == 0 && n > 0 && !lost && m.relaxed("POST-ORDER") {
-		skip = m.choose("POST-ORDER", n+1) - 1
-	}
 	for i, w := range o.WRs {
 		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
 			return Observation{BadWR: -1}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
@@ -533,13 +526,16 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			if bad && !m.excuse("POST-SGE") {
 				return Observation{BadWR: -1}, dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
 			}
+			if full && m.leftOut(-1) {
+				full = false // a WR posted before never reached the queue: there was room
+			}
 			if full {
 				if !m.excuse("POST-FULL") {
 					return Observation{BadWR: -1}, dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
 				}
 				m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
 			}
-			if !lost && i != skip {
+			if !lost {
 				m.enqueue(w)
 			}
 			continue
@@ -1053,6 +1049,10 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 			return m.peerResult(rule, allowed, got)
 		}
 	}
+	if len(m.queue) > 0 && got != nil && rc && got.Peer == PeerRNR && m.leftOut(len(m.queue)) {
+		// The device found the SRQ empty: the WRs the model holds never
+		// reached its queue.
+	}
 	if len(m.queue) == 0 {
 		m.touch("RECV-RNR")
 		if rc {
@@ -1456,7 +1456,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		m.touch("FETCH-ONCE")
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
-		if g.WRID != want.c.WRID && m.fetchedOutOfOrder(i, g) {
+		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
 			continue // the device's WR, whose fields the model cannot know
 		}
 		if g.WRID == ^want.c.WRID && !want.loose && m.relaxed("POST-COPY") && m.excuse("POST-COPY") {
@@ -1528,6 +1528,47 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	}
 	took := m.queue[k]
 	m.queue = append(clip(m.queue[:k]), append([]entry{{wr: want.wr}}, m.queue[k+1:]...)...)
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
+	return true
+}
+
+// leftOut is POST-ORDER's departure adopted where it shows: WRs that
+// posts which returned 0 (or the prefix of one that failed) left out of
+// the queue, a slot counted but never written. n WRs went missing from
+// the head of the queue (the device found it empty), or, with n < 0, one
+// WR anywhere in it (the device had room where the model holds the queue
+// full), which the model branches on. It reports whether it took the
+// departure.
+func (m *machine) leftOut(n int) bool {
+	if len(m.queue) == 0 || !m.relaxed("POST-ORDER") || !m.excuse("POST-ORDER") {
+		return false
+	}
+	k := 0
+	if n < 0 {
+		n, k = 1, m.branch(len(m.queue))
+	}
+	m.queue = append(clip(m.queue[:k]), m.queue[k+n:]...)
+	m.posted -= n
+	return true
+}
+
+// headsLeftOut adopts, where POST-ORDER is relaxed, a completion (the
+// i-th the CQ holds) of a WR still in the model's queue where the model
+// completed the head: the WR the model fetched and those before the
+// completed one never reached the device's queue.
+func (m *machine) headsLeftOut(i int, g Completion) bool {
+	want := m.cq[i]
+	if !m.relaxed("POST-ORDER") || want.wr.ID != want.c.WRID || want.loose {
+		return false
+	}
+	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
+	if k < 0 || !m.excuse("POST-ORDER") {
+		return false
+	}
+	took := m.queue[k]
+	m.queue = clip(m.queue[k+1:])
+	m.posted -= k + 1
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
 	return true
