@@ -47,32 +47,32 @@ const (
 
 // Completion statuses (enum ibv_wc_status).
 const (
-	wcSuccess    drivers.WCStatus = 0
-	wcLocLenErr  drivers.WCStatus = 1
-	wcLocProtErr drivers.WCStatus = 4
-	wcFlushErr   drivers.WCStatus = 5
+	wcSuccess    = drivers.WCSuccess
+	wcLocLenErr  = drivers.WCLocLenErr
+	wcLocProtErr = drivers.WCLocProtErr
+	wcFlushErr   = drivers.WCWRFlushErr
 )
 
 // Receive completion opcodes.
 const (
-	wcRecv        drivers.WCOpcode = 0
-	wcRecvRDMAImm drivers.WCOpcode = 1
+	wcRecv        = drivers.WCRecv
+	wcRecvRDMAImm = drivers.WCRecvRDMAWithImm
 )
 
 // Async events.
 const (
-	evSRQLimit drivers.EventType = 0
-	evSRQErr   drivers.EventType = 1
-	evLastWQE  drivers.EventType = 2
-	evQPFatal  drivers.EventType = 3
-	evQPAccess drivers.EventType = 5
+	evSRQLimit = drivers.EventSRQLimitReached
+	evSRQErr   = drivers.EventSRQErr
+	evLastWQE  = drivers.EventQPLastWQEReached
+	evQPFatal  = drivers.EventQPFatal
+	evQPAccess = drivers.EventQPAccessErr
 )
 
 // Peer statuses.
 const (
-	peerOK  drivers.PeerStatus = 0
-	peerRNR drivers.PeerStatus = 1
-	peerErr drivers.PeerStatus = 2
+	peerOK  = drivers.PeerOK
+	peerRNR = drivers.PeerRNR
+	peerErr = drivers.PeerError
 )
 
 // driver is the drivers.Driver New returns.
