@@ -1,16 +1,3 @@
-// Package emu is an in-process emulated HCA that implements drivers.Driver.
-//
-// It is written like a device, independently of the reference model: an
-// SRQ is a ring of WQE slots with a producer index published by a doorbell
-// and a consumer index the responder advances; a CQ and an async event
-// queue collect what the responder writes; memory regions are a valid flag
-// and a byte buffer each; QPs carry a state and are fed synchronously by
-// their peer inside Deliver.
-//
-// With no deviations the emulator follows the documented SRQ semantics.
-// Deviations switch on the choices real drivers make (behaviours, grouped
-// by Sets into rxe, rxe-6.1, mlx5 and siw) or deliberate rule violations
-// (mutants) that the conformance suite must catch; Catalogue lists them.
 package emu
 
 import (
