@@ -25,7 +25,7 @@
 //     enums line up value by value, checked by enums_test.go).
 //   - scenarios.go: the scenarios, by rule; generate.go: the random cases;
 //     features.go: the states a run reached.
-//   - trace.go: Step and Trace, and how a trace prints; replay.go and
+//   - trace.go: TraceStep and Trace, and how a trace prints; replay.go and
 //     validate.go: replay files (NewReplay, ReadReplay, Replay), which
 //     hold a failing trace and are read back strictly.
 //   - infer.go: Infer, which finds the profile a device shows; known.go:
