@@ -53,7 +53,7 @@ func (s *session) do(op model.Op) model.Observation {
 	}
 	t0 := time.Now()
 	want, err := s.model.Expect(op)
-	step := Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String()}
+	step := TraceStep{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String()}
 	if err != nil {
 		s.x.timing.add(PhaseModel, t0)
 		s.trace.Err = fmt.Sprintf("step %d %s: the model cannot predict it: %v", step.N, op, err)
@@ -121,7 +121,7 @@ func (s *session) evidence(after model.Op, v model.View) {
 		if err != nil && len(got.Completions) == 0 && len(got.Events) == 0 {
 			return false
 		}
-		s.trace.Steps = append(s.trace.Steps, Step{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
+		s.trace.Steps = append(s.trace.Steps, TraceStep{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
 			Got: got.Describe(op), Evidence: true, obs: got})
 		return true
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// Step is one numbered step of a trace: the operation, what the model
+// TraceStep is one numbered step of a trace: the operation, what the model
 // allowed (its canonical outcome, or the allowed set when the step failed),
 // what the driver did, and the rule at stake when they differ.
-type Step struct {
+type TraceStep struct {
 	N       int      `json:"n"`
 	Op      model.Op `json:"-"`
 	OpText  string   `json:"op"`
@@ -28,7 +28,7 @@ type Step struct {
 // Trace is a run of steps; a failing trace ends at its failing step, and
 // then at most one evidence step.
 type Trace struct {
-	Steps []Step `json:"steps"`
+	Steps []TraceStep `json:"steps"`
 	// Deviation is set when a step deviated; its Rule is the rule whose
 	// check noticed it.
 	Deviation *model.Deviation `json:"deviation,omitempty"`

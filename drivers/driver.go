@@ -1,24 +1,3 @@
-// Package drivers defines the interface srqconform drives a device through:
-// a small, verbs-shaped view of one device, one SRQ, the QPs attached to it
-// and a peer that sends to each QP.
-//
-// A third party implements Driver for a simulator or another verbs binding
-// and hands it to conformance.Check. The contract, in brief:
-//
-//   - Verbs return what the verb returned: an errno as the provider gives it
-//     (sign included, never normalised), and for posts the index of bad_wr.
-//     A Go error is for the harness failing (a resource could not be made),
-//     never for a verb's own failure.
-//   - Every call is synchronous from the caller's view: when Deliver returns,
-//     the receiving side has processed or dropped the message as far as the
-//     driver can tell. PollCQ and PollEvents never block.
-//   - Close releases everything the SRQ or device made, in reverse order,
-//     and is safe after any failure and when called twice.
-//   - The driver copies WRs it is given; the caller scribbles them after a
-//     post returns to prove it.
-//
-// Numbering of the enums follows libibverbs (enum ibv_qp_state, ibv_wc_status,
-// ibv_wc_opcode for receives, ibv_event_type) so that a binding can cast.
 package drivers
 
 import (
@@ -348,15 +327,34 @@ type Message struct {
 	Pattern byte
 }
 
-// WCStatus is enum ibv_wc_status.
+// WCStatus is enum ibv_wc_status. A binding casts the provider's value;
+// the constants name the statuses the model (model.WCStatus) knows.
 type WCStatus uint8
 
-// WCSuccess is IBV_WC_SUCCESS; other values follow enum ibv_wc_status.
-const WCSuccess WCStatus = 0
+// Completion statuses, numbered as enum ibv_wc_status.
+const (
+	WCSuccess     WCStatus = 0  // IBV_WC_SUCCESS
+	WCLocLenErr   WCStatus = 1  // IBV_WC_LOC_LEN_ERR
+	WCLocQPOpErr  WCStatus = 2  // IBV_WC_LOC_QP_OP_ERR
+	WCLocProtErr  WCStatus = 4  // IBV_WC_LOC_PROT_ERR
+	WCWRFlushErr  WCStatus = 5  // IBV_WC_WR_FLUSH_ERR
+	WCRemInvReq   WCStatus = 9  // IBV_WC_REM_INV_REQ_ERR
+	WCRemAccErr   WCStatus = 10 // IBV_WC_REM_ACCESS_ERR
+	WCRemOpErr    WCStatus = 11 // IBV_WC_REM_OP_ERR
+	WCRetryExc    WCStatus = 12 // IBV_WC_RETRY_EXC_ERR
+	WCRNRRetryExc WCStatus = 13 // IBV_WC_RNR_RETRY_EXC_ERR
+	WCGeneralErr  WCStatus = 21 // IBV_WC_GENERAL_ERR
+)
 
-// WCOpcode is the receive completion opcode: 0 IBV_WC_RECV, 1
-// IBV_WC_RECV_RDMA_WITH_IMM (renumbered from 128/129).
+// WCOpcode is the receive completion opcode, renumbered from enum
+// ibv_wc_opcode's 128 and 129.
 type WCOpcode uint8
+
+// Receive completion opcodes.
+const (
+	WCRecv            WCOpcode = iota // IBV_WC_RECV
+	WCRecvRDMAWithImm                 // IBV_WC_RECV_RDMA_WITH_IMM
+)
 
 // Completion is a receive work completion.
 type Completion struct {
@@ -378,10 +376,20 @@ type Completion struct {
 	HasPattern bool
 }
 
-// EventType numbers the async events srqconform watches: 0 SRQ limit
-// reached, 1 SRQ error, 2 QP last WQE reached, and the affiliated QP
-// errors 3 QP fatal, 4 QP invalid request, 5 QP local access violation.
+// EventType numbers the async events srqconform watches (renumbered from
+// enum ibv_event_type).
 type EventType uint8
+
+// Async events.
+const (
+	EventSRQLimitReached  EventType = iota // IBV_EVENT_SRQ_LIMIT_REACHED
+	EventSRQErr                            // IBV_EVENT_SRQ_ERR
+	EventQPLastWQEReached                  // IBV_EVENT_QP_LAST_WQE_REACHED
+	// The affiliated QP errors.
+	EventQPFatal     // IBV_EVENT_QP_FATAL
+	EventQPReqErr    // IBV_EVENT_QP_REQ_ERR (invalid request)
+	EventQPAccessErr // IBV_EVENT_QP_ACCESS_ERR (local access violation)
+)
 
 // Event is an acknowledged async event; QP is -1 for SRQ events.
 type Event struct {
@@ -389,6 +397,12 @@ type Event struct {
 	QP   int
 }
 
-// PeerStatus is what the peer's send completion said: 0 success, 1 RNR
-// retries exceeded, 2 any other error.
+// PeerStatus is what the peer's send completion said.
 type PeerStatus uint8
+
+// Peer outcomes.
+const (
+	PeerOK    PeerStatus = iota // the send completed successfully
+	PeerRNR                     // IBV_WC_RNR_RETRY_EXC_ERR: RNR retries exceeded
+	PeerError                   // any other error status
+)

@@ -36,7 +36,7 @@ func TestRuleIDsAreUniqueAndWellFormed(t *testing.T) {
 		assert.Regexp(t, id, r.ID)
 		assert.NotEmpty(t, r.Statement, r.ID)
 		assert.NotEmpty(t, r.Source, r.ID)
-		assert.Contains(t, []Kind{KindDocumented, KindImplementation, KindConsensus}, r.Kind, r.ID)
+		assert.Contains(t, []RuleKind{KindDocumented, KindImplementation, KindConsensus}, r.Kind, r.ID)
 		if r.Kind == KindImplementation {
 			assert.NotEmpty(t, r.Fields, "implementation-defined rule %s names no profile field", r.ID)
 		}

@@ -1,17 +1,17 @@
 package model
 
-// Kind says where a rule's authority comes from.
-type Kind string
+// RuleKind says where a rule's authority comes from.
+type RuleKind string
 
 // Rule kinds.
 const (
 	// KindDocumented: a man page, the rdmamojo pages or IBTA says it.
-	KindDocumented Kind = "documented"
+	KindDocumented RuleKind = "documented"
 	// KindImplementation: drivers differ; the profile fields named in the
 	// rule decide, and the documented profile holds the documented reading.
-	KindImplementation Kind = "implementation-defined"
+	KindImplementation RuleKind = "implementation-defined"
 	// KindConsensus: no document says it, but every driver read does it.
-	KindConsensus Kind = "consensus"
+	KindConsensus RuleKind = "consensus"
 )
 
 // Rule is one checkable statement of SRQ semantics.
@@ -19,7 +19,7 @@ type Rule struct {
 	ID        string   `json:"id"`
 	Statement string   `json:"statement"`
 	Source    string   `json:"source"`
-	Kind      Kind     `json:"kind"`
+	Kind      RuleKind `json:"kind"`
 	Fields    []string `json:"profile_fields,omitempty"`
 }
 

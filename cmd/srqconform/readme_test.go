@@ -196,7 +196,7 @@ func TestReadmeCommandsAreFound(t *testing.T) {
 func TestExitStatusesAreDocumented(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	doc, err := os.ReadFile("main.go")
+	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
 	for code, what := range map[int]string{exitOK: "conformant", exitDeviates: "deviations", exitUsage: "usage", exitHarness: "harness", exitInterrupted: "interrupted"} {
 		assert.Regexp(t, fmt.Sprintf(`(?m)^\|? *%d *\|[^\n]*%s`, code, what), string(readme), "README.md exit status %d", code)

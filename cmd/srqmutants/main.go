@@ -1,19 +1,3 @@
-// Command srqmutants measures the conformance suite on mutants of the
-// emulator nobody wrote by hand: it generates them from drivers/emu
-// (package mutants), builds each into a small runner with go build
-// -overlay (no copy of the tree), runs the suite on it per seed as
-// srqconform run does by default, searches the mutants no seed catches
-// for a witness script (package drivescript) that tells them from the
-// emulator, and reports per mutant and in figures.
-//
-//	srqmutants [-seeds 1,2,3] [-budget 5s] [-sample N] [-parallel 2]
-//	           [-format md|json] [-o FILE] [-scripts 2000] [-steps 80]
-//	           [-mutants ID,ID]
-//
-// Bad flags: one line on stderr, exit 2. A sweep that cannot run (the
-// generator or the unmutated runner failing) exits 1. Interrupted
-// (SIGINT, SIGTERM), it writes what it has and exits 130. Low figures
-// are no failure: the command measures.
 package main
 
 import (

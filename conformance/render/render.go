@@ -1,5 +1,3 @@
-// Package render writes conformance reports for people (text, Markdown),
-// machines (JSON) and CI (JUnit XML).
 package render
 
 import (

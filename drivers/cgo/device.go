@@ -292,12 +292,12 @@ func (d *device) Close() error {
 
 // Async events srqconform watches (enum ibv_event_type).
 const (
-	evSRQLimit = drivers.EventType(0)
-	evSRQErr   = drivers.EventType(1)
-	evLastWQE  = drivers.EventType(2)
-	evQPFatal  = drivers.EventType(3)
-	evQPReqErr = drivers.EventType(4)
-	evQPAccess = drivers.EventType(5)
+	evSRQLimit = drivers.EventSRQLimitReached
+	evSRQErr   = drivers.EventSRQErr
+	evLastWQE  = drivers.EventQPLastWQEReached
+	evQPFatal  = drivers.EventQPFatal
+	evQPReqErr = drivers.EventQPReqErr
+	evQPAccess = drivers.EventQPAccessErr
 )
 
 // drainEvents reads every pending async event, acknowledges it and files

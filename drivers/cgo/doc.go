@@ -7,8 +7,9 @@
 //
 // so the rest of the module builds and tests without a C compiler or
 // libibverbs. Without the tag this package holds only the pure-Go helpers
-// (the per-region ring allocator and the payload check) and New does not
-// exist. Build the driver with
+// (the per-region ring allocator and the payload check) and a stub
+// (stub.go): New still returns a driver named "cgo", whose Open returns
+// ErrNoRDMATag. Build the driver with
 //
 //	CGO_ENABLED=1 go build -tags rdma ./cmd/srqconform
 //
@@ -25,6 +26,13 @@
 // side is a set of thin helpers for what touches unions (ibv_send_wr,
 // ibv_wc, ibv_async_event, ibv_gid) or static inline verbs; the logic is
 // in Go.
+//
+// Where to read: device.go (Open, the device and its attributes), srq.go
+// (CreateSRQ, posts, polls and events), qp.go (receiver QPs, their peers
+// and delivery), conn.go and cm.go (the verbs and rdma_cm connection
+// modes), pool.go (what the next SRQ reuses), probe.go (calls made in a
+// child process), then srqc.c for the C helpers. layout.go and stub.go
+// are the untagged parts.
 //
 // Tests: the tagged tests need a device and skip without one; vm_test.go
 // (untagged, SRQCONFORM_VM_TEST=1) runs them inside QEMU guests with rxe0

@@ -496,9 +496,9 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 
 // Peer statuses.
 const (
-	peerOK  = drivers.PeerStatus(0)
-	peerRNR = drivers.PeerStatus(1)
-	peerErr = drivers.PeerStatus(2)
+	peerOK  = drivers.PeerOK
+	peerRNR = drivers.PeerRNR
+	peerErr = drivers.PeerError
 )
 
 // Send opcodes (enum ibv_wr_opcode) by drivers.Opcode.

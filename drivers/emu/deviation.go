@@ -144,7 +144,11 @@ type DeviationInfo struct {
 	// Kind is KindBehaviour or KindMutant.
 	Kind string
 	// Rule is, for a mutant, the ID of the rule it breaks; for a behaviour,
-	// "profile:" and the name of the profile field whose value it plays.
+	// "profile:" and the name of the model.Profile field whose value it
+	// plays, "rule:" and the ID of the rule whose latitude it uses, or
+	// "info:" and the drivers.Info field it clears (a capability the
+	// device lacks, which no profile field holds). labels_test.go checks
+	// every name.
 	Rule        string
 	Description string
 	// Also lists, for a mutant that truly breaks more than one rule, the
@@ -167,26 +171,26 @@ var valued = map[Deviation]int{
 var baseCatalogue = []DeviationInfo{
 	{ErrnoNegative, KindBehaviour, "profile:PostErrno", "siw: post verbs return -errno instead of errno", nil},
 	{ErrnoMinusOne, KindBehaviour, "profile:PostErrno", "mlx4: post verbs return -1 instead of errno", nil},
-	{CheckSGEFirst, KindBehaviour, "profile:PostCheckOrder", "mlx5: num_sge is checked before the full queue, so a WR failing both gets EINVAL", nil},
+	{CheckSGEFirst, KindBehaviour, "profile:CheckOrder", "mlx5: num_sge is checked before the full queue, so a WR failing both gets EINVAL", nil},
 	{SGEAgainstDevice, KindBehaviour, "profile:SGELimit", "siw: num_sge is checked against the device maximum 6, not the SRQ's max_sge", nil},
 	{RejectZeroSGE, KindBehaviour, "profile:ZeroSGE", "siw: a WR with num_sge 0 is rejected with EINVAL", nil},
 	{CapacityPow2, KindBehaviour, "profile:Capacity", "rxe, mlx5: create and resize report and hold roundup_pow2(max_wr+1)-1 WRs; resize rejects only if that rounded capacity is below the outstanding count", nil},
 	{CapacityHidden, KindBehaviour, "profile:Capacity", "siw: create reports the requested max_wr but the ring holds roundup_pow2(max_wr)", nil},
-	{QueryTwice, KindBehaviour, "profile:QueryMaxWR", "mlx5: query reports max_wr as 2*capacity+1", nil},
+	{QueryTwice, KindBehaviour, "profile:Query", "mlx5: query reports max_wr as 2*capacity+1", nil},
 	{QueryUnsupported, KindBehaviour, "profile:Query", "siw: query returns EOPNOTSUPP (95)", nil},
 	{FreeAtPoll, KindBehaviour, "profile:SlotFree", "mlx5: a fetched WQE's slot frees only when its completion is polled", nil},
 	{LimitAtCreate, KindBehaviour, "profile:LimitAtCreate", "rxe: a non-zero srq_limit at create arms the limit", nil},
 	{LimitBoundStrict, KindBehaviour, "profile:LimitBound", "a limit >= capacity is rejected with EINVAL, not only > capacity (mlx4/mlx5 compare against their internal size)", nil},
-	{ArmFiresAtOnce, KindBehaviour, "profile:ArmFires", "arming with a limit above the outstanding count raises the limit event at once and disarms", nil},
+	{ArmFiresAtOnce, KindBehaviour, "profile:ArmBelow", "arming with a limit above the outstanding count raises the limit event at once and disarms", nil},
 	{LimitKept, KindBehaviour, "profile:LimitAfterFire", "siw: after the limit event the SRQ is disarmed but query still reads the old limit", nil},
 	{ZeroLengthZero, KindBehaviour, "profile:ZeroLength", "rxe, siw: an SGE of length 0 holds 0 bytes, not 2^31", nil},
-	{BufferBeforeRTR, KindBehaviour, "profile:BufferBeforeRTR", "mlx5: messages arriving in RESET or INIT are buffered (peer status 0) and processed on reaching RTR; moving to RESET or ERR discards them", nil},
+	{BufferBeforeRTR, KindBehaviour, "profile:BeforeRTR", "mlx5: messages arriving in RESET or INIT are buffered (peer status 0) and processed on reaching RTR; moving to RESET or ERR discards them", nil},
 	{OversizeRCStatus, KindBehaviour, "profile:OversizeRCStatus", "takes a value (oversize-rc-status=N, bare name N=2): an RC message larger than the WQE completes with status N instead of LOC_LEN_ERR; rxe 2, mlx5 1", nil},
 	{OversizeUDStatus, KindBehaviour, "profile:OversizeUDStatus", "takes a value (oversize-ud-status=N, bare name N=9): a UD message larger than the WQE completes with status N instead of LOC_LEN_ERR; rxe 9, rxe-6.1 2, mlx5 1", nil},
-	{OversizeUDKills, KindBehaviour, "profile:OversizeUDKills", "rxe-6.1: a UD message larger than the WQE moves the UD QP to ERR", nil},
+	{OversizeUDKills, KindBehaviour, "profile:OversizeUDQP", "rxe-6.1: a UD message larger than the WQE moves the UD QP to ERR", nil},
 	{KeyCheckTouched, KindBehaviour, "profile:KeyCheck", "rxe: only SGEs that bytes land in have their key checked (empty SGEs and 0-byte messages check none)", nil},
 	{KeyErrorStatus, KindBehaviour, "profile:KeyErrorStatus", "takes a value (key-error-status=N, bare name N=2): an invalid key completes with status N instead of LOC_PROT_ERR; rxe 2", nil},
-	{KeyErrorUDKills, KindBehaviour, "profile:KeyErrorUDKills", "rxe: an invalid key on a UD QP moves it to ERR", nil},
+	{KeyErrorUDKills, KindBehaviour, "profile:KeyErrorUDQP", "rxe: an invalid key on a UD QP moves it to ERR", nil},
 	{ResizeUnsupported, KindBehaviour, "profile:Resize", "mlx5, siw: resize returns EINVAL and Info().SRQResize is false", nil},
 	{ResizeBelowLimitRejected, KindBehaviour, "profile:ResizeBelowLimit", "rxe: resize to a max_wr below the armed limit returns EINVAL", nil},
 	{NoLastWQE, KindBehaviour, "profile:LastWQE", "rxe-6.1: entering ERR raises no QP_LAST_WQE_REACHED event", nil},
@@ -194,8 +198,8 @@ var baseCatalogue = []DeviationInfo{
 	{PostRecvBadWRNull, KindBehaviour, "profile:PostRecvBadWR", "rxe: ibv_post_recv on an SRQ-attached QP returns EINVAL with bad_wr not set", nil},
 	{LastWQEPerPacket, KindBehaviour, "profile:LastWQERepeat", "rxe >= 6.5: every packet reaching a QP in ERR raises QP_LAST_WQE_REACHED again (two per RC send: the peer retries once), as does modify ERR->ERR", nil},
 	{CapacityPow2Unreported, KindBehaviour, "profile:Capacity", "rxe-6.1: create reports the requested max_wr but holds roundup_pow2(max_wr+1)-1; query reports the held number", nil},
-	{NoFlush, KindBehaviour, "profile:Flush", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion", nil},
-	{NoUD, KindBehaviour, "profile:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)", nil},
+	{NoFlush, KindBehaviour, "profile:FlushInProgress", "rxe >= 6.4: a WQE being filled when the QP enters ERR vanishes without a completion", nil},
+	{NoUD, KindBehaviour, "info:UD", "siw: no UD QPs (Info().UD false, CreateQP(UD) fails)", nil},
 	{RecvWRChecked, KindBehaviour, "profile:QPRecvCaps", "mlx5: a QP created with the SRQ and max_recv_wr above max_qp_wr fails with EINVAL (max_recv_sge is ignored)", nil},
 	{EmptyTerminates, KindBehaviour, "profile:EmptySRQRC", "siw: a consuming message meeting an empty SRQ on RC terminates the connection: the peer sees an error and the QP enters ERR (iWARP has no RNR)", nil},
 	{RecvCapsChecked, KindBehaviour, "profile:QPRecvCaps", "siw: a QP created with the SRQ and max_recv_wr or max_recv_sge above the device's limits fails with EINVAL", nil},

@@ -1,16 +1,3 @@
-// Package emu is an in-process emulated HCA that implements drivers.Driver.
-//
-// It is written like a device, independently of the reference model: an
-// SRQ is a ring of WQE slots with a producer index published by a doorbell
-// and a consumer index the responder advances; a CQ and an async event
-// queue collect what the responder writes; memory regions are a valid flag
-// and a byte buffer each; QPs carry a state and are fed synchronously by
-// their peer inside Deliver.
-//
-// With no deviations the emulator follows the documented SRQ semantics.
-// Deviations switch on the choices real drivers make (behaviours, grouped
-// by Sets into rxe, rxe-6.1, mlx5 and siw) or deliberate rule violations
-// (mutants) that the conformance suite must catch; Catalogue lists them.
 package emu
 
 import (
@@ -47,32 +34,32 @@ const (
 
 // Completion statuses (enum ibv_wc_status).
 const (
-	wcSuccess    drivers.WCStatus = 0
-	wcLocLenErr  drivers.WCStatus = 1
-	wcLocProtErr drivers.WCStatus = 4
-	wcFlushErr   drivers.WCStatus = 5
+	wcSuccess    = drivers.WCSuccess
+	wcLocLenErr  = drivers.WCLocLenErr
+	wcLocProtErr = drivers.WCLocProtErr
+	wcFlushErr   = drivers.WCWRFlushErr
 )
 
 // Receive completion opcodes.
 const (
-	wcRecv        drivers.WCOpcode = 0
-	wcRecvRDMAImm drivers.WCOpcode = 1
+	wcRecv        = drivers.WCRecv
+	wcRecvRDMAImm = drivers.WCRecvRDMAWithImm
 )
 
 // Async events.
 const (
-	evSRQLimit drivers.EventType = 0
-	evSRQErr   drivers.EventType = 1
-	evLastWQE  drivers.EventType = 2
-	evQPFatal  drivers.EventType = 3
-	evQPAccess drivers.EventType = 5
+	evSRQLimit = drivers.EventSRQLimitReached
+	evSRQErr   = drivers.EventSRQErr
+	evLastWQE  = drivers.EventQPLastWQEReached
+	evQPFatal  = drivers.EventQPFatal
+	evQPAccess = drivers.EventQPAccessErr
 )
 
 // Peer statuses.
 const (
-	peerOK  drivers.PeerStatus = 0
-	peerRNR drivers.PeerStatus = 1
-	peerErr drivers.PeerStatus = 2
+	peerOK  = drivers.PeerOK
+	peerRNR = drivers.PeerRNR
+	peerErr = drivers.PeerError
 )
 
 // driver is the drivers.Driver New returns.

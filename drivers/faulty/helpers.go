@@ -10,20 +10,20 @@ const (
 	eINVAL = 22
 	eNOSPC = 28
 
-	peerOK  drivers.PeerStatus = 0
-	peerRNR drivers.PeerStatus = 1
-	peerErr drivers.PeerStatus = 2
+	peerOK  = drivers.PeerOK
+	peerRNR = drivers.PeerRNR
+	peerErr = drivers.PeerError
 
-	evLimit   drivers.EventType = 0
-	evSRQErr  drivers.EventType = 1
-	evLastWQE drivers.EventType = 2
-	evFatal   drivers.EventType = 3
+	evLimit   = drivers.EventSRQLimitReached
+	evSRQErr  = drivers.EventSRQErr
+	evLastWQE = drivers.EventQPLastWQEReached
+	evFatal   = drivers.EventQPFatal
 
-	wcLocLenErr drivers.WCStatus = 1
-	wcFlushErr  drivers.WCStatus = 5
-	wcRecv      drivers.WCOpcode = 0
-	wcRDMAImm   drivers.WCOpcode = 1
-	grh                          = 40
+	wcLocLenErr = drivers.WCLocLenErr
+	wcFlushErr  = drivers.WCWRFlushErr
+	wcRecv      = drivers.WCRecv
+	wcRDMAImm   = drivers.WCRecvRDMAWithImm
+	grh         = 40
 )
 
 // consumes says whether op takes a receive WR.

@@ -1,12 +1,3 @@
-// Package faulty holds a held-out set of SRQ driver bugs: each wraps the
-// conforming emulator (emu.New) through the public drivers interfaces and
-// changes what some calls return or do, the way a careless driver would.
-//
-// The bugs were written from the rule statements (model/rules.go) and the
-// driver interface alone, to measure how well a conformance run blames the
-// rule a bug breaks. Every bug names that rule (its label) and carries a
-// witness: a short script of driver calls on which the bug's transcript
-// differs from the emulator's.
 package faulty
 
 import (

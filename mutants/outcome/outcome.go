@@ -1,5 +1,3 @@
-// Package outcome holds the records the mutant runner (cmd/srqmutants/
-// runner) prints as JSON and the sweep (cmd/srqmutants) reads.
 package outcome
 
 import "time"
