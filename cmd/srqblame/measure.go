@@ -131,6 +131,9 @@ func measure(ctx context.Context, bugs []faulty.Bug, c config, done func(Run)) M
 feed:
 	for i, b := range bugs {
 		for k, s := range c.seeds {
+			if ctx.Err() != nil {
+				break feed // select picks at random when both are ready
+			}
 			select {
 			case jobs <- job{b: b, seed: s, i: i*len(c.seeds) + k}:
 			case <-ctx.Done():
