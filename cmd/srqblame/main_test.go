@@ -123,3 +123,30 @@ func TestListNamesEveryBug(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedMeasurementReturns interrupts a measurement before it
+// starts and wants it back well before its runs could have finished, with
+// fewer runs than asked for and none of them counted as caught or missed
+// without having run.
+func TestInterruptedMeasurementReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("may start conformance runs")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	bugs := faulty.All()
+	c := config{seeds: []uint64{1, 2, 3}, budget: 5 * time.Second, parallel: 2}
+	start := time.Now()
+	m := measure(ctx, bugs, c, func(Run) {})
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("interrupted measure took %v, want it back within a minute", d)
+	}
+	if len(m.Runs) >= len(bugs)*3 {
+		t.Errorf("interrupted measure reports %d runs, want fewer than %d", len(m.Runs), len(bugs)*3)
+	}
+	for _, r := range m.Runs {
+		if r.Verdict != Error && r.Steps == 0 {
+			t.Errorf("run %s seed %d: verdict %s with no step run; want error", r.Bug, r.Seed, r.Verdict)
+		}
+	}
+}

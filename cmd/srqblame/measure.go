@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
@@ -25,6 +26,10 @@ const (
 	Unexplained = "unexplained"
 	Error       = "error" // the run could not finish
 )
+
+// interruptGrace is how long an interrupted measurement waits for the
+// runs in flight before it reports them unfinished.
+const interruptGrace = 10 * time.Second
 
 // catchAll is the generic rule that takes blame for specific ones.
 const catchAll = "RECV-COMPLETION"
@@ -95,11 +100,13 @@ func options(c config, seed uint64) conformance.Options {
 func measure(ctx context.Context, bugs []faulty.Bug, c config, done func(Run)) Measurement {
 	start := time.Now()
 	type job struct {
-		b    faulty.Bug
-		seed uint64
-		i    int
+		b     faulty.Bug
+		seed  uint64
+		i     int
+		start time.Time
 	}
 	runs := make([]Run, len(bugs)*len(c.seeds))
+	running := map[int]job{}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -108,24 +115,51 @@ func measure(ctx context.Context, bugs []faulty.Bug, c config, done func(Run)) M
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				mu.Lock()
+				j.start = time.Now()
+				running[j.i] = j
+				mu.Unlock()
 				r := runOne(ctx, j.b, j.seed, options(c, j.seed))
 				mu.Lock()
+				delete(running, j.i)
 				runs[j.i] = r
 				done(r)
 				mu.Unlock()
 			}
 		}()
 	}
+feed:
 	for i, b := range bugs {
 		for k, s := range c.seeds {
 			if ctx.Err() != nil {
-				break
+				break feed // select picks at random when both are ready
 			}
-			jobs <- job{b, s, i*len(c.seeds) + k}
+			select {
+			case jobs <- job{b: b, seed: s, i: i*len(c.seeds) + k}:
+			case <-ctx.Done():
+				break feed
+			}
 		}
 	}
 	close(jobs)
-	wg.Wait()
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		// A run that does not heed the interrupt is reported as such
+		// after a grace period, so that the others are not lost.
+		select {
+		case <-finished:
+		case <-time.After(interruptGrace):
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, j := range running {
+		runs[i] = Run{Bug: j.b.Name, Label: j.b.Rule, Seed: j.seed, Verdict: Error, Elapsed: time.Since(j.start),
+			Error: fmt.Sprintf("interrupted: conformance.Check still running %v after the interrupt", interruptGrace)}
+	}
 	m := Measurement{Command: command(c), Seeds: c.seeds, Bugs: bugs, Elapsed: time.Since(start)}
 	if c.cases > 0 {
 		m.Cases = c.cases
