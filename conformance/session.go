@@ -73,10 +73,16 @@ func (s *session) do(op model.Op) model.Observation {
 	step.Got = got.Describe(op)
 	step.obs = got
 	var d *model.Deviation
+	var inc *model.Inconclusive
 	if err == nil {
 		err = s.model.Step(op, got)
 	}
 	switch {
+	case errors.As(err, &inc):
+		// Silence where the model needs an answer: the trace ends here,
+		// neither passing nor failing.
+		step.Rule, step.Allowed, step.Got = inc.Rule, inc.What+" = "+inc.Want, inc.What+" = "+inc.Got
+		s.trace.Inconclusive = inc
 	case errors.As(err, &d):
 		step.Rule, step.Allowed, step.Got = d.Rule, d.What+" = "+d.Want, d.What+" = "+d.Got
 		s.trace.Deviation = d

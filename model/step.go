@@ -954,6 +954,13 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 // rule admits any outcome.
 func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation) (Observation, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
+	if got != nil && got.Peer == PeerSilent {
+		if err := silentPeer(rule, allowed); err != nil {
+			return obs, err
+		}
+		obs.Peer = got.Peer
+		return obs, nil
+	}
 	if got != nil {
 		if !allowed.Has(got.Peer) && !m.excuse(rule) {
 			return obs, dev(rule, "peer outcome", allowed, got.Peer)
