@@ -213,6 +213,12 @@ func TestRNRThenReconnect(t *testing.T) {
 	start := time.Now()
 	p := deliver(t, qps[0], drivers.Message{Opcode: drivers.Send, Len: 1})
 	t.Logf("send to a receiver in ERR: peer status %d after %v", p, time.Since(start))
+	if p != drivers.PeerSilent {
+		t.Errorf("send to a receiver in ERR: peer status %d, want %d (silent: a receiver in ERR drops without an answer)", p, drivers.PeerSilent)
+	}
+	if n := qps[0].(*qp).rechecks; n != 0 {
+		t.Errorf("send to a receiver in ERR: re-checked %d times, want 0 (a resend would reach a QP in ERR)", n)
+	}
 	ev, _ := s.PollEvents()
 	t.Logf("events: %+v", ev)
 }
