@@ -33,6 +33,11 @@ type Options struct {
 	// events; Settle is how long it then looks for unexpected ones.
 	// Zero: 2 s and 0 (a synchronous driver such as the emulator).
 	Wait, Settle time.Duration
+	// Recheck is how much longer a poll whose wait ran out looks again
+	// when the model finds the shortfall a departure, so that a late
+	// completion or event does not decide the verdict. 0: 10 times Wait;
+	// negative: no second look.
+	Recheck time.Duration
 	// OpTimeout bounds every driver call on a device that is not
 	// synchronous: one that overruns it stops the run with a harness
 	// error (Report.Error) instead of hanging it. 0: DefaultOpTimeout;
