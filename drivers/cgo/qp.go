@@ -89,7 +89,8 @@ type qp struct {
 	// RESET destroys the QP, see awaitLastWQE).
 	lastWQEs, lastWQEsAtModify int
 	// nextPSN is the peer's next send PSN where psnKnown (the peer was
-	// connected by connectPeer, not by rdma_cm); slowTimers gives the
+	// connected by connectPeer, not by rdma_cm, and sent only one-PSN
+	// messages since); slowTimers gives the
 	// peer longAckTimeout while a silence is re-checked; rechecks counts
 	// those re-checks (tests).
 	nextPSN              uint32
@@ -631,8 +632,11 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		// again for each).
 		send, viaCM = q.deliverCM, true
 	}
+	// The peer's PSN is followed through messages of one PSN only, whose
+	// count no provider can read otherwise; after a longer one it is
+	// known again at the next connection (connectPeer).
 	n := psnCount(msg.Opcode, msg.Len, mtuBytes(s.dev.mtu))
-	first, known := q.nextPSN, q.psnKnown && !viaCM
+	first, known := q.nextPSN, q.psnKnown && !viaCM && n == 1
 	st, err := send(ctx, &sd)
 	if err != nil {
 		return peerErr, err
