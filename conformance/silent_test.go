@@ -125,6 +125,12 @@ func TestAPeerThatGaveUpIsNotTheDevicesError(t *testing.T) {
 		}
 	}
 
+	// The emulator's own peer that gives up: the same.
+	emuRep, err := conformance.Check(context.Background(), emu.New(emu.PeerGivesUp), drivers.Config{}, opts)
+	if err != nil || len(emuRep.Failures) != 0 || emuRep.Inconclusive == 0 {
+		t.Errorf("emulator with %s: err %v, %d failures, %d inconclusive; want no error, no failure, some inconclusive", emu.PeerGivesUp, err, len(emuRep.Failures), emuRep.Inconclusive)
+	}
+
 	old, err := conformance.Check(context.Background(), &slowPeerDriver{Driver: emu.New(), from: drivers.PeerRNR, as: drivers.PeerError}, drivers.Config{}, opts)
 	if err != nil {
 		t.Fatalf("Check with the silence reported as an error: %v", err)
