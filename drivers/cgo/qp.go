@@ -670,6 +670,7 @@ func (q *qp) recheck(ctx context.Context, sd *C.struct_srqc_send, first, n uint3
 		return drivers.PeerSilent, nil
 	}
 	q.rechecks++
+	q.s.dev.rechecked++
 	q.slowTimers = true
 	defer func() { q.slowTimers, q.peerReady = false, false }()
 	if err := q.connectPeer(first); err != nil {
@@ -679,7 +680,11 @@ func (q *qp) recheck(ctx context.Context, sd *C.struct_srqc_send, first, n uint3
 	if err != nil {
 		return peerErr, err
 	}
-	return peerOutcome(int(wc)), nil
+	out := peerOutcome(int(wc))
+	if out == drivers.PeerSilent {
+		q.s.dev.stillSilent++
+	}
+	return out, nil
 }
 
 // send posts sd on the peer and waits for its completion; a failure

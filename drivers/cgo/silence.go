@@ -1,6 +1,10 @@
 package cgo
 
-import "github.com/srqconform/srqconform/drivers"
+import (
+	"time"
+
+	"github.com/srqconform/srqconform/drivers"
+)
 
 // Work completion statuses the peer's send completion is read for (enum
 // ibv_wc_status; qp.go checks them against libibverbs when it compiles).
@@ -70,4 +74,11 @@ func psnCount(op drivers.Opcode, length, mtu uint32) uint32 {
 		return 1
 	}
 	return (length + mtu - 1) / mtu
+}
+
+// ackTime is the local ACK timeout an IBV_QP_TIMEOUT value t stands for:
+// 4.096 us * 2^t (InfiniBand Architecture Specification, volume 1,
+// chapter 9, the transport timer), rounded to the millisecond.
+func ackTime(t uint) time.Duration {
+	return (4096 * time.Nanosecond << t).Round(time.Millisecond)
 }

@@ -2,6 +2,7 @@ package cgo
 
 import (
 	"testing"
+	"time"
 
 	"github.com/srqconform/srqconform/drivers"
 )
@@ -73,6 +74,17 @@ func TestReceives(t *testing.T) {
 		want := st != drivers.Reset && st != drivers.Init && st != drivers.Err
 		if got := receives(st); got != want {
 			t.Errorf("receives(%s) = %v, want %v", st, got, want)
+		}
+	}
+}
+
+func TestAckTime(t *testing.T) {
+	for _, tc := range []struct {
+		t    uint
+		want time.Duration
+	}{{13, 34 * time.Millisecond}, {17, 537 * time.Millisecond}} {
+		if got := ackTime(tc.t); got != tc.want {
+			t.Errorf("ackTime(%d) = %v, want %v", tc.t, got, tc.want)
 		}
 	}
 }
