@@ -366,19 +366,19 @@ func (x *executor) collect(o model.Poll, obs *model.Observation) error {
 // recheckPoll looks again, for up to x.recheck, for what a poll whose
 // wait ran out expected, adding what comes to obs: a completion or event
 // that was late on a busy machine is then seen before the shortfall
-// decides anything. It reports whether it looked (a poll that ran short
-// on a device that is not synchronous).
-func (x *executor) recheckPoll(ctx context.Context, o model.Poll, want model.Observation, obs *model.Observation) (bool, error) {
+// decides anything. It does nothing after a poll that did not run short,
+// or on a synchronous device.
+func (x *executor) recheckPoll(ctx context.Context, o model.Poll, want model.Observation, obs *model.Observation) error {
 	if !x.short || x.recheck <= 0 || x.hung != "" {
-		return false, nil
+		return nil
 	}
 	x.short = false
 	defer x.timing.add(PhasePollWait, time.Now())
 	var err error
 	if !x.bounded("a poll's re-check", func() { _, err = x.await(ctx, o, want, obs, time.Now().Add(x.recheck)) }) {
-		return true, harness("the driver did not return from %s", x.hung)
+		return harness("the driver did not return from %s", x.hung)
 	}
-	return true, err
+	return err
 }
 
 // madeInChild reads a post's errno for what a call made in a child process

@@ -124,8 +124,7 @@ func (s *session) recheck(op model.Op, want model.Observation, got *model.Observ
 		s.x.short = false
 		return nil
 	}
-	_, err := s.x.recheckPoll(s.ctx, p, want, got)
-	return err
+	return s.x.recheckPoll(s.ctx, p, want, got)
 }
 
 // evidence looks once more after a deviation, unchecked, so that the
