@@ -37,6 +37,11 @@ type Options struct {
 	// events; Settle is how long it then looks for unexpected ones.
 	// Zero: 2 s and 0 (a synchronous driver such as the emulator).
 	Wait, Settle time.Duration
+	// Recheck is how much longer a poll whose wait ran out looks again
+	// when the model finds the shortfall a departure, so that a late
+	// completion or event does not decide the verdict. 0: 10 times Wait;
+	// negative: no second look.
+	Recheck time.Duration
 	// OpTimeout bounds every driver call on a device that is not
 	// synchronous: one that overruns it stops the run with a harness
 	// error (Report.Error) instead of hanging it. 0: DefaultOpTimeout;
@@ -166,6 +171,13 @@ type Report struct {
 	// when the trace is replayed keeping every model candidate (the run's
 	// model keeps the most parsimonious ones only); they are discarded.
 	Unpredictable int `json:"unpredictable,omitempty"`
+	// Inconclusive counts the steps whose observation was silence where
+	// the model needs the device's answer (a peer that heard nothing back
+	// even after the driver's longer re-check, model.Inconclusive): each
+	// ended its scenario or case there, and none is a failure.
+	// InconclusiveAt says where, for the first maxInconclusiveAt of them.
+	Inconclusive   int      `json:"inconclusive"`
+	InconclusiveAt []string `json:"inconclusive_at,omitempty"`
 	// Interrupted is set when the run was stopped (SIGINT, SIGTERM) before
 	// it finished: the report holds what ran until then.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -358,6 +370,8 @@ func (c *checker) scenarios() error {
 				c.skipped[sc.Rule] = skip
 			case tr.Interrupted || c.ctx.Err() != nil:
 				return nil
+			case tr.Inconclusive != nil:
+				c.inconclusive("scenario: "+sc.Name, tr)
 			case tr.Deviation != nil:
 				fails = append(fails, &failing{tr: tr, source: "scenario: " + sc.Name, sc: &sc})
 			case tr.Err != "":
@@ -422,6 +436,9 @@ func (c *checker) randomCases() error {
 		c.shrinkLeft -= res.shrunk
 		c.rep.StepsRun += res.steps
 		c.rep.CasesRun += res.cases
+		for _, tr := range res.inconclusive {
+			c.inconclusive(fmt.Sprintf("random case (seed %d)", c.opts.Seed+round), tr)
+		}
 		c.rep.Unpredictable += res.unpredictable
 		c.cover(res.coverage)
 		c.feature(res.features)
@@ -1044,9 +1061,26 @@ func replayOnModel(p model.Profile, caps model.Caps, relaxed []string, tr Trace)
 // rapidMu serialises rapid runs: rapid's settings are process-wide flags.
 var rapidMu sync.Mutex
 
+// maxInconclusiveAt bounds Report.InconclusiveAt.
+const maxInconclusiveAt = 20
+
+// inconclusive counts an inconclusive trace from source and says where
+// it stopped.
+func (c *checker) inconclusive(source string, tr Trace) {
+	c.rep.Inconclusive++
+	if len(c.rep.InconclusiveAt) >= maxInconclusiveAt || len(tr.Steps) == 0 {
+		return
+	}
+	last := tr.Steps[len(tr.Steps)-1]
+	c.rep.InconclusiveAt = append(c.rep.InconclusiveAt, fmt.Sprintf("%s, step %d %s: %s", source, last.N, last.OpText, tr.Inconclusive))
+}
+
 // randomResult is what one rapid run of random cases gave.
 type randomResult struct {
-	fail          *Trace // the shrunk failing trace, or nil
+	fail *Trace // the shrunk failing trace, or nil
+	// inconclusive holds the cases that ended inconclusive (not while
+	// shrinking).
+	inconclusive  []Trace
 	cases, steps  int
 	unpredictable int
 	coverage      map[string]int
@@ -1105,6 +1139,12 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 				res.features[f] += n
 			}
 			progress(opts, done+res.cases, total, "random case")
+		}
+		if tr.Inconclusive != nil {
+			if !failed {
+				res.inconclusive = append(res.inconclusive, tr)
+			}
+			return // neither a pass nor a failure: shrinking treats it as passing
 		}
 		if tr.unpredictable && tr.Deviation == nil {
 			if !failed {

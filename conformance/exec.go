@@ -20,7 +20,17 @@ type executor struct {
 	// model does not expect (negative observations); wait is how long it
 	// waits for those it does expect.
 	settle, wait time.Duration
-	pattern      byte
+	// recheck is how much longer a poll whose wait ran out looks again
+	// when the model finds the shortfall a departure (recheckPoll);
+	// short says the last poll's wait ran out before the model's
+	// expected completions and events came.
+	recheck time.Duration
+	short   bool
+	// futile counts second looks that found nothing more: past
+	// maxFutileRechecks the device is taken to lack, not to lag, and no
+	// poll looks a second time again in this run.
+	futile  int
+	pattern byte
 	// timing records where the time goes (Report.Phases); nil records
 	// nothing.
 	timing *timing
@@ -32,15 +42,31 @@ type executor struct {
 	hung  string
 }
 
+// maxFutileRechecks bounds the second looks that find nothing (see
+// executor.futile): a device that lacks an event the model expects (rxe
+// before 6.5 raises no LAST_WQE_REACHED) would otherwise pay ten times
+// the wait at every such poll of every scenario before the rule is
+// relaxed, and at every shrinking step.
+const maxFutileRechecks = 3
+
+// recheckFactor is how many times the poll's wait a poll that ran short
+// looks again before its shortfall counts as a departure (the default of
+// Options.Recheck).
+const recheckFactor = 10
+
 // DefaultSettle is how long a poll on an asynchronous device looks for
 // completions and events the model does not expect.
 const DefaultSettle = 5 * time.Millisecond
 
 func newExecutor(dev drivers.Device, opts Options) *executor {
 	x := &executor{dev: dev, info: dev.Info(), wait: opts.Wait, settle: opts.Settle, bound: opts.OpTimeout}
+	x.recheck = opts.Recheck
+	if x.recheck == 0 {
+		x.recheck = recheckFactor * x.wait
+	}
 	switch {
 	case x.info.Synchronous:
-		x.wait, x.settle, x.bound = 0, 0, 0
+		x.wait, x.settle, x.bound, x.recheck = 0, 0, 0, 0
 	case x.settle == 0:
 		// On rxe a message's completion and events exist before the ACK
 		// that Deliver waits for; the settle is a margin for stragglers,
@@ -271,33 +297,10 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 }
 
 // poll collects completions and events until the model's expected numbers
-// arrive or the wait runs out, then looks for extras for the settle time.
+// arrive or the wait runs out (x.short), then looks for extras for the
+// settle time.
 func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observation) (model.Observation, error) {
 	obs := model.Observation{BadWR: -1}
-	collect := func() error {
-		max := 0
-		if o.Max > 0 {
-			max = o.Max - len(obs.Completions)
-			if max <= 0 {
-				return nil
-			}
-		}
-		cs, err := x.srq.PollCQ(max)
-		if err != nil {
-			return harness("PollCQ: %v", err)
-		}
-		for _, c := range cs {
-			obs.Completions = append(obs.Completions, fromDriverCompletion(c)) // the model checks payloads
-		}
-		es, err := x.srq.PollEvents()
-		if err != nil {
-			return harness("PollEvents: %v", err)
-		}
-		for _, e := range es {
-			obs.Events = append(obs.Events, fromDriverEvent(e))
-		}
-		return nil
-	}
 	start := time.Now()
 	settling := false
 	defer func() {
@@ -305,18 +308,10 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 			x.timing.add(PhasePollWait, start)
 		}
 	}()
-	deadline := start.Add(x.wait)
-	for {
-		if err := collect(); err != nil {
-			return obs, err
-		}
-		if len(obs.Completions) >= len(want.Completions) && len(obs.Events) >= len(want.Events) {
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return obs, nil
-		}
-		time.Sleep(time.Millisecond)
+	short, err := x.await(ctx, o, want, &obs, start.Add(x.wait))
+	x.short = short
+	if err != nil || short {
+		return obs, err
 	}
 	if x.settle > 0 {
 		x.timing.add(PhasePollWait, start)
@@ -328,11 +323,78 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 		case <-ctx.Done():
 			t.Stop()
 		}
-		if err := collect(); err != nil {
+		if err := x.collect(o, &obs); err != nil {
 			return obs, err
 		}
 	}
 	return obs, nil
+}
+
+// await collects into obs until it holds the numbers of completions and
+// events want has, or deadline passes (short), or ctx ends.
+func (x *executor) await(ctx context.Context, o model.Poll, want model.Observation, obs *model.Observation, deadline time.Time) (short bool, err error) {
+	for {
+		if err := x.collect(o, obs); err != nil {
+			return false, err
+		}
+		if len(obs.Completions) >= len(want.Completions) && len(obs.Events) >= len(want.Events) {
+			return false, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return true, nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// collect adds to obs the completions (up to o.Max in all) and events
+// available now.
+func (x *executor) collect(o model.Poll, obs *model.Observation) error {
+	max := 0
+	if o.Max > 0 {
+		max = o.Max - len(obs.Completions)
+		if max <= 0 {
+			return nil
+		}
+	}
+	cs, err := x.srq.PollCQ(max)
+	if err != nil {
+		return harness("PollCQ: %v", err)
+	}
+	for _, c := range cs {
+		obs.Completions = append(obs.Completions, fromDriverCompletion(c)) // the model checks payloads
+	}
+	es, err := x.srq.PollEvents()
+	if err != nil {
+		return harness("PollEvents: %v", err)
+	}
+	for _, e := range es {
+		obs.Events = append(obs.Events, fromDriverEvent(e))
+	}
+	return nil
+}
+
+// recheckPoll looks again, for up to x.recheck, for what a poll whose
+// wait ran out expected, adding what comes to obs: a completion or event
+// that was late on a busy machine is then seen before the shortfall
+// decides anything. It does nothing after a poll that did not run short,
+// on a synchronous device, or once maxFutileRechecks second looks found
+// nothing.
+func (x *executor) recheckPoll(ctx context.Context, o model.Poll, want model.Observation, obs *model.Observation) error {
+	if !x.short || x.recheck <= 0 || x.hung != "" || x.futile >= maxFutileRechecks {
+		return nil
+	}
+	x.short = false
+	defer x.timing.add(PhasePollWait, time.Now())
+	had := len(obs.Completions) + len(obs.Events)
+	var err error
+	if !x.bounded("a poll's re-check", func() { _, err = x.await(ctx, o, want, obs, time.Now().Add(x.recheck)) }) {
+		return harness("the driver did not return from %s", x.hung)
+	}
+	if len(obs.Completions)+len(obs.Events) == had {
+		x.futile++
+	}
+	return err
 }
 
 // madeInChild reads a post's errno for what a call made in a child process

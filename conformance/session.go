@@ -65,6 +65,9 @@ func (s *session) do(op model.Op) model.Observation {
 	before := s.model.View()
 	modelTime := time.Since(t0)
 	got, err := s.x.exec(s.ctx, op, want)
+	if err == nil {
+		err = s.recheck(op, want, &got)
+	}
 	t1 := time.Now()
 	if errors.Is(err, drivers.ErrUnsupported) {
 		s.skip = err.Error()
@@ -73,10 +76,16 @@ func (s *session) do(op model.Op) model.Observation {
 	step.Got = got.Describe(op)
 	step.obs = got
 	var d *model.Deviation
+	var inc *model.Inconclusive
 	if err == nil {
 		err = s.model.Step(op, got)
 	}
 	switch {
+	case errors.As(err, &inc):
+		// Silence where the model needs an answer: the trace ends here,
+		// neither passing nor failing.
+		step.Rule, step.Allowed, step.Got = inc.Rule, inc.What+" = "+inc.Want, inc.What+" = "+inc.Got
+		s.trace.Inconclusive = inc
 	case errors.As(err, &d):
 		step.Rule, step.Allowed, step.Got = d.Rule, d.What+" = "+d.Want, d.What+" = "+d.Got
 		s.trace.Deviation = d
@@ -98,6 +107,24 @@ func (s *session) do(op model.Op) model.Observation {
 		panic(stop{})
 	}
 	return got
+}
+
+// recheck gives a poll whose wait ran out, where the model finds what
+// came a departure, a much longer look (executor.recheckPoll), so that a
+// completion or event that was only late does not decide the verdict.
+// What is still missing after it counts: the device had ten times the
+// poll's wait to write to its own queue, with nothing of the harness's in
+// flight.
+func (s *session) recheck(op model.Op, want model.Observation, got *model.Observation) error {
+	p, ok := op.(model.Poll)
+	if !ok || !s.x.short || s.x.recheck <= 0 {
+		return nil // nothing ran short, or a synchronous device: no second look
+	}
+	if err := s.model.Clone().Step(op, *got); err == nil || !errors.As(err, new(*model.Deviation)) {
+		s.x.short = false
+		return nil
+	}
+	return s.x.recheckPoll(s.ctx, p, want, got)
 }
 
 // evidence looks once more after a deviation, unchecked, so that the

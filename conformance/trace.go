@@ -35,6 +35,10 @@ type Trace struct {
 	// Diagnosis names the rules the trace shows broken (see
 	// model.Diagnose); set on failures in a report.
 	Diagnosis *model.Diagnosis `json:"diagnosis,omitempty"`
+	// Inconclusive is set when a step's observation was silence where the
+	// model needs the device's answer (model.Inconclusive): the trace
+	// ends there and is neither a pass nor a failure.
+	Inconclusive *model.Inconclusive `json:"inconclusive,omitempty"`
 	// Err is set when the harness or device failed (not a deviation).
 	Err string `json:"error,omitempty"`
 	// Interrupted is set when the run was cancelled during this trace.
@@ -118,7 +122,8 @@ func (t Trace) Extent() string {
 
 // Text renders the trace as numbered lines: the step where the device
 // departed (under the diagnosis) is marked "»", the step whose check
-// noticed it "✗", and an evidence poll after it "+".
+// noticed it "✗", an evidence poll after it "+", and an inconclusive last
+// step "?".
 func (t Trace) Text() string {
 	var b strings.Builder
 	if d := t.Diagnosis; d != nil {
@@ -134,7 +139,10 @@ func (t Trace) Text() string {
 	}
 	for _, s := range t.Steps {
 		mark := "  "
+		inconclusive := s.Rule != "" && t.Inconclusive != nil && s.N == len(t.Steps)
 		switch {
+		case inconclusive:
+			mark = "? "
 		case s.Rule != "":
 			mark = "✗ "
 		case s.Evidence:
@@ -144,6 +152,8 @@ func (t Trace) Text() string {
 		}
 		fmt.Fprintf(&b, "%s%3d. %s\n", mark, s.N, s.OpText)
 		switch {
+		case inconclusive:
+			fmt.Fprintf(&b, "        model needs:  %s\n        driver did:   %s\n        inconclusive: no answer within the driver's bound is no evidence for %s\n", s.Allowed, s.Got, s.Rule)
 		case s.Rule != "":
 			fmt.Fprintf(&b, "        model allows: %s\n        driver did:   %s\n        noticed by:   %s\n", s.Allowed, s.Got, s.Rule)
 		case s.Evidence:

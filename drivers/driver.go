@@ -192,7 +192,8 @@ type QP interface {
 	// PostRecv is ibv_post_recv on the QP's own receive queue.
 	PostRecv(wr RecvWR) (errno int, badWR int)
 	// Deliver has the peer send msg and returns what the peer's send
-	// completion said, once the receiver has processed or dropped it.
+	// completion said, once the receiver has processed or dropped it
+	// (PeerSilent when no answer came within the driver's bound).
 	Deliver(ctx context.Context, msg Message) (PeerStatus, error)
 	// DeliverFirstPacket sends only the first packet of msg, leaving the
 	// QP filling a WR; DeliverRest sends the rest.
@@ -397,12 +398,24 @@ type Event struct {
 	QP   int
 }
 
-// PeerStatus is what the peer's send completion said.
+// PeerStatus is what the peer's send completion said: 0 success, 1 RNR
+// retries exceeded, 2 any other error, 3 no answer within the driver's
+// bound (PeerSilent).
 type PeerStatus uint8
 
-// Peer outcomes.
+// Peer statuses.
 const (
-	PeerOK    PeerStatus = iota // the send completed successfully
-	PeerRNR                     // IBV_WC_RNR_RETRY_EXC_ERR: RNR retries exceeded
-	PeerError                   // any other error status
+	PeerOK    PeerStatus = 0 // the send completed successfully
+	PeerRNR   PeerStatus = 1 // the receiver answered RNR until the retries ran out
+	PeerError PeerStatus = 2 // the device answered with an error (an error NAK, an error completion)
+	// PeerSilent is silence, not an answer: the peer's transport gave up
+	// waiting (IBV_WC_RETRY_EXC_ERR: no ACK, NAK or RNR NAK came back).
+	// A driver whose fast timers ran out checks again with a much larger
+	// bound before it reports PeerSilent, where that can be done without
+	// changing what the receiver sees (see the cgo driver's Deliver); a
+	// driver that cannot tell silence from an error reports PeerError.
+	// The suite takes PeerSilent as what it is: no evidence. Where the
+	// model needs the device's answer (RNR, success) the step is
+	// inconclusive, never a failure.
+	PeerSilent PeerStatus = 3
 )

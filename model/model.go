@@ -232,7 +232,9 @@ func (m *Model) advance(op Op, got *Observation) error {
 		c.stepN = m.steps
 		for _, r := range run(c, op, got) {
 			if r.err != nil {
-				if firstErr == nil || (isDeviation(r.err) && !isDeviation(firstErr)) {
+				// An inconclusive candidate outranks a deviating one: had
+				// the device answered, that candidate might have agreed.
+				if firstErr == nil || IsInconclusive(r.err) || (isDeviation(r.err) && !isDeviation(firstErr) && !IsInconclusive(firstErr)) {
 					firstErr = r.err
 				}
 				continue

@@ -958,6 +958,13 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 // rule admits any outcome.
 func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
+	if got != nil && got.Peer == PeerSilent {
+		if err := silentPeer(rule, allowed); err != nil {
+			return obs, err
+		}
+		obs.Peer = got.Peer
+		return obs, nil
+	}
 	if got != nil {
 		if !allowed.Has(got.Peer) && !m.excuseStake(cqe{stake: stake}, rule) {
 			return obs, dev(rule, "peer outcome", allowed, got.Peer)

@@ -301,11 +301,22 @@ const (
 	PeerOK    PeerStatus = iota // the send completed successfully
 	PeerRNR                     // receiver not ready: RNR retries exceeded
 	PeerError                   // any other error completion
+	// PeerSilent is no answer within the driver's bound: the peer's
+	// transport gave up. It is not the device's error: it is consistent
+	// with any outcome the model allows PeerError for (a receiver that
+	// drops the message, an error NAK that came late), and with no other
+	// (see Inconclusive).
+	PeerSilent
 )
 
 func (p PeerStatus) String() string {
-	return [...]string{"ok", "rnr", "error"}[p]
+	if int(p) < len(peerNames) {
+		return peerNames[p]
+	}
+	return fmt.Sprintf("PeerStatus(%d)", uint8(p))
 }
+
+var peerNames = [...]string{"ok", "rnr", "error", "silent"}
 
 // PeerSet is a set of peer outcomes.
 type PeerSet uint8
@@ -334,7 +345,7 @@ func (s PeerSet) First() PeerStatus {
 
 func (s PeerSet) String() string {
 	out := ""
-	for p := PeerOK; p <= PeerError; p++ {
+	for p := PeerOK; p <= PeerSilent; p++ {
 		if s.Has(p) {
 			if out != "" {
 				out += " or "

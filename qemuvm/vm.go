@@ -55,6 +55,11 @@ type Options struct {
 	// CPUs and MemoryMB size the guest; 2 and 1024 by default.
 	CPUs     int
 	MemoryMB int
+	// Stress is how many busy processes load the host while the guest
+	// runs (StartHostLoad): a way to see how the suite fares on a busy
+	// CI runner. They are started after the kernel and initramfs are
+	// ready and stopped when the guest ends.
+	Stress int
 
 	// CacheDir holds downloaded and unpacked kernels and the private apt
 	// state; $XDG_CACHE_HOME/srqconform or ~/.cache/srqconform by
@@ -125,6 +130,9 @@ type Result struct {
 	// before the program started.
 	BootRetries int
 	WallTime    time.Duration
+	// LoadAverage is the host's 1-minute load average (/proc/loadavg) as
+	// the guest ended; "" where it could not be read.
+	LoadAverage string
 }
 
 // Providers returns the values Options.Provider accepts besides ""
@@ -253,7 +261,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	load, err := StartHostLoad(ctx, opts.Stress)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := bootWithFallback(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
+	res.LoadAverage = loadAverage()
+	load.Stop()
 	res.WallTime = time.Since(start)
 	if err != nil {
 		return res, err

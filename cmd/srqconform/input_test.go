@@ -67,6 +67,7 @@ func TestWrongInputIsOneLineAndExit2(t *testing.T) {
 		{[]string{"replay", "-x", "-3", good}, "-x (GID index) is -3"},
 		{[]string{"vm", "-timeout", "-1m"}, "-timeout is -1m0s, want more than 0"},
 		{[]string{"vm", "-runs", "0"}, "-runs must be at least 1"},
+		{[]string{"vm", "-stress", "-1"}, "-stress must not be negative, got -1"},
 		{[]string{"vm", "-html", dir}, "-html goes with -concurrent"},
 		{[]string{"vm", "-check-timeout", "1m"}, "-check-timeout and -reduce go with -concurrent"},
 		{[]string{"vm", "-concurrent", "-reduce", "-1s"}, "-reduce is -1s, want 0 or more"},

@@ -66,6 +66,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	concurrentRun := fs.Bool("concurrent", false, "run srqconform concurrent in the guest instead of the suite: -runs histories of -duration each (default 5s), checked for linearizability; -format text, markdown or json")
 	htmlDir := fs.String("html", "", "with -concurrent: write porcupine's visualisation of each violation to this directory on the host")
 	checkTimeout := fs.Duration("check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
+	stress := fs.Int("stress", 0, "keep this many busy processes on the host while the guest runs, as on a busy CI runner (stopped at the end and on Ctrl-C)")
 	reduce := fs.Duration("reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
 	if ok, code := fs.parse(args); !ok {
 		return code
@@ -97,6 +98,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	}
 	if *parallel < 1 {
 		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
+	}
+	if *stress < 0 {
+		return fail(stderr, "-stress must not be negative, got %d", *stress)
 	}
 	known, err := conformance.ReadKnown(*knownFile)
 	if err != nil {
@@ -194,6 +198,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		Timeout:    *timeout,
 		Accel:      *accel,
 		CacheDir:   *cache,
+		Stress:     *stress,
 	}
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
@@ -288,12 +293,16 @@ func siwSummary(res *qemuvm.Result) string {
 
 // accelSummary names the accelerator a guest ran under and, after a
 // fallback, why KVM was left: "tcg (fell back: no console output for
-// 1m0s under kvm)".
+// 1m0s under kvm)", then the host's load average as the guest ended.
 func accelSummary(res *qemuvm.Result) string {
+	s := res.Accel
 	if res.AccelFallback != "" {
-		return fmt.Sprintf("%s (fell back: %s)", res.Accel, res.AccelFallback)
+		s = fmt.Sprintf("%s (fell back: %s)", res.Accel, res.AccelFallback)
 	}
-	return res.Accel
+	if res.LoadAverage != "" {
+		s += ", host load " + res.LoadAverage
+	}
+	return s
 }
 
 // buildWithCgo builds srqconform with the cgo driver from the module this

@@ -60,6 +60,9 @@ func header(rep *conformance.Report) []string {
 			rep.Profile, rep.Seed, casesText(rep), rep.Steps, rep.StepsRun, rep.Elapsed.Round(1e6)),
 		fmt.Sprintf("verdict: %s (%d failing rules, %d counterexamples, %d profile findings)",
 			verdict(rep), countStatus(rep, conformance.Fail), len(rep.Failures), len(rep.Findings)))
+	if rep.Inconclusive > 0 {
+		lines = append(lines, inconclusiveLine(rep))
+	}
 	if rep.Interrupted {
 		lines = append(lines, fmt.Sprintf("interrupted: the run was stopped before it finished (%d of %d random cases ran); the report holds what ran", rep.CasesRun, rep.Cases))
 	}
@@ -67,6 +70,16 @@ func header(rep *conformance.Report) []string {
 		lines = append(lines, "harness error: "+rep.Error)
 	}
 	return lines
+}
+
+// inconclusiveLine says how many steps were inconclusive and where the
+// first was.
+func inconclusiveLine(rep *conformance.Report) string {
+	l := fmt.Sprintf("inconclusive: %d steps (silence where the model needs the device's answer, even after the driver's longer re-check: not failures)", rep.Inconclusive)
+	if len(rep.InconclusiveAt) > 0 {
+		l += "; first: " + rep.InconclusiveAt[0]
+	}
+	return l
 }
 
 // casesText says how many random cases were asked for and, under a time
@@ -115,6 +128,12 @@ func Text(w io.Writer, rep *conformance.Report) error {
 	}
 	writeFeatures(&b, rep, "  ")
 	writeFindings(&b, rep, "  ")
+	if len(rep.InconclusiveAt) > 0 {
+		b.WriteString("\nINCONCLUSIVE STEPS (not failures)\n")
+		for _, at := range rep.InconclusiveAt {
+			b.WriteString("  " + at + "\n")
+		}
+	}
 	for i, f := range rep.Failures {
 		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %s\n", i+1, f.Rule, f.Source, f.Trace.Extent())
 		if len(f.AlsoIn) > 0 {
@@ -285,6 +304,12 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 			fmt.Fprintf(&b, "| %s | %s |\n", cell(f), n)
 		}
 	}
+	if len(rep.InconclusiveAt) > 0 {
+		b.WriteString("\n## Inconclusive steps\n\nSilence where the model needs the device's answer: counted, not failures.\n\n")
+		for _, at := range rep.InconclusiveAt {
+			b.WriteString("- " + cell(at) + "\n")
+		}
+	}
 	var fb strings.Builder
 	writeFindings(&fb, rep, "- ")
 	b.WriteString(strings.NewReplacer("\nPROFILE FINDINGS\n", "\n## Profile findings\n\n",
@@ -453,6 +478,12 @@ func JUnit(w io.Writer, rep *conformance.Report) error {
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, c)
+	}
+	if rep.Inconclusive > 0 {
+		// Counted, never a failure: a skipped case that says how many.
+		s.Cases = append(s.Cases, junitCase{Name: "inconclusive", Classname: "srqconform.run",
+			Skipped: &junitSkipped{Message: inconclusiveLine(rep) + "\n" + strings.Join(rep.InconclusiveAt, "\n")}})
+		s.Skipped++
 	}
 	if rep.Interrupted || rep.Error != "" {
 		msg := "interrupted: the run was stopped before it finished"

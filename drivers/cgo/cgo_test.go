@@ -213,8 +213,53 @@ func TestRNRThenReconnect(t *testing.T) {
 	start := time.Now()
 	p := deliver(t, qps[0], drivers.Message{Opcode: drivers.Send, Len: 1})
 	t.Logf("send to a receiver in ERR: peer status %d after %v", p, time.Since(start))
+	if p != drivers.PeerSilent {
+		t.Errorf("send to a receiver in ERR: peer status %d, want %d (silent: a receiver in ERR drops without an answer)", p, drivers.PeerSilent)
+	}
+	if n := qps[0].(*qp).rechecks; n != 0 {
+		t.Errorf("send to a receiver in ERR: re-checked %d times, want 0 (a resend would reach a QP in ERR)", n)
+	}
 	ev, _ := s.PollEvents()
 	t.Logf("events: %+v", ev)
+}
+
+// TestRecheckAnswersLikeARetransmission drops the device's answer to a
+// send, as a busy machine's fast ACK timer does: the driver sends the
+// message again at its own PSN with the long timer, and the receiver
+// answers as to a retransmission. To an empty SRQ it answers RNR again;
+// after it took the message, the resend is a duplicate it acknowledges
+// without taking a second WR.
+func TestRecheckAnswersLikeARetransmission(t *testing.T) {
+	d := open(t)
+	s, qps := setup(t, d, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}, drivers.RC, 1)
+	q := qps[0].(*qp)
+	drop := false
+	dropAnswer = func() bool { was := drop; drop = false; return was }
+	defer func() { dropAnswer = nil }()
+
+	drop = true
+	if p := deliver(t, q, drivers.Message{Opcode: drivers.Send, Len: 1}); p != drivers.PeerRNR || q.rechecks != 1 {
+		t.Fatalf("send to an empty SRQ, its RNR NAK dropped: peer status %d after %d re-checks, want %d (RNR) after 1", p, q.rechecks, drivers.PeerRNR)
+	}
+	post(t, s, wr(1, 64), wr(2, 64))
+	drop = true
+	if p := deliver(t, q, drivers.Message{Opcode: drivers.Send, Len: 8, Pattern: 5}); p != drivers.PeerOK || q.rechecks != 2 {
+		t.Fatalf("send the receiver took, its ACK dropped: peer status %d after %d re-checks, want 0 (OK) after 2", p, q.rechecks)
+	}
+	if c := pollN(t, s, 1)[0]; c.Status != 0 || c.WRID != 1 || c.ByteLen != 8 {
+		t.Fatalf("completion %+v, want wr_id 1, status 0, byte_len 8", c)
+	}
+	time.Sleep(100 * time.Millisecond) // a second completion, if the resend took WR 2, is there by now
+	if cs, err := s.PollCQ(0); err != nil || len(cs) != 0 {
+		t.Fatalf("after the resend: PollCQ = %+v, %v; want nothing (the duplicate takes no WR)", cs, err)
+	}
+	// The next send has the fast timer again and takes WR 2.
+	if p := deliver(t, q, drivers.Message{Opcode: drivers.Send, Len: 3}); p != drivers.PeerOK || q.rechecks != 2 {
+		t.Fatalf("next send: peer status %d after %d re-checks, want 0 after 2", p, q.rechecks)
+	}
+	if c := pollN(t, s, 1)[0]; c.WRID != 2 || c.ByteLen != 3 {
+		t.Fatalf("next completion %+v, want wr_id 2, byte_len 3", c)
+	}
 }
 
 // TestSQDDrain moves RTS -> SQD -> RTS repeatedly: Modify(SQD) waits for

@@ -303,6 +303,7 @@ func (q *qp) connectCM() error {
 	}
 	s.byQPN[q.qpn] = q.idx
 	q.peerReady, q.peerFailed = true, false
+	q.psnKnown = false // rdma_cm chose the peer's first PSN
 	return nil
 }
 
@@ -607,7 +608,7 @@ func (q *qp) peerUpCM(psn uint32) error {
 		mask |= C.IBV_QP_STATE
 		if st == C.IBV_QPS_RTS {
 			a.sq_psn = C.uint32_t(psn)
-			a.timeout, a.retry_cnt, a.rnr_retry = ackTimeout, retryCount, rnrRetry
+			a.timeout, a.retry_cnt, a.rnr_retry = q.ackTimer(), retryCount, rnrRetry
 			mask |= C.IBV_QP_SQ_PSN | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY
 		}
 		if r := C.ibv_modify_qp(q.peer, &a, C.int(mask)); r != 0 {

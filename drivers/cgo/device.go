@@ -60,6 +60,10 @@ type device struct {
 	iwarp bool
 	// sawLastWQE says the device raised a LAST_WQE_REACHED.
 	sawLastWQE bool
+	// rechecked counts the sends the peer heard nothing back for that were
+	// sent again with the long ACK timer (qp.recheck), stillSilent those
+	// of them that heard nothing then either; Close reports them.
+	rechecked, stillSilent int
 	// inCall names the library call the driver is making where one can
 	// block (rdma_cm's), for InCall.
 	inCall atomic.Pointer[string]
@@ -267,6 +271,11 @@ func (d *device) Close() error {
 		return nil
 	}
 	d.closed = true
+	if d.rechecked > 0 {
+		// How often a busy machine made the fast ACK timer run out.
+		fmt.Fprintf(os.Stderr, "cgo: %d sends the peer heard nothing back for were sent again with the %v ACK timer; %d heard nothing then either\n",
+			d.rechecked, ackTime(longAckTimeout), d.stillSilent)
+	}
 	var errs []error
 	for i := len(d.srqs) - 1; i >= 0; i-- {
 		errs = append(errs, d.srqs[i].destroy())

@@ -39,11 +39,16 @@ const (
 	// raise LAST_WQE_REACHED again, which the model cannot count (6
 	// retries made 7 events for one message, and the cgo suite failed
 	// QP-LAST-WQE). Not 7 in any case: rxe takes 7 as "for ever".
-	ackTimeout  = 13
-	retryCount  = 1
-	rnrRetry    = 0
-	minRNRTimer = 1
-	sendTimeout = 5 * time.Second // longest wait for a peer's send completion
+	ackTimeout = 13
+	// longAckTimeout is the ACK timer of the re-check of a message the
+	// peer heard nothing back for (qp.recheck): 4.096 us * 2^17 = 537 ms
+	// a try, 16 times ackTimeout, about 1.07 s with the retry. Only a
+	// silence pays it, so a quiet run keeps the fast timer.
+	longAckTimeout = 17
+	retryCount     = 1
+	rnrRetry       = 0
+	minRNRTimer    = 1
+	sendTimeout    = 5 * time.Second // longest wait for a peer's send completion
 	// udSettle bounds how long Deliver waits, after a UD send completed,
 	// for the receiver to write a completion. rxe completes a UD send when
 	// the packet is handed to the loopback path; the responder runs later
@@ -83,7 +88,23 @@ type qp struct {
 	// lastWQEsAtModify that count at its last Modify (rdma_cm mode: a
 	// RESET destroys the QP, see awaitLastWQE).
 	lastWQEs, lastWQEsAtModify int
+	// nextPSN is the peer's next send PSN where psnKnown (the peer was
+	// connected by connectPeer, not by rdma_cm, and sent only one-PSN
+	// messages since); slowTimers gives the
+	// peer longAckTimeout while a silence is re-checked; rechecks counts
+	// those re-checks (tests).
+	nextPSN              uint32
+	psnKnown, slowTimers bool
+	rechecks             int
 }
+
+// The statuses peerOutcome reads are libibverbs' own: these fail to
+// compile otherwise.
+var (
+	_ = [1]int{}[C.IBV_WC_SUCCESS-wcSuccess]
+	_ = [1]int{}[C.IBV_WC_RETRY_EXC_ERR-wcRetryExceeded]
+	_ = [1]int{}[C.IBV_WC_RNR_RETRY_EXC_ERR-wcRNRExceeded]
+)
 
 var _ drivers.QP = (*qp)(nil)
 
@@ -330,7 +351,7 @@ func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (C.struct_ibv_qp
 		a.sq_psn = C.uint32_t(psn)
 		mask |= mSQPSN
 		if rc {
-			a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = ackTimeout, retryCount, rnrRetry, 1
+			a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = q.ackTimer(), retryCount, rnrRetry, 1
 			mask |= mTimeout | mRetry | mRNRRetry | mMaxRdAtomic
 		}
 	}
@@ -434,7 +455,17 @@ func (q *qp) connectPeer(psn uint32) error {
 		}
 	}
 	q.peerReady, q.peerFailed = true, false
+	q.nextPSN, q.psnKnown = psn&psnMask, true
 	return nil
+}
+
+// ackTimer is the peer's local ACK timeout: longAckTimeout while a
+// silence is re-checked, else ackTimeout.
+func (q *qp) ackTimer() C.uint8_t {
+	if q.slowTimers {
+		return longAckTimeout
+	}
+	return ackTimeout
 }
 
 // peerConnectTries bounds connectPeer's attempts.
@@ -497,7 +528,6 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 // Peer statuses.
 const (
 	peerOK  = drivers.PeerOK
-	peerRNR = drivers.PeerRNR
 	peerErr = drivers.PeerError
 )
 
@@ -514,7 +544,15 @@ var wrOpcodes = map[drivers.Opcode]C.int{
 
 // Deliver has the peer send msg with one signaled WR and waits for its
 // completion; on UD it then waits until the receiver wrote a completion or
-// udSettle passed.
+// udSettle passed. An RC peer that heard nothing back (its transport gave
+// up) sends the message once more with a 16 times longer ACK timer where
+// the receiver sees that as a retransmission (recheck); if nothing comes
+// back then either, the outcome is drivers.PeerSilent.
+//
+// The UD wait is not re-checked: it decides no outcome. A completion that
+// comes after it is collected by the next poll, which waits
+// conformance.Options.Wait for every completion the model expects; the
+// wait only spares that poll the time.
 func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStatus, error) {
 	if err := ctx.Err(); err != nil {
 		return peerErr, fmt.Errorf("cgo: Deliver: %w", err)
@@ -584,7 +622,7 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 			return peerErr, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
 		}
 	}
-	send := q.send
+	send, viaCM := q.send, false
 	if s.cm != nil && (s.dev.iwarp || !q.peerReady || q.peer == nil) {
 		// iWARP needs the witness Read; with no connection the message
 		// cannot leave (deliverCM says so). On InfiniBand transports a
@@ -592,24 +630,69 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		// acknowledged it, as in verbs mode, and a witness Read would be
 		// one more packet for a receiver in ERR (rxe raises LAST_WQE
 		// again for each).
-		send = q.deliverCM
+		send, viaCM = q.deliverCM, true
 	}
+	// The peer's PSN is followed through messages of one PSN only, whose
+	// count no provider can read otherwise; after a longer one it is
+	// known again at the next connection (connectPeer).
+	n := psnCount(msg.Opcode, msg.Len, mtuBytes(s.dev.mtu))
+	first, known := q.nextPSN, q.psnKnown && !viaCM && n == 1
 	st, err := send(ctx, &sd)
 	if err != nil {
 		return peerErr, err
+	}
+	q.nextPSN, q.psnKnown = (first+n)&psnMask, known && st == C.IBV_WC_SUCCESS
+	out := peerOutcome(int(st))
+	if dropAnswer != nil && out != drivers.PeerSilent && dropAnswer() {
+		out = drivers.PeerSilent // a test's busy machine: the answer came too late
+	}
+	if out == drivers.PeerSilent && q.typ == drivers.RC && !viaCM {
+		return q.recheck(ctx, &sd, first, n, known)
 	}
 	if ud {
 		if r := C.srqc_get_cq_event(s.ch, C.int(udSettle/time.Millisecond)); r < 0 {
 			return peerErr, fmt.Errorf("cgo: ibv_get_cq_event(receive CQ) returned %d, want 0 or an event", int(r))
 		}
 	}
-	switch st {
-	case C.IBV_WC_SUCCESS:
-		return peerOK, nil
-	case C.IBV_WC_RNR_RETRY_EXC_ERR:
-		return peerRNR, nil
+	return out, nil
+}
+
+// dropAnswer, when a test sets it, is asked after every send whether the
+// device's answer is to be taken as having come too late: the send is
+// then silent, as on a machine too busy for the fast ACK timer.
+var dropAnswer func() bool
+
+// recheck sends sd, which the peer heard nothing back for, once more at
+// its first PSN first (n PSNs long) with the peer's ACK timer at
+// longAckTimeout, where canResend says the receiver sees that as the
+// transport's own retransmission: a late RNR NAK or ACK then arrives in
+// time. It returns what the second send's completion said, or PeerSilent
+// where no resend is sound. The peer is left to be reconnected with the
+// fast timers at the next Deliver. The caller holds dev.mu.
+func (q *qp) recheck(ctx context.Context, sd *C.struct_srqc_send, first, n uint32, known bool) (drivers.PeerStatus, error) {
+	st, rq, err := q.state(q.qp)
+	if err != nil {
+		return peerErr, err
 	}
-	return peerErr, nil
+	if !canResend(known, receives(st), first, n, rq) {
+		return drivers.PeerSilent, nil
+	}
+	q.rechecks++
+	q.s.dev.rechecked++
+	q.slowTimers = true
+	defer func() { q.slowTimers, q.peerReady = false, false }()
+	if err := q.connectPeer(first); err != nil {
+		return peerErr, err
+	}
+	wc, err := q.send(ctx, sd)
+	if err != nil {
+		return peerErr, err
+	}
+	out := peerOutcome(int(wc))
+	if out == drivers.PeerSilent {
+		q.s.dev.stillSilent++
+	}
+	return out, nil
 }
 
 // send posts sd on the peer and waits for its completion; a failure

@@ -265,8 +265,9 @@ var baseCatalogue = []DeviationInfo{
 	{QPChecksRecvSGE, KindMutant, "QP-SRQ-CAPS", "a QP created with the SRQ and max_recv_sge above max_sge fails with EINVAL, though max_recv_wr is ignored", nil},
 }
 
-// catalogue is every deviation: the base ones, then the stateful mutants.
-var catalogue = append(append(baseCatalogue, statefulCatalogue...), raceCatalogue...)
+// catalogue is every deviation: the base ones, the stateful and race
+// mutants, then PeerGivesUp (the peer's, not the device's).
+var catalogue = append(append(append(baseCatalogue, statefulCatalogue...), raceCatalogue...), silenceCatalogue...)
 
 var byName = func() map[Deviation]DeviationInfo {
 	m := make(map[Deviation]DeviationInfo, len(catalogue))
@@ -276,7 +277,8 @@ var byName = func() map[Deviation]DeviationInfo {
 	return m
 }()
 
-// Catalogue returns every deviation the emulator knows, behaviours first.
+// Catalogue returns every deviation the emulator knows, the device's
+// behaviours first, PeerGivesUp (its peer's) last.
 // Each Name is usable as it stands; those that take a value stand for the
 // value their Description gives.
 // rule: none (the deviation switches)

@@ -108,6 +108,7 @@ var probes = []struct {
 	{emu.BadKeyIgnored, badKey(drivers.RC, 8), "peer 2 [{id=1 st=4 op=0 len=0 qp=0}] [lastwqe(0)]", "peer 0 [{id=1 st=0 op=0 len=8 qp=0}] []"},
 	{emu.RNRSilent, rnr, "RC 1 UD 0", "RC 0 UD 0"},
 	{emu.EmptyTerminates, rnr, "RC 1 UD 0", "RC 2 UD 0"},
+	{emu.PeerGivesUp, rnr, "RC 1 UD 0", "RC 3 UD 0"},
 	{emu.SlotLeak, slotLeak, "4 then 4", "4 then 3"},
 	{emu.DestroyIgnoresQPs, destroyBusy, "16 then 0", "0 with a QP attached"},
 	{emu.NoCreateSRQEx, createVariants, "ex 0 cq 0 bad type 22", "ex 0 cq 95 bad type 95"},

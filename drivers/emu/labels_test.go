@@ -13,7 +13,7 @@ import (
 // TestCatalogueLabelsName checks every label of the catalogue against what
 // it names: a behaviour's "profile:X" a field of model.Profile (one
 // model.FieldOwner knows), its "rule:X" a rule, its "info:X" a field of
-// drivers.Info; a mutant's rule and the others it breaks rules. A
+// drivers.Info, its "harness:X" an outcome of the harness's own side; a mutant's rule and the others it breaks rules. A
 // misspelt label fails here instead of pointing a reader nowhere.
 func TestCatalogueLabelsName(t *testing.T) {
 	fields := map[string]bool{}
@@ -47,8 +47,14 @@ func TestCatalogueLabelsName(t *testing.T) {
 			if f, ok := info.FieldByName(name); !ok || f.Type.Kind() != reflect.Bool {
 				t.Errorf("behaviour %s is labelled %q: drivers.Info has no bool field %q", d.Name, d.Rule, name)
 			}
+		case "harness":
+			// Not the device: what the harness's own side reports (the
+			// peer), named by its drivers constant.
+			if name != "PeerSilent" {
+				t.Errorf("behaviour %s is labelled %q: the harness outcomes are drivers.PeerSilent; want harness:PeerSilent", d.Name, d.Rule)
+			}
 		default:
-			t.Errorf("behaviour %s is labelled %q; want profile:FIELD, rule:ID or info:FIELD", d.Name, d.Rule)
+			t.Errorf("behaviour %s is labelled %q; want profile:FIELD, rule:ID, info:FIELD or harness:PeerSilent", d.Name, d.Rule)
 		}
 		checked++
 	}

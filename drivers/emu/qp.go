@@ -248,7 +248,7 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		return peerErr, fmt.Errorf("emu: Deliver on QP %d while a message is half delivered; want DeliverRest first", q.idx)
 	}
 	// rule: FETCH-FIFO
-	return q.deliver(msg), nil
+	return s.cfg.heard(q.deliver(msg)), nil
 }
 
 // dropped is what the peer hears when the QP drops a message.

@@ -1,0 +1,84 @@
+package cgo
+
+import (
+	"time"
+
+	"github.com/srqconform/srqconform/drivers"
+)
+
+// Work completion statuses the peer's send completion is read for (enum
+// ibv_wc_status; qp.go checks them against libibverbs when it compiles).
+const (
+	wcSuccess       = 0
+	wcRetryExceeded = 12 // IBV_WC_RETRY_EXC_ERR: no ACK, NAK or RNR NAK came back in time
+	wcRNRExceeded   = 13 // IBV_WC_RNR_RETRY_EXC_ERR: the receiver answered RNR until the retries ran out
+)
+
+// psnMask keeps a packet sequence number to its 24 bits.
+const psnMask = 1<<24 - 1
+
+// peerOutcome maps the status of the peer's send completion to what the
+// peer saw, telling the device's answers apart from silence: success, an
+// RNR NAK (RNR retries exceeded) and every other error completion (an
+// error NAK, a local error) are the device's; IBV_WC_RETRY_EXC_ERR is the
+// peer's own transport giving up because nothing came back within its ACK
+// timer, which on a busy machine is also what a late answer looks like
+// (InfiniBand Architecture Specification, volume 1, chapter 9, the
+// reliable service's transport timer and retry counter; rxe completes the
+// WR so in rxe_comp.c when its retries run out).
+func peerOutcome(status int) drivers.PeerStatus {
+	switch status {
+	case wcSuccess:
+		return drivers.PeerOK
+	case wcRNRExceeded:
+		return drivers.PeerRNR
+	case wcRetryExceeded:
+		return drivers.PeerSilent
+	}
+	return drivers.PeerError
+}
+
+// receives says whether a QP in state st processes incoming messages
+// (RTR and every state after it but ERR); one in RESET, INIT or ERR drops
+// them without an answer, so the peer's silence is its answer.
+func receives(st drivers.QPState) bool {
+	return st == drivers.RTR || st == drivers.RTS || st == drivers.SQD || st == drivers.SQE
+}
+
+// canResend says whether an RC message the peer heard nothing back for
+// can be sent again at its own first PSN, first, with longer timers, so
+// that the receiver sees no more than the transport's own retransmission:
+// the peer's PSN is known (known), the receiver still receives (fetches),
+// and it expects either first (it took nothing: it answers anew, an RNR
+// NAK or the ACK) or first+n (it took the n-PSN message: the resend is a
+// duplicate, which a responder acknowledges again without taking a second
+// WR: InfiniBand Architecture Specification, volume 1, chapter 9,
+// duplicate requests; rxe_resp.c check_psn and duplicate_request). rq is the receiver's expected PSN as ibv_query_qp reads it.
+// Anything else (a receiver in ERR, which would raise LAST_WQE_REACHED
+// again for every packet on rxe 6.5 and later; a PSN that fits neither)
+// leaves the silence as it is.
+func canResend(known, fetches bool, first, n, rq uint32) bool {
+	if !known || !fetches {
+		return false
+	}
+	rq &= psnMask
+	return rq == first&psnMask || rq == (first+n)&psnMask
+}
+
+// psnCount is how many PSNs a message of length bytes takes on a path of
+// mtu bytes: one per packet, an RDMA Read one per response packet, an
+// atomic one (InfiniBand Architecture Specification, volume 1, chapter 9,
+// packet sequence numbers).
+func psnCount(op drivers.Opcode, length, mtu uint32) uint32 {
+	if op == drivers.CmpSwap || op == drivers.FetchAdd || length == 0 || mtu == 0 {
+		return 1
+	}
+	return (length + mtu - 1) / mtu
+}
+
+// ackTime is the local ACK timeout an IBV_QP_TIMEOUT value t stands for:
+// 4.096 us * 2^t (InfiniBand Architecture Specification, volume 1,
+// chapter 9, the transport timer), rounded to the millisecond.
+func ackTime(t uint) time.Duration {
+	return (4096 * time.Nanosecond << t).Round(time.Millisecond)
+}
