@@ -277,3 +277,63 @@ func TestDocsNumbers(t *testing.T) {
 	require.NotNil(t, m, "docs/internals.md gives no count of scenarios")
 	assert.Equal(t, fmt.Sprint(len(conformance.Scenarios())), m[1], "docs/internals.md: scenarios, against len(conformance.Scenarios())")
 }
+
+// TestReportsIndexNamesEveryFile checks that reports/README.md names every
+// file under reports/ (a name may use shell braces, rxe-{trixie,sid}.md),
+// and that every file it names exists.
+func TestReportsIndexNamesEveryFile(t *testing.T) {
+	b, err := os.ReadFile("../../reports/README.md")
+	require.NoError(t, err)
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([^` ]+)`|\\]\\(([^) ]+)\\)").FindAllStringSubmatch(string(b), -1) {
+		for _, name := range expandBraces(m[1] + m[2]) {
+			named[name] = true
+		}
+	}
+	var files []string
+	require.NoError(t, filepath.WalkDir("../../reports", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel("../../reports", path)
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	}))
+	for _, f := range files {
+		if f == "README.md" {
+			continue
+		}
+		dir := filepath.Dir(f)
+		if strings.HasSuffix(f, ".html") && named[dir+"/"] {
+			continue // a directory of HTML pages, named as a whole
+		}
+		if strings.HasPrefix(f, "concurrent/") && named["concurrent/README.md"] {
+			continue // indexed by concurrent/README.md
+		}
+		assert.True(t, named[f], "reports/README.md does not name reports/%s", f)
+	}
+	for name := range named {
+		if strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".txt") {
+			if strings.HasPrefix(name, "../") || strings.HasPrefix(name, ".") {
+				continue // outside reports/, or a kind of file (`.json`)
+			}
+			_, err := os.Stat(filepath.Join("../../reports", name))
+			assert.NoError(t, err, "reports/README.md names %s", name)
+		}
+	}
+}
+
+// expandBraces expands the shell brace groups of s: "a-{b,c}.{d,e}" is
+// a-b.d, a-b.e, a-c.d and a-c.e.
+func expandBraces(s string) []string {
+	i := strings.Index(s, "{")
+	j := strings.Index(s, "}")
+	if i < 0 || j < i {
+		return []string{s}
+	}
+	var out []string
+	for _, alt := range strings.Split(s[i+1:j], ",") {
+		out = append(out, expandBraces(s[:i]+alt+s[j+1:])...)
+	}
+	return out
+}
