@@ -1,5 +1,5 @@
-// Package render writes conformance reports for people (text, Markdown),
-// machines (JSON) and CI (JUnit XML).
+// Package render writes conformance reports for people (text, Markdown,
+// HTML), machines (JSON) and CI (JUnit XML, KTAP).
 package render
 
 import (
@@ -16,7 +16,7 @@ import (
 )
 
 // Formats lists the output formats by name.
-var Formats = []string{"text", "markdown", "json", "junit"}
+var Formats = []string{"text", "markdown", "json", "junit", "ktap", "html"}
 
 // Write renders rep in the named format.
 func Write(w io.Writer, format string, rep *conformance.Report) error {
@@ -29,6 +29,10 @@ func Write(w io.Writer, format string, rep *conformance.Report) error {
 		return JSON(w, rep)
 	case "junit":
 		return JUnit(w, rep)
+	case "ktap":
+		return KTAP(w, rep)
+	case "html":
+		return HTML(w, rep)
 	}
 	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
