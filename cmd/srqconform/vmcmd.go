@@ -417,9 +417,13 @@ func cmdRender(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdMatrix(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("matrix", stdout, stderr, "matrix REPORT.json...")
+	fs := newFlagSet("matrix", stdout, stderr, "matrix [-format markdown|html] REPORT.json...")
+	format := fs.String("format", "markdown", "markdown, or html: one self-contained page with the provider by kernel grid")
 	if ok, code := fs.parse(args); !ok {
 		return code
+	}
+	if *format != "markdown" && *format != "html" {
+		return fail(stderr, "unknown format %q: want markdown or html", *format)
 	}
 	if fs.NArg() == 0 {
 		return fail(stderr, "matrix takes one or more JSON reports")
@@ -428,7 +432,11 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if err := render.Matrix(stdout, reps); err != nil {
+	write := render.Matrix
+	if *format == "html" {
+		write = render.MatrixHTML
+	}
+	if err := write(stdout, reps); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	return exitOK

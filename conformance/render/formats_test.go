@@ -184,6 +184,21 @@ func chromium() string {
 	return ""
 }
 
+// browserDOM has the browser load page from a file and returns the DOM it
+// built.
+func browserDOM(t *testing.T, browser, page string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "page.html")
+	require.NoError(t, os.WriteFile(file, []byte(page), 0o644))
+	// A bound for a browser that hangs, not a timing assertion.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+file)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s --dump-dom %s", browser, file)
+	return string(out)
+}
+
 // TestHTMLRendersInABrowser renders a page in headless Chromium and checks
 // the DOM it built: a row per rule, the failing one marked, the
 // counterexample's departure and noticing steps marked, the coverage and
@@ -194,15 +209,7 @@ func TestHTMLRendersInABrowser(t *testing.T) {
 		t.Skip("no chromium on PATH (apt-get install chromium)")
 	}
 	rep := failingReport(t)
-	page := filepath.Join(t.TempDir(), "report.html")
-	require.NoError(t, os.WriteFile(page, []byte(render(t, "html", rep)), 0o644))
-	// A bound for a browser that hangs, not a timing assertion.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+page)
-	out, err := cmd.Output()
-	require.NoError(t, err, "%s --dump-dom: %v", browser, err)
-	dom := string(out)
+	dom := browserDOM(t, browser, render(t, "html", rep))
 	rows := regexp.MustCompile(`<tr class="([a-z]+)" data-rule="([A-Z0-9-]+)" data-status="([a-z/ ]+)">`).FindAllStringSubmatch(dom, -1)
 	require.Len(t, rows, len(rep.Rules), "rule rows in the DOM")
 	status := map[string][2]string{}
@@ -223,4 +230,28 @@ func TestHTMLRendersInABrowser(t *testing.T) {
 	assert.Contains(t, dom, "<td>post</td>")
 	assert.Contains(t, dom, `class="verdict DEVIATES"`)
 	assert.NotRegexp(t, `(src|href)="(https?:)?//`, dom, "the page loads nothing from elsewhere")
+}
+
+// TestMatrixHTMLRendersInABrowser renders the matrix of two reports in
+// headless Chromium and checks the provider by kernel grid and the rule
+// table. Skipped where Chromium is not installed.
+func TestMatrixHTMLRendersInABrowser(t *testing.T) {
+	browser := chromium()
+	if browser == "" {
+		t.Skip("no chromium on PATH (apt-get install chromium)")
+	}
+	good := partialReport()
+	good.Device = drivers.Info{Name: "rxe0", Provider: "rxe", Kernel: "6.1.0"}
+	good.Profile = "rxe-6.1"
+	bad := failingReport(t)
+	bad.Device = drivers.Info{Name: "siw0", Provider: "siw", Kernel: "6.12.0"}
+	var b strings.Builder
+	require.NoError(t, MatrixHTML(&b, []*conformance.Report{good, bad}))
+	dom := browserDOM(t, browser, b.String())
+	assert.Regexp(t, `<tr data-provider="rxe"><th>rxe</th><td data-kernel="6.1.0"><div class="pass" data-verdict="CONFORMANT"><b>rxe-6.1</b>`, dom)
+	assert.Regexp(t, `<td data-kernel="6.12.0"><span class="na">no report</span></td></tr>\s*<tr data-provider="siw">`, dom, "rxe has no 6.12 report")
+	assert.Regexp(t, `<td data-kernel="6.12.0"><div class="fail" data-verdict="DEVIATES"><b>documented</b>: DEVIATES<br>failing: POST-BADWR</div>`, dom)
+	assert.Regexp(t, `<tr data-rule="FETCH-FIFO"><td><code>FETCH-FIFO</code></td><td class="status pass" data-status="pass">pass</td><td class="status pass" data-status="pass">pass</td></tr>`, dom)
+	assert.Regexp(t, `<tr data-rule="POST-BADWR"><td><code>POST-BADWR</code></td><td class="status absent" data-status="-">-</td><td class="status fail" data-status="fail">fail</td></tr>`, dom)
+	assert.Contains(t, dom, `<p id="differ">Every rule has the same status in every column that holds it.</p>`)
 }
