@@ -50,6 +50,7 @@ func failingReport(t *testing.T) *conformance.Report {
 			}}},
 		Findings: []conformance.Finding{{Field: "SlotFree", Detail: "no run told the values apart"}, {Field: "NegativeSGE", Detail: "never posted", Untestable: true}},
 		Features: map[string]int{plainFeatures(t)[0]: 7},
+		Resolved: map[string][]string{"SlotFree": {"at fetch"}, "CheckOrder": {"full queue checked first"}},
 		StepsRun: 120, Elapsed: 2 * time.Second,
 		Phases: []conformance.Phase{{Name: "post", Total: 500 * time.Millisecond, Calls: 40}},
 		Stages: []conformance.Phase{{Name: "scenarios", Total: 2 * time.Second, Calls: 1}},
@@ -228,6 +229,7 @@ func TestHTMLRendersInABrowser(t *testing.T) {
 	assert.Regexp(t, `data-feature="`+regexp.QuoteMeta(plain[0])+`"><td>[^<]*</td><td class="num">7</td>`, dom)
 	assert.Regexp(t, `data-feature="`+regexp.QuoteMeta(plain[1])+`"><td>[^<]*</td><td class="num never">never</td>`, dom)
 	assert.Contains(t, dom, "<td>post</td>")
+	assert.Contains(t, dom, "<li>CheckOrder: full queue checked first</li><li>SlotFree: at fetch</li>", "the open choices, in name order")
 	assert.Contains(t, dom, `class="verdict DEVIATES"`)
 	assert.NotRegexp(t, `(src|href)="(https?:)?//`, dom, "the page loads nothing from elsewhere")
 }

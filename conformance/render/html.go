@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -149,14 +148,7 @@ func HTML(w io.Writer, rep *conformance.Report) error {
 		}
 		data.Findings = append(data.Findings, struct{ Field, Kind, Detail string }{f.Field, kind, f.Detail})
 	}
-	names := make([]string, 0, len(rep.Resolved))
-	for k := range rep.Resolved {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		data.Resolved = append(data.Resolved, k+": "+strings.Join(rep.Resolved[k], " | "))
-	}
+	data.Resolved = resolvedLines(rep)
 	if rep.Features != nil {
 		for _, f := range conformance.FeatureNames {
 			data.Features = append(data.Features, struct {
