@@ -70,7 +70,7 @@ func newExecutor(dev drivers.Device, opts Options) *executor {
 	case x.settle == 0:
 		// On rxe a message's completion and events exist before the ACK
 		// that Deliver waits for; the settle is a margin for stragglers,
-		// measured by repeated runs (README, "Negative observations").
+		// measured by repeated runs (docs/devices.md, "Negative observations").
 		x.settle = DefaultSettle
 	}
 	return x

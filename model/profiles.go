@@ -15,7 +15,17 @@ const (
 	srcMojoQuery    = "rdmamojo, ibv_query_srq()"
 	srcMojoThreads  = "rdmamojo, 'libibverbs thread safe level' (2013-07-26)"
 	srcBook         = "book chapter 13.5, Shared Receive Queue"
-	srcNotes        = "notes/driver-behaviour.md"
+	// Upstream sources, each at the commit it was read at. The linux
+	// commits are those of the file versions read (the tree is too large
+	// to mirror whole).
+	srcRCMLX5SRQ    = "rdma-core 691953d8 providers/mlx5/srq.c"
+	srcRCMLX5Verbs  = "rdma-core 691953d8 providers/mlx5/verbs.c"
+	srcRCMLX5CQ     = "rdma-core 691953d8 providers/mlx5/cq.c"
+	srcRCSIW        = "rdma-core 691953d8 providers/siw/siw.c"
+	srcLinuxMLX5SRQ = "linux 023349192e79 drivers/infiniband/hw/mlx5/srq.c"
+	srcLinuxSIWVerb = "linux 03c601927b67 drivers/infiniband/sw/siw/siw_verbs.c"
+	srcLinuxSIWRx   = "linux 03b0f2ce735e drivers/infiniband/sw/siw/siw_qp_rx.c"
+	srcLinuxRXESRQ  = "linux a23e19669324 drivers/infiniband/sw/rxe/rxe_srq.c"
 	// srcKernelDestroySRQ: the linux tree is too large to mirror here; the
 	// check was read through code search, in every version it found.
 	srcKernelDestroySRQ = "kernel drivers/infiniband/core/verbs.c ib_destroy_srq_user (if (atomic_read(&srq->usecnt)) return -EBUSY; usecnt counts the QPs created with the SRQ), read through code search, no commit pinned"
@@ -28,7 +38,7 @@ const (
 	srcManCreateQP      = "man ibv_create_qp(3)"
 	srcManAsyncEvent    = "man ibv_get_async_event(3)"
 	srcDDPNoBuf         = "RFC 5041 (DDP) 7.2 and 7.3: an untagged message with no buffer available is the error 'Invalid MSN - no buffer available', reported in a Terminate, and the stream is closed; iWARP has no receiver-not-ready"
-	srcIBTA             = "IBTA o11-5.2.5, as quoted in notes/driver-behaviour.md (QP state and fetching)"
+	srcIBTA             = "IBTA o11-5.2.5, as quoted in the patch 'RDMA/rxe: Send last wqe reached event on qp cleanup' (Bob Pearson, linux-rdma, 2 June 2023)"
 )
 
 func doc(source string) Note    { return Note{Source: source} }
@@ -254,42 +264,42 @@ func MLX5() Profile {
 	p.Description = "NVIDIA/Mellanox mlx5 (rdma-core providers/mlx5, kernel mlx5_ib), read from sources, never run here."
 	p.Notes = map[string]Note{}
 	set := func(field string, n Note) { p.Notes[field] = n }
-	set("PostErrno", unread(srcNotes+", Posting"))
+	set("PostErrno", unread(srcRCMLX5SRQ+" mlx5_post_srq_recv: returns EINVAL or ENOMEM, positive"))
 	p.CheckOrder = One(SGEFirst)
-	set("CheckOrder", unread(srcNotes+", Posting: mlx5 checks num_sge first"))
-	set("SGELimit", unread(srcNotes+", Posting"))
-	set("ZeroSGE", unread(srcNotes+", Posting"))
+	set("CheckOrder", unread(srcRCMLX5SRQ+" mlx5_post_srq_recv: num_sge above max_gs (EINVAL) is checked before a full queue (ENOMEM)"))
+	set("SGELimit", unread(srcRCMLX5SRQ+" mlx5_post_srq_recv: num_sge against srq->max_gs, the max_sge mlx5_create_srq writes back"))
+	set("ZeroSGE", unread(srcRCMLX5SRQ+" mlx5_post_srq_recv: num_sge 0 is not checked (the SGE loop runs no times)"))
 	p.NegativeSGE = One(Accepted)
 	set("NegativeSGE", unread("rdma-core providers/mlx5/srq.c mlx5_post_srq_recv: a negative num_sge passes the signed compare"))
 	p.CapacityReport = One(ReportPow2Less1)
-	set("CapacityReport", unread(srcNotes+", Capacity: create reports roundup_pow2(max_wr+1)-1"))
-	set("Capacity", unread(srcNotes+", Capacity"))
+	set("CapacityReport", unread(srcRCMLX5Verbs+" mlx5_create_srq writes back srq->tail, which mlx5_alloc_srq_buf (srq.c) sets to align_queue_size(max_wr+1)-1"))
+	set("Capacity", unread(srcRCMLX5SRQ+" mlx5_alloc_srq_buf: the srq->tail WQEs create reports come before the wait queue; mlx5_post_srq_recv: ENOMEM when the queue is full"))
 	p.Query = One(QueryAtLeast)
-	set("Query", unread(srcNotes+", Capacity: query can report about twice the created max_wr"))
+	set("Query", unread(srcLinuxMLX5SRQ+" mlx5_ib_query_srq reports msrq.max - 1, sized by mlx5_ib_create_srq from the max_wr that "+srcRCMLX5Verbs+" mlx5_create_srq passes with the wait queue (srq->max - 1, about twice the request: mlx5_alloc_srq_buf)"))
 	p.SlotFree = One(FreeAtPoll)
-	set("SlotFree", unread(srcNotes+", Capacity: mlx5 frees when the completion is polled"))
-	set("LimitAtCreate", unread(srcNotes+", SRQ limit: srq_limit at create is ignored"))
+	set("SlotFree", unread(srcRCMLX5CQ+" handle_responder_lazy: mlx5_free_srq_wqe returns the WQE when its completion is polled"))
+	set("LimitAtCreate", unread(srcLinuxMLX5SRQ+" mlx5_ib_create_srq reads no srq_limit; only mlx5_ib_modify_srq arms"))
 	p.LimitBound = One(LimitUpToCapacity)
-	set("LimitBound", unread(srcNotes+", SRQ limit: EINVAL when limit >= the internal size roundup_pow2(max_wr+1)"))
-	set("ArmBelow", unread(srcNotes+", SRQ limit: whether arming below the count fires at once is unknown"))
+	set("LimitBound", unread(srcLinuxMLX5SRQ+" mlx5_ib_modify_srq: srq_limit >= msrq.max (roundup_pow_of_two(max_wr+1)) is EINVAL"))
+	set("ArmBelow", unread(srcLinuxMLX5SRQ+" mlx5_ib_modify_srq hands the limit to the firmware (mlx5_cmd_arm_srq): when the event comes is not in the source"))
 	p.LimitAfterFire = Either(LimitReadsZero, LimitKept)
-	set("LimitAfterFire", unread(srcNotes+", SRQ limit: what the limit reads after the event is unknown"))
-	set("ZeroLength", unread(srcNotes+", Scatter/gather: Mellanox convention, 0 stands for 2 GB"))
+	set("LimitAfterFire", unread(srcLinuxMLX5SRQ+" mlx5_ib_query_srq reads srq_limit from the firmware (lwm): what it reads after the event is not in the source"))
+	set("ZeroLength", unread(srcMojoPost+", struct ibv_sge, length: 0 stands for 2^31 bytes; a Mellanox convention (rdma-core 691953d8 providers/mlx4/qp.c set_data_seg writes 0x80000000 for a length-0 SGE; the mlx5 code was not read for it)"))
 	p.BeforeRTR = One(Buffered)
-	set("BeforeRTR", unread(srcNotes+", QP state and fetching: mlx4/mlx5 buffer messages before RTR"))
+	set("BeforeRTR", unread("google/rdma-unit-test b5dc037f public/introspection.h BuffersMessagesWhenNotReadyToReceive: some providers (such as Mellanox) buffer a message that arrives before RTR; internal/introspection_mlx4.h (6c107e67) says so for mlx4, internal/introspection_mlx5.h (26abbe5f) not for mlx5"))
 	p.OversizeRCStatus = Statuses(WCLocLenErr)
-	set("OversizeRCStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
+	set("OversizeRCStatus", unread(srcRCMLX5CQ+" mlx5_handle_error_cqe: the local length error syndrome is IBV_WC_LOC_LEN_ERR (which syndrome an oversize message gets is the hardware's)"))
 	set("EmptySRQRC", unread(srcIBTA+": InfiniBand answers a missing receive WQE with an RNR NAK"))
 	set("OversizeRCQP", unread("IBTA responder error"))
 	p.OversizeUDStatus = Statuses(WCLocLenErr)
-	set("OversizeUDStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
+	set("OversizeUDStatus", unread(srcRCMLX5CQ+" mlx5_handle_error_cqe: the local length error syndrome is IBV_WC_LOC_LEN_ERR (which syndrome an oversize message gets is the hardware's)"))
 	set("OversizeUDQP", unread("nothing read"))
 	set("KeyCheck", unread("nothing read"))
 	set("KeyErrorStatus", unread("nothing read"))
 	set("KeyErrorRCQP", unread("IBTA responder error"))
 	set("KeyErrorUDQP", unread("nothing read"))
 	p.Resize = One(ResizeUnsupported)
-	set("Resize", unread(srcNotes+", Resize: mlx5 returns EINVAL"))
+	set("Resize", unread(srcLinuxMLX5SRQ+" mlx5_ib_modify_srq: IB_SRQ_MAX_WR is EINVAL (resizing not supported)"))
 	set("ResizeBelowLimit", unread("resize unsupported"))
 	set("PostRecvBadWR", unread("nothing read"))
 	p.QPRecvCaps = One(RecvCapsWRChecked)
@@ -309,37 +319,37 @@ func SIW() Profile {
 	p.Notes = map[string]Note{}
 	set := func(field string, n Note) { p.Notes[field] = n }
 	p.PostErrno = One(ErrnoNegative)
-	set("PostErrno", unread(srcNotes+", Posting: siw userspace returns negative errno"))
+	set("PostErrno", unread(srcRCSIW+" siw_post_srq_recv: returns -EINVAL and -ENOMEM"))
 	p.CheckOrder = One(FullFirst)
-	set("CheckOrder", unread(srcNotes+", Posting: siw checks full first"))
+	set("CheckOrder", unread(srcRCSIW+" siw_post_srq_recv: a slot still valid (full, -ENOMEM) is checked before push_recv_wqe checks num_sge (-EINVAL)"))
 	p.SGELimit = One(SGEAgainstDevice)
-	set("SGELimit", unread(srcNotes+", Posting: siw checks against its device maximum 6"))
+	set("SGELimit", unread(srcRCSIW+" push_recv_wqe: num_sge up to SIW_MAX_SGE (6, kernel-headers/rdma/siw-abi.h), not the SRQ's max_sge"))
 	p.ZeroSGE = One(Rejected)
-	set("ZeroSGE", unread(srcNotes+", Posting: siw rejects num_sge == 0"))
+	set("ZeroSGE", unread(srcRCSIW+" push_recv_wqe: num_sge 0 is -EINVAL"))
 	p.NegativeSGE = One(Accepted)
 	set("NegativeSGE", seen("rdma-core 691953d8 providers/siw/siw.c push_recv_wqe: a negative num_sge passes num_sge <= SIW_MAX_SGE and memcpy copies sizeof(struct ibv_sge) times it; seen on 6.1, 6.12 and 7.2 (srqconform vm -provider siw -profile documented: the post, made in a child process, kills it with SIGSEGV; reports/siw-root-causes.md). Not checked, so the suite never posts it under this profile; held to documented, it is a POST-SGE finding"))
 	p.CapacityReport = One(ReportUnchanged)
-	set("CapacityReport", unread(srcNotes+", Capacity: siw create does not write back"))
+	set("CapacityReport", unread(srcLinuxSIWVerb+" siw_create_srq: num_rqe = roundup_pow_of_two(max_wr); attrs->max_wr is not written back"))
 	p.Capacity = One(CapacityAtLeast)
-	set("Capacity", unread(srcNotes+", Capacity: more than the reported number can be posted"))
+	set("Capacity", unread(srcLinuxSIWVerb+" siw_create_srq: num_rqe = roundup_pow_of_two(max_wr) slots, and "+srcRCSIW+" siw_post_srq_recv fills any slot not valid: more than max_wr can be posted"))
 	p.Query = One(QueryEOPNOTSUPP)
-	set("Query", unread(srcNotes+", SRQ limit: userspace ibv_query_srq is EOPNOTSUPP"))
+	set("Query", unread(srcRCSIW+" sets no query_srq, so rdma-core 691953d8 libibverbs/dummy_ops.c query_srq returns EOPNOTSUPP"))
 	p.SlotFree = One(FreeAtFetch)
-	set("SlotFree", unread(srcNotes+", Capacity: siw frees at fetch"))
+	set("SlotFree", unread(srcLinuxSIWRx+" siw_rqe_get: the RQE's flags are cleared for reuse when it is fetched"))
 	p.LimitAtCreate = One(Accepted)
 	set("LimitAtCreate", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_verbs.c siw_create_srq: srq->limit = attrs->srq_limit; if (srq->limit) srq->armed = true; seen on 6.1 (srqconform vm: the limit event fired with no modify)"))
 	set("LimitBound", unread("nothing read"))
 	set("ArmBelow", unread("nothing read"))
 	p.LimitAfterFire = One(LimitKept)
-	set("LimitAfterFire", unread(srcNotes+", SRQ limit: siw keeps srq_limit after firing"))
+	set("LimitAfterFire", unread(srcLinuxSIWRx+" siw_rqe_get: the event clears srq->armed and leaves srq->limit"))
 	p.ZeroLength = One(ZeroIsZero)
-	set("ZeroLength", unread(srcNotes+", Scatter/gather: siw skips empty SGEs"))
+	set("ZeroLength", unread(srcLinuxSIWRx+" siw_proc_send: empty SGEs are skipped"))
 	set("BeforeRTR", unread("nothing read"))
 	p.OversizeRCStatus = Statuses(WCLocLenErr)
 	p.EmptySRQRC = One(EmptyTerminate)
 	set("EmptySRQRC", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_qp_rx.c siw_proc_send: no receive WQE (siw_rqe_get NULL) is siw_init_terminate(TERM_ERROR_LAYER_DDP, DDP_ETYPE_UNTAGGED_BUF, DDP_ECODE_UT_INVALID_MSN_NOBUF) and -ENOENT, which siw_tcp_rx_data answers with siw_qp_cm_drop: the QP enters ERR and the peer's Send completes only flushed ("+srcDDPNoBuf+"); seen on 6.1: the peer's Send and witness Read complete nothing until the peer disconnects, then in error, and the receiver takes nothing more"))
-	set("OversizeRCStatus", unread(srcNotes+", message larger than the buffer: LOC_LEN_ERR"))
-	set("OversizeRCQP", unread(srcNotes+", message larger than the buffer: QP to error"))
+	set("OversizeRCStatus", unread(srcLinuxSIWRx+" siw_send_check_ntoh: a message longer than the WQE is SIW_WC_LOC_LEN_ERR"))
+	set("OversizeRCQP", unread(srcLinuxSIWRx+" siw_send_check_ntoh: a message longer than the WQE starts a DDP terminate (siw_init_terminate), and siw_proc_send raises IB_EVENT_QP_FATAL and returns the error"))
 	set("OversizeUDStatus", doc("siw has no UD"))
 	set("OversizeUDQP", doc("siw has no UD"))
 	set("KeyCheck", unread("nothing read"))
@@ -349,7 +359,7 @@ func SIW() Profile {
 	set("KeyErrorRCQP", seen("linux 6.1.192, 6.12.117 and 7.2.13 drivers/infiniband/sw/siw/siw_qp_rx.c siw_tcp_rx_data: an error from the data handler is siw_qp_cm_drop, the QP to ERR; seen on 6.1 (the QP took nothing more)"))
 	set("KeyErrorUDQP", doc("siw has no UD"))
 	p.Resize = One(ResizeUnsupported)
-	set("Resize", unread(srcNotes+", Resize: siw returns EOPNOTSUPP"))
+	set("Resize", unread(srcLinuxSIWVerb+" siw_modify_srq: IB_SRQ_MAX_WR is -EOPNOTSUPP"))
 	set("ResizeBelowLimit", unread("resize unsupported"))
 	p.QPRecvCaps = One(RecvCapsBothChecked)
 	set("QPRecvCaps", unread("linux 5dcf8655cc80 drivers/infiniband/sw/siw/siw_verbs.c siw_create_qp: max_recv_wr above SIW_MAX_QP_WR or max_recv_sge above SIW_MAX_SGE is EINVAL, SRQ or not"))

@@ -49,7 +49,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	cases := fs.Int("cases", 50, "number of random cases")
 	duration := fs.Duration("duration", 0, "time budget for the random cases in the guest (with -cases, at most that many)")
 	steps := fs.Int("steps", 40, "most steps per random case")
-	format := fs.String("format", "text", "report format: text, markdown, json, junit")
+	format := fs.String("format", "text", "report format: "+strings.Join(render.Formats, ", "))
 	out := fs.String("o", "", "write the report to this file (default: standard output)")
 	binary := fs.String("binary", "", "srqconform binary built with the cgo driver (default: build one with go build -tags rdma)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole guest run")
@@ -393,7 +393,7 @@ func readReports(paths []string) ([]*conformance.Report, error) {
 
 func cmdRender(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("render", stdout, stderr, "render [-format F | -time] REPORT.json")
-	format := fs.String("format", "markdown", "text, markdown, json or junit")
+	format := fs.String("format", "markdown", strings.Join(render.Formats, ", "))
 	timeOnly := fs.Bool("time", false, "write only where the time went, by phase and by stage (Markdown)")
 	if ok, code := fs.parse(args); !ok {
 		return code
@@ -426,9 +426,13 @@ func cmdRender(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdMatrix(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("matrix", stdout, stderr, "matrix REPORT.json...")
+	fs := newFlagSet("matrix", stdout, stderr, "matrix [-format markdown|html] REPORT.json...")
+	format := fs.String("format", "markdown", "markdown, or html: one self-contained page with the provider by kernel grid")
 	if ok, code := fs.parse(args); !ok {
 		return code
+	}
+	if *format != "markdown" && *format != "html" {
+		return fail(stderr, "unknown format %q: want markdown or html", *format)
 	}
 	if fs.NArg() == 0 {
 		return fail(stderr, "matrix takes one or more JSON reports")
@@ -437,7 +441,11 @@ func cmdMatrix(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if err := render.Matrix(stdout, reps); err != nil {
+	write := render.Matrix
+	if *format == "html" {
+		write = render.MatrixHTML
+	}
+	if err := write(stdout, reps); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	return exitOK

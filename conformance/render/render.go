@@ -14,7 +14,7 @@ import (
 )
 
 // Formats lists the output formats by name.
-var Formats = []string{"text", "markdown", "json", "junit"}
+var Formats = []string{"text", "markdown", "json", "junit", "ktap", "html"}
 
 // Write renders rep in the named format.
 func Write(w io.Writer, format string, rep *conformance.Report) error {
@@ -27,6 +27,10 @@ func Write(w io.Writer, format string, rep *conformance.Report) error {
 		return JSON(w, rep)
 	case "junit":
 		return JUnit(w, rep)
+	case "ktap":
+		return KTAP(w, rep)
+	case "html":
+		return HTML(w, rep)
 	}
 	return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
@@ -265,15 +269,25 @@ func writeFindings(b *strings.Builder, rep *conformance.Report, indent string) {
 	}
 	if len(rep.Resolved) > 0 {
 		b.WriteString("\nOPEN CHOICES, AS THE DEVICE RESOLVED THEM\n")
-		names := make([]string, 0, len(rep.Resolved))
-		for k := range rep.Resolved {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			fmt.Fprintf(b, "%s%s: %s\n", indent, k, strings.Join(rep.Resolved[k], " | "))
+		for _, l := range resolvedLines(rep) {
+			b.WriteString(indent + l + "\n")
 		}
 	}
+}
+
+// resolvedLines says, one field a line in name order, which values of
+// each open choice the device's behaviour allowed.
+func resolvedLines(rep *conformance.Report) []string {
+	names := make([]string, 0, len(rep.Resolved))
+	for k := range rep.Resolved {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	lines := make([]string, len(names))
+	for i, k := range names {
+		lines[i] = k + ": " + strings.Join(rep.Resolved[k], " | ")
+	}
+	return lines
 }
 
 // Markdown writes a Markdown report: a table per rule, then counterexamples.
