@@ -1544,18 +1544,17 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 // posts which returned 0 (or the prefix of one that failed) left out of
 // the queue, a slot counted but never written. n WRs went missing from
 // the head of the queue (the device found it empty), or, with n < 0, one
-// WR anywhere in it (the device had room where the model holds the queue
-// full), which the model branches on. It reports whether it took the
-// departure.
+// WR (the device had room where the model holds the queue full): the
+// model takes the oldest, without branching on which (a branch per WR of
+// a long post multiplies the candidates past any bound); a completion
+// that shows it was another fails the candidate. It reports whether it
+// took the departure.
 func (m *machine) leftOut(n int) bool {
 	if len(m.queue) == 0 || !m.relaxed("POST-ORDER") || !m.excuse("POST-ORDER") {
 		return false
 	}
-	k := 0
-	if n < 0 {
-		n, k = 1, m.branch(len(m.queue))
-	}
-	m.queue = append(clip(m.queue[:k]), m.queue[k+n:]...)
+	n = max(min(n, len(m.queue)), 1)
+	m.queue = clip(m.queue[n:])
 	m.posted -= n
 	return true
 }
