@@ -253,7 +253,10 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		rf.Relaxed = relaxed
 		return rf
 	}
-	err = c.scenarios()
+	err = checkLimits(x.info)
+	if err == nil {
+		err = c.scenarios()
+	}
 	if err == nil && ctx.Err() == nil && !c.stopped() {
 		err = c.randomCases()
 	}
