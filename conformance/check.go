@@ -1043,8 +1043,14 @@ func setRapid(o Options) error {
 			return fmt.Errorf("prepare rapid flags: %w", err)
 		}
 	}
+	checks := o.Cases
+	if testing.Short() {
+		// rapid runs a fifth of its checks in a go test -short; a run's
+		// number of cases is its caller's, not the test flags'.
+		checks *= 5
+	}
 	for k, v := range map[string]string{
-		"rapid.checks":     strconv.Itoa(o.Cases),
+		"rapid.checks":     strconv.Itoa(checks),
 		"rapid.seed":       strconv.FormatUint(o.Seed, 10),
 		"rapid.nofailfile": "true",
 		"rapid.shrinktime": o.ShrinkTime.String(),
