@@ -3,6 +3,7 @@ package qemuvm
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,30 +85,45 @@ func TestRunWatchedKillsASilentProcess(t *testing.T) {
 	}
 }
 
-// tickClock is a clock that moves by step each time it is read: time
-// that passes as the watch looks at it, whatever the machine's load.
-type tickClock struct {
+// outputClock is a clock that moves only when the watched process prints:
+// by step before each write reaches the watch.
+type outputClock struct {
 	mu   sync.Mutex
 	t    time.Time
 	step time.Duration
 }
 
-func (c *tickClock) now() time.Time {
+func (c *outputClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(c.step)
 	return c.t
 }
 
+// writer returns w with the clock moved by step before each write.
+func (c *outputClock) writer(w *consoleWatch) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		c.mu.Lock()
+		c.t = c.t.Add(c.step)
+		c.mu.Unlock()
+		return w.Write(p)
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 func TestRunWatchedSparesASteadyProcess(t *testing.T) {
-	// The watch's clock moves 10 ms at each reading (each line the
-	// process prints is one), so the process's 100 lines span a second of
-	// the watch's time, against a bound of thirty such gaps that the run
-	// outlasts three times over: spared only if every line restarts the
-	// silence, however the machine schedules the shell.
-	clk := &tickClock{t: time.Unix(1000, 0), step: 10 * time.Millisecond}
+	// The watch's clock moves 10 ms with each line the process prints, so
+	// its 100 lines span a second of the watch's time, against a bound of
+	// thirty such gaps that the run outlasts three times over: spared only
+	// if every line restarts the silence, however late the machine runs
+	// the shell (its real gaps of 10 ms were 540 ms on a busy machine).
+	clk := &outputClock{t: time.Unix(1000, 0), step: 10 * time.Millisecond}
 	w := newConsoleWatch("@@SRQVM n START", clk.now)
-	cmd := shCmd(t, context.Background(), w, `i=0; while [ $i -lt 100 ]; do echo "[ $i ] boot message"; i=$((i+1)); done`)
+	cmd := shCmd(t, context.Background(), w, `i=0; while [ $i -lt 100 ]; do echo "[ $i ] boot message"; sleep 0.01; i=$((i+1)); done`)
+	cmd.Stdout = clk.writer(w)
+	cmd.Stderr = cmd.Stdout
 	stalled, err := runWatched(context.Background(), cmd, w, 300*time.Millisecond)
 	if stalled || err != nil {
 		t.Errorf("runWatched(steady output) = stalled %v, err %v; want false, nil", stalled, err)
