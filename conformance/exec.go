@@ -52,13 +52,13 @@ func newExecutor(dev drivers.Device, opts Options) *executor {
 
 // Ceilings on the device limits the suite sizes its lists by: a scenario
 // posts one WR more than an SRQ of max_srq_wr holds, and a WR of
-// max_srq_sge SGEs. Devices report thousands to a few million (rxe 16384,
-// mlx5 32767); past these a limit is a wild value (ibv_device_attr's
-// fields are C ints: 0xffffffff is -1), and lists that long would not fit
-// in memory.
+// max_srq_sge SGEs, and the model holds a copy of each outstanding WR per
+// candidate. Devices report tens of thousands of WRs and tens of SGEs
+// (rxe 16384 and 32, mlx5 32767 and 31); past these a limit is a wild
+// value (ibv_device_attr's fields are C ints: 0xffffffff is -1).
 const (
-	mostDeviceWR  = 1 << 24
-	mostDeviceSGE = 1 << 16
+	mostDeviceWR  = 1 << 20
+	mostDeviceSGE = 1 << 10
 )
 
 // checkLimits refuses device limits past the ceilings (a run on them would

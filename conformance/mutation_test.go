@@ -244,9 +244,9 @@ func TestRunsAreNotLostWhenCandidatesDisagree(t *testing.T) {
 // count, random cases run in batches until the budget is spent.
 func TestDurationBudgetRunsCasesUntilSpent(t *testing.T) {
 	rep, err := conformance.Check(context.Background(), emu.New(), drivers.Config{}, conformance.Options{
-		Profile: model.Documented(), Cases: -1, Seed: 9, Duration: 400 * time.Millisecond})
+		Profile: model.Documented(), Cases: -1, Seed: 9, Duration: 3 * time.Second}) // a busy machine still runs a case in it
 	require.NoError(t, err)
-	assert.Equal(t, 400*time.Millisecond, rep.Duration)
+	assert.Equal(t, 3*time.Second, rep.Duration)
 	assert.Positive(t, rep.CasesRun, "no random case ran under a time budget")
 	assert.True(t, rep.Conformant())
 	none, err := conformance.Check(context.Background(), emu.New(), drivers.Config{}, conformance.Options{
