@@ -43,6 +43,9 @@ func TestFeatureTrackerCountsWhatItNames(t *testing.T) {
 }
 
 func TestEveryReportCountsFeatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two full runs of 100 cases")
+	}
 	// The emulator, held to the documented profile: the default budget
 	// reaches every feature and every rule's check on any seed.
 	for _, seed := range []uint64{1, 2} {

@@ -136,6 +136,9 @@ func needsHardware(c readmeCommand) string {
 // the files earlier ones write), and checks its exit status is the one
 // the README gives. Usage lines are checked for their command and flags.
 func TestReadmeExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command of the README")
+	}
 	cmds := readmeCommands(t)
 	t.Chdir(t.TempDir())
 	ran := 0
