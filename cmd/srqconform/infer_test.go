@@ -59,9 +59,9 @@ func TestInferReproducesTheBuiltInProfiles(t *testing.T) {
 		sets = append(sets, s)
 	}
 	slices.Sort(sets)
-	if os.Getenv("SRQCONFORM_INFER_SETS") != "all" {
+	if os.Getenv("SRQCONFORM_ALL_SETS") != "all" {
 		// The documented profile and rxe's: .ci/run infers every set
-		// (SRQCONFORM_INFER_SETS=all).
+		// (SRQCONFORM_ALL_SETS=all).
 		sets = []string{"", "rxe"}
 	}
 	dir := t.TempDir()
