@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -322,6 +323,50 @@ func wildOnce(t *testing.T, in []byte) {
 		}
 		if _, err := json.Marshal(rep); err != nil {
 			t.Errorf("Check(rule %s): the report does not encode: %v", rule, err)
+		}
+	}
+}
+
+// limitsDriver is the emulator reporting the device limits in info.
+type limitsDriver struct {
+	drivers.Driver
+	srqWR, srqSGE uint32
+}
+
+type limitsDevice struct {
+	drivers.Device
+	srqWR, srqSGE uint32
+}
+
+func (l limitsDriver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
+	dev, err := l.Driver.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return limitsDevice{dev, l.srqWR, l.srqSGE}, nil
+}
+
+func (l limitsDevice) Info() drivers.Info {
+	i := l.Device.Info()
+	i.MaxSRQWR, i.MaxSRQSGE = l.srqWR, l.srqSGE
+	return i
+}
+
+// TestWildLimitsStopTheRunWithAReport: a max_srq_wr no device has (-1 as
+// a C int) stops the run before its first step with a report naming it,
+// and limits too small for a scenario make it n/a, not a harness error.
+func TestWildLimitsStopTheRunWithAReport(t *testing.T) {
+	rep, err := Check(context.Background(), limitsDriver{emu.New(), 0xffffffff, 6}, drivers.Config{}, Options{Cases: -1, Rules: []string{"POST-FULL"}})
+	if err == nil || rep == nil || !strings.Contains(rep.Error, "max_srq_wr = 4294967295 (as a C int, -1)") || rep.StepsRun != 0 {
+		t.Errorf("Check(max_srq_wr 0xffffffff) = %v, report %+v; want a report, no step run, its Error naming the value", err, rep)
+	}
+	rep, err = Check(context.Background(), limitsDriver{emu.New(), 4, 1}, drivers.Config{}, Options{Cases: -1, Rules: []string{"POST-BADWR"}})
+	if err != nil {
+		t.Fatalf("Check(max_srq_wr 4, max_srq_sge 1) = %v, want scenarios too big for the device n/a", err)
+	}
+	for _, r := range rep.Rules {
+		if r.Rule.ID == "POST-BADWR" && (r.Status != NotApplicable || !strings.Contains(r.Reason, "max_srq_sge 1")) {
+			t.Errorf("POST-BADWR (its scenario needs max_sge 2) is %s (%s), want n/a naming the device's limit", r.Status, r.Reason)
 		}
 	}
 }
