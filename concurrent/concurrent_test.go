@@ -29,6 +29,9 @@ func runEmu(t testing.TB, seed uint64, devs ...emu.Deviation) *concurrent.Histor
 // TestEmulatorHistoriesAreLinearizable: the emulator without mutants
 // gives histories the model linearizes.
 func TestEmulatorHistoriesAreLinearizable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records and checks histories of several seeds")
+	}
 	for seed := uint64(1); seed <= 3; seed++ {
 		h := runEmu(t, seed)
 		kinds := map[concurrent.Kind]int{}
@@ -54,6 +57,9 @@ func TestEmulatorHistoriesAreLinearizable(t *testing.T) {
 // history with no linearization, blamed on the rule it breaks, and
 // reduced to fewer operations that still have none.
 func TestRaceMutantsAreCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records and checks a history per race mutant")
+	}
 	for _, info := range emu.Catalogue() {
 		if info.Kind != emu.KindRaceMutant {
 			continue

@@ -289,7 +289,10 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		rf.Relaxed = relaxed
 		return rf
 	}
-	err = c.scenarios()
+	err = checkLimits(x.info)
+	if err == nil {
+		err = c.scenarios()
+	}
 	if err == nil && ctx.Err() == nil && !c.stopped() {
 		err = c.randomCases()
 	}
@@ -1199,8 +1202,14 @@ func setRapid(o Options) error {
 			return fmt.Errorf("prepare rapid flags: %w", err)
 		}
 	}
+	checks := o.Cases
+	if testing.Short() {
+		// rapid runs a fifth of its checks in a go test -short; a run's
+		// number of cases is its caller's, not the test flags'.
+		checks *= 5
+	}
 	for k, v := range map[string]string{
-		"rapid.checks":     strconv.Itoa(o.Cases),
+		"rapid.checks":     strconv.Itoa(checks),
 		"rapid.seed":       strconv.FormatUint(o.Seed, 10),
 		"rapid.nofailfile": "true",
 		"rapid.shrinktime": o.ShrinkTime.String(),

@@ -76,6 +76,37 @@ func newExecutor(dev drivers.Device, opts Options) *executor {
 	return x
 }
 
+// Ceilings on the device limits the suite sizes its lists by: a scenario
+// posts one WR more than an SRQ of max_srq_wr holds, and a WR of
+// max_srq_sge SGEs, and the model holds a copy of each outstanding WR per
+// candidate. Devices report tens of thousands of WRs and tens of SGEs
+// (rxe 16384 and 32, mlx5 32767 and 31); past these a limit is a wild
+// value (ibv_device_attr's fields are C ints: 0xffffffff is -1).
+const (
+	mostDeviceWR  = 1 << 20
+	mostDeviceSGE = 1 << 10
+)
+
+// checkLimits refuses device limits past the ceilings (a run on them would
+// allocate by a wild value) and zero SRQ limits (no SRQ could be made): the
+// run stops before its first step, with a report saying why.
+func checkLimits(i drivers.Info) error {
+	for _, l := range []struct {
+		name      string
+		v, lo, hi uint32
+	}{
+		{"max_srq_wr", i.MaxSRQWR, 1, mostDeviceWR},
+		{"max_srq_sge", i.MaxSRQSGE, 1, mostDeviceSGE},
+		{"max_qp_wr", i.MaxQPWR, 0, mostDeviceWR},
+		{"max_sge", i.MaxSGE, 0, mostDeviceSGE},
+	} {
+		if l.v < l.lo || l.v > l.hi {
+			return harness("the device reports %s = %d (as a C int, %d), want %d to %d: the suite cannot size a run by it", l.name, l.v, int32(l.v), l.lo, l.hi)
+		}
+	}
+	return nil
+}
+
 // errHarness marks a failure of the device or harness rather than a
 // deviation: resources that could not be created, a timeout in Deliver.
 var errHarness = errors.New("harness")

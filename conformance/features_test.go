@@ -43,6 +43,9 @@ func TestFeatureTrackerCountsWhatItNames(t *testing.T) {
 }
 
 func TestEveryReportCountsFeatures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two full runs of 100 cases")
+	}
 	// The emulator, held to the documented profile: 100 random cases
 	// reach every feature and every rule's check on any seed.
 	for _, seed := range []uint64{1, 2} {
@@ -69,4 +72,16 @@ func mustCheck(t *testing.T, seed uint64) *Report {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// TestCasesRunAsAsked: a run makes the random cases its options ask for,
+// in a go test -short too (rapid, left alone, runs a fifth of them there).
+func TestCasesRunAsAsked(t *testing.T) {
+	rep, err := Check(context.Background(), emu.New(), drivers.Config{}, Options{Seed: 3, Cases: 7, Rules: []string{"QP-CREATE"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.CasesRun != 7 {
+		t.Errorf("Check(Cases: 7) ran %d random cases (short mode %v), want 7", rep.CasesRun, testing.Short())
+	}
 }

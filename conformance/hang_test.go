@@ -89,16 +89,19 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 		inClose bool
 		want    []string
 	}{
-		{false, []string{"did not return from", "arrive", "within 200ms (inside stuck_call(test))"}},
-		{true, []string{"did not return from", "closing the SRQ", "within 200ms (inside stuck_call(test))"}},
+		{false, []string{"did not return from", "arrive", "within 3s (inside stuck_call(test))"}},
+		{true, []string{"did not return from", "closing the SRQ", "within 3s (inside stuck_call(test))"}},
 	} {
+		// The bound is 3 s: a call of the emulator's on a busy machine
+		// never takes that long, so the hang the report names is the
+		// driver's own.
 		drv := hangDriver{emu.New(), c.inClose}
 		start := time.Now()
 		rep, err := Check(context.Background(), drv, drivers.Config{},
 			Options{Profile: model.Documented(), Rules: []string{"RECV-COMPLETION", "RECV-NUMSGE0", "RECV-FIT"}, Cases: -1,
-				Wait: 10 * time.Millisecond, OpTimeout: 200 * time.Millisecond})
-		if took := time.Since(start); took > 20*time.Second {
-			t.Errorf("inClose=%v: the run took %v, want it stopped soon after the 200ms bound", c.inClose, took)
+				Wait: 10 * time.Millisecond, OpTimeout: 3 * time.Second})
+		if took := time.Since(start); took > time.Minute {
+			t.Errorf("inClose=%v: the run took %v, want it stopped soon after the 3s bound", c.inClose, took)
 		}
 		if err == nil || rep == nil {
 			t.Fatalf("inClose=%v: Check = %v, %v; want a partial report and a harness error", c.inClose, rep, err)

@@ -258,6 +258,11 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []string, x *exec
 func (s *session) cannot(op model.Op) string {
 	info := s.x.info
 	switch o := op.(type) {
+	case model.CreateSRQ:
+		if o.MaxWR > info.MaxSRQWR || o.MaxSGE > info.MaxSRQSGE {
+			return fmt.Sprintf("the step needs an SRQ of max_wr %d and max_sge %d; the device's limits are max_srq_wr %d and max_srq_sge %d",
+				o.MaxWR, o.MaxSGE, info.MaxSRQWR, info.MaxSRQSGE)
+		}
 	case model.PostRecv:
 		if why := unmadeQP(info, s.model.View(), o.QP); why != "" {
 			return why

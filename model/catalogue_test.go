@@ -162,3 +162,24 @@ func TestEveryProfileFieldHasOneOwningRuleThatNamesIt(t *testing.T) {
 	}
 	assert.Len(t, FieldOwner, len(FieldNames()), "an owner for a field the profile does not have")
 }
+
+// TestNamesAreTotal: every enum a device's value is converted to names a
+// value past its list instead of panicking (a counterexample showing a
+// wild event type or peer outcome once crashed the run).
+func TestNamesAreTotal(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{QPState(200).String(), "QPState(200)"},
+		{Opcode(200).String(), "Opcode(200)"},
+		{EventType(200).String(), "EventType(200)"},
+		{PeerStatus(200).String(), "PeerStatus(200)"},
+		{WCOpcode(200).String(), "WCOpcode(200)"},
+		{WCStatus(200).String(), "STATUS_200"},
+		{Event{Type: 9, QP: 3}.String(), "EventType(9)(qp3)"},
+		{WCOpcode(1).String(), "RECV_RDMA_WITH_IMM"},
+		{EventType(5).String(), "QP_ACCESS_ERR"},
+	} {
+		if c.got != c.want {
+			t.Errorf("String() = %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -141,6 +141,9 @@ func TestCreateAndQuery(t *testing.T) {
 		{"documented refuses fewer SGEs", Documented(), SRQAttr{MaxWR: 4, MaxSGE: 1}, "CREATE-ATTR"},
 		{"rxe rounds to 2^k-1", RXE(), SRQAttr{MaxWR: 7, MaxSGE: 2}, ""},
 		{"rxe refuses the request as is", RXE(), SRQAttr{MaxWR: 4, MaxSGE: 2}, "CREATE-ATTR"},
+		{"documented refuses a max_wr past max_srq_wr", Documented(), SRQAttr{MaxWR: 0xffffffff, MaxSGE: 2}, "CREATE-ATTR"},
+		{"documented refuses a max_sge past max_srq_sge", Documented(), SRQAttr{MaxWR: 4, MaxSGE: 0xffffffff}, "CREATE-ATTR"},
+		{"documented accepts the request rounded up", Documented(), SRQAttr{MaxWR: 9, MaxSGE: 5}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := New(tc.p, testCaps)
@@ -158,6 +161,8 @@ func TestCreateAndQuery(t *testing.T) {
 	assert.Equal(t, "QUERY-ATTR", ruleOf(m.Step(Query{}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 5, MaxSGE: 2}})))
 	m = fixture(t, MLX5())
 	assert.NoError(t, m.Step(Query{}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 15, MaxSGE: 2}}), "mlx5 may report more")
+	m = fixture(t, MLX5())
+	assert.Equal(t, "QUERY-ATTR", ruleOf(m.Step(Query{}, Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 0xffffffff, MaxSGE: 2}})), "but not past max_srq_wr")
 	m = fixture(t, SIW())
 	assert.Equal(t, EOPNOTSUPP, mustRun(t, m, Query{}).Errno)
 }

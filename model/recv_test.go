@@ -408,3 +408,51 @@ func TestQPErrorEvents(t *testing.T) {
 		assert.Equal(t, "QP-ERROR-EVENT", ruleOf(m.Clone().Step(Poll{}, withEvent(want, Event{EventQPAccessErr, 0}))), "%s: an event on a healthy QP", p.Name)
 	}
 }
+
+// TestWildValuesDepart: an event of a type the model has none of, or of a
+// QP that does not exist, a completion whose fields are out of range, and
+// a peer outcome past the enum are departures of the rule that governs
+// them, noticed and rendered, never used as an index.
+func TestWildValuesDepart(t *testing.T) {
+	for _, c := range []struct {
+		ev   Event
+		rule string
+	}{
+		{Event{Type: 200, QP: 0}, "QP-ERROR-EVENT"},
+		{Event{Type: 6, QP: -1}, "SRQ-ERR-EVENT"},
+		{Event{Type: EventQPLastWQEReached, QP: 1 << 30}, "QP-LAST-WQE"},
+		{Event{Type: EventQPFatal, QP: -5}, "QP-ERROR-EVENT"},
+	} {
+		m := fixture(t, Documented())
+		var d *Deviation
+		require.ErrorAs(t, m.Step(Poll{}, Observation{BadWR: -1, Events: []Event{c.ev}}), &d, "%s", c.ev)
+		assert.Equal(t, c.rule, d.Rule, "%s", c.ev)
+		assert.Contains(t, d.Got, c.ev.String(), "the deviation shows the event")
+	}
+	good := Completion{WRID: 1, ByteLen: 8, QP: 0}
+	for _, c := range []struct {
+		name string
+		got  Completion
+		what string
+	}{
+		{"status past the enum", Completion{WRID: 1, Status: 0xff, QP: 0}, "status"},
+		{"opcode past the enum", Completion{WRID: 1, Opcode: 0xff, ByteLen: 8, QP: 0}, "opcode"},
+		{"byte_len 0xffffffff", Completion{WRID: 1, ByteLen: 0xffffffff, QP: 0}, "byte_len"},
+		{"qp of no QP", Completion{WRID: 1, ByteLen: 8, QP: -1}, "qp"},
+		{"wr_id never posted", Completion{WRID: 1 << 40, ByteLen: 8, QP: 0}, "wr_id"},
+	} {
+		m := fixture(t, Documented())
+		mustRun(t, m, post(wr(1, 8)))
+		mustRun(t, m, send(0, 8))
+		require.Equal(t, []Completion{good}, mustRun(t, m.Clone(), Poll{}).Completions, "the fixture's completion")
+		var d *Deviation
+		require.ErrorAs(t, m.Step(Poll{}, Observation{BadWR: -1, Completions: []Completion{c.got}}), &d, c.name)
+		assert.Equal(t, "RECV-COMPLETION", d.Rule, c.name)
+		assert.Contains(t, d.What, c.what, c.name)
+	}
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 8)))
+	var d *Deviation
+	require.ErrorAs(t, m.Step(send(0, 8), Observation{BadWR: -1, Peer: 200}), &d, "a peer outcome past the enum")
+	assert.Contains(t, d.Got, "PeerStatus(200)")
+}

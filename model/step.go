@@ -319,6 +319,10 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf("%d (%s)", obs.Attr.MaxWR, report), a.MaxWR)
 		case a.MaxSGE < o.MaxSGE:
 			d = dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d", o.MaxSGE), a.MaxSGE)
+		case uint64(a.MaxWR) > mostHeld(o.MaxWR, m.caps.MaxSRQWR):
+			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf(">= %d and at most %d (max_srq_wr, or the request rounded up)", o.MaxWR, mostHeld(o.MaxWR, m.caps.MaxSRQWR)), a.MaxWR)
+		case uint64(a.MaxSGE) > mostHeld(o.MaxSGE, m.caps.MaxSRQSGE):
+			d = dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d and at most %d (max_srq_sge, or the request rounded up)", o.MaxSGE, mostHeld(o.MaxSGE, m.caps.MaxSRQSGE)), a.MaxSGE)
 		}
 		if d != nil && !m.excuse("CREATE-ATTR") {
 			return obs, d
@@ -345,6 +349,13 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	}
 	return obs, nil
 }
+
+// mostHeld is the most WRs (or SGEs) an SRQ can hold, or a create or query
+// write back, for a request of req on a device whose limit is limit
+// (max_srq_wr, max_srq_sge; man ibv_query_device): the limit, or the
+// request rounded up to a power of two (rxe rounds a request of the limit
+// itself past it). More is a wild value, not a rounding.
+func mostHeld(req, limit uint32) uint64 { return max(uint64(limit), 2*uint64(req)+1) }
 
 // sgeInvalid reports whether a WR fails the num_sge check, or an error if
 // the profile makes the outcome unpredictable.
@@ -745,8 +756,8 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	var d *Deviation
 	switch {
 	case rule == QueryAtLeast || !m.capExact:
-		if a.MaxWR < m.capacity {
-			d = dev("QUERY-ATTR", "max_wr", fmt.Sprintf(">= %d", m.capacity), a.MaxWR)
+		if a.MaxWR < m.capacity || uint64(a.MaxWR) > mostHeld(m.capacity, m.caps.MaxSRQWR) {
+			d = dev("QUERY-ATTR", "max_wr", fmt.Sprintf(">= %d and at most %d", m.capacity, mostHeld(m.capacity, m.caps.MaxSRQWR)), a.MaxWR)
 		} else if rule == QuerySame {
 			// The query pins a capacity that was only a lower bound.
 			m.capacity, m.capExact = a.MaxWR, m.capacityRule() != CapacityAtLeast
@@ -1671,8 +1682,10 @@ func (m *machine) checkEvents(want, got []Event) error {
 			rule = "SRQ-ERR-EVENT"
 		case e.Type == EventQPLastWQEReached:
 			rule = "QP-LAST-WQE"
-		case e.Type.QPError():
-			rule = "QP-ERROR-EVENT"
+		case e.Type.QPError(), e.Type > EventQPAccessErr && e.QP >= 0:
+			rule = "QP-ERROR-EVENT" // a type no event of the model has is the device's error too
+		case e.Type > EventQPAccessErr:
+			rule = "SRQ-ERR-EVENT"
 		}
 		if rule != "LIMIT-FIRE" && m.excuse(rule) {
 			continue

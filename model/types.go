@@ -117,7 +117,7 @@ const (
 var QPStates = []QPState{Reset, Init, RTR, RTS, SQD, SQE, Err}
 
 func (s QPState) String() string {
-	return [...]string{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"}[s]
+	return named([]string{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"}, s, "QPState")
 }
 
 // Fetches reports whether a QP in this state takes receive requests from its
@@ -144,7 +144,7 @@ const (
 var Opcodes = []Opcode{Send, SendImm, WriteImm, Write, Read, CmpSwap, FetchAdd}
 
 func (o Opcode) String() string {
-	return [...]string{"SEND", "SEND_WITH_IMM", "RDMA_WRITE_WITH_IMM", "RDMA_WRITE", "RDMA_READ", "ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD"}[o]
+	return named([]string{"SEND", "SEND_WITH_IMM", "RDMA_WRITE_WITH_IMM", "RDMA_WRITE", "RDMA_READ", "ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD"}, o, "Opcode")
 }
 
 // Consumes reports whether a message with this opcode consumes a receive
@@ -264,10 +264,7 @@ const (
 )
 
 func (o WCOpcode) String() string {
-	if o == WCRecvRDMAWithImm {
-		return "RECV_RDMA_WITH_IMM"
-	}
-	return "RECV"
+	return named([]string{"RECV", "RECV_RDMA_WITH_IMM"}, o, "WCOpcode")
 }
 
 // EventType is an asynchronous event type.
@@ -285,7 +282,7 @@ const (
 )
 
 func (e EventType) String() string {
-	return [...]string{"SRQ_LIMIT_REACHED", "SRQ_ERR", "QP_LAST_WQE_REACHED", "QP_FATAL", "QP_REQ_ERR", "QP_ACCESS_ERR"}[e]
+	return named([]string{"SRQ_LIMIT_REACHED", "SRQ_ERR", "QP_LAST_WQE_REACHED", "QP_FATAL", "QP_REQ_ERR", "QP_ACCESS_ERR"}, e, "EventType")
 }
 
 // QPError reports whether e is an affiliated QP error event.
@@ -310,10 +307,7 @@ const (
 )
 
 func (p PeerStatus) String() string {
-	if int(p) < len(peerNames) {
-		return peerNames[p]
-	}
-	return fmt.Sprintf("PeerStatus(%d)", uint8(p))
+	return named(peerNames[:], p, "PeerStatus")
 }
 
 var peerNames = [...]string{"ok", "rnr", "error", "silent"}

@@ -3,10 +3,12 @@ package qemuvm
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -83,11 +85,45 @@ func TestRunWatchedKillsASilentProcess(t *testing.T) {
 	}
 }
 
+// outputClock is a clock that moves only when the watched process prints:
+// by step before each write reaches the watch.
+type outputClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+func (c *outputClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// writer returns w with the clock moved by step before each write.
+func (c *outputClock) writer(w *consoleWatch) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		c.mu.Lock()
+		c.t = c.t.Add(c.step)
+		c.mu.Unlock()
+		return w.Write(p)
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 func TestRunWatchedSparesASteadyProcess(t *testing.T) {
-	w := newConsoleWatch("@@SRQVM n START", nil)
-	// One line every 10 ms for at least a second, against a bound of
-	// thirty gaps that the whole run outlasts three times over.
+	// The watch's clock moves 10 ms with each line the process prints, so
+	// its 100 lines span a second of the watch's time, against a bound of
+	// thirty such gaps that the run outlasts three times over: spared only
+	// if every line restarts the silence, however late the machine runs
+	// the shell (its real gaps of 10 ms were 540 ms on a busy machine).
+	clk := &outputClock{t: time.Unix(1000, 0), step: 10 * time.Millisecond}
+	w := newConsoleWatch("@@SRQVM n START", clk.now)
 	cmd := shCmd(t, context.Background(), w, `i=0; while [ $i -lt 100 ]; do echo "[ $i ] boot message"; sleep 0.01; i=$((i+1)); done`)
+	cmd.Stdout = clk.writer(w)
+	cmd.Stderr = cmd.Stdout
 	stalled, err := runWatched(context.Background(), cmd, w, 300*time.Millisecond)
 	if stalled || err != nil {
 		t.Errorf("runWatched(steady output) = stalled %v, err %v; want false, nil", stalled, err)
@@ -95,10 +131,12 @@ func TestRunWatchedSparesASteadyProcess(t *testing.T) {
 }
 
 func TestRunWatchedSparesAQuietProgram(t *testing.T) {
+	t.Parallel() // it sleeps
 	w := newConsoleWatch("@@SRQVM n START", nil)
-	// The program starts, then prints nothing for 5 bounds.
-	cmd := shCmd(t, context.Background(), w, `printf '@@SRQVM n RELEASE 6.1\r\n@@SRQVM n START\r\n'; sleep 0.5; exit 3`)
-	stalled, err := runWatched(context.Background(), cmd, w, 100*time.Millisecond)
+	// The program starts, then prints nothing for longer than the bound
+	// (3 s: a shell slow to start on a busy machine is not a stall).
+	cmd := shCmd(t, context.Background(), w, `printf '@@SRQVM n RELEASE 6.1\r\n@@SRQVM n START\r\n'; sleep 3.5; exit 3`)
+	stalled, err := runWatched(context.Background(), cmd, w, 3*time.Second)
 	var ee *exec.ExitError
 	if stalled || !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Errorf("runWatched(quiet after START) = stalled %v, err %v; want false and exit status 3", stalled, err)
@@ -141,11 +179,16 @@ func fakeQEMU(t *testing.T, nonce string, stallUnder ...string) string {
 	return qemu
 }
 
+// testStall is the stall bound of the boot tests: long enough that a fake
+// QEMU slow to start on a busy machine is not taken for a stalled one.
+const testStall = 3 * time.Second
+
 func TestBootFallsBackToTCGOnKVMStall(t *testing.T) {
+	t.Parallel() // it waits for a stall
 	const nonce = "0123abcd"
 	qemu := fakeQEMU(t, nonce, "kvm")
 	var log strings.Builder
-	opts := Options{StallTimeout: 200 * time.Millisecond, Log: &log}
+	opts := Options{StallTimeout: testStall, Log: &log}
 	pk := &PreparedKernel{Release: "6.1.0-test", Image: "/k"}
 	res := &Result{}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -157,11 +200,11 @@ func TestBootFallsBackToTCGOnKVMStall(t *testing.T) {
 	if string(rep.Stdout) != "ok\n" || res.Accel != "tcg" {
 		t.Errorf("report stdout %q, accel %q; want \"ok\\n\" under tcg", rep.Stdout, res.Accel)
 	}
-	const line = "vm: no console output for 200ms under kvm; falling back to tcg\n"
+	const line = "vm: no console output for 3s under kvm; falling back to tcg\n"
 	if !strings.Contains(log.String(), line) {
 		t.Errorf("log lacks %q:\n%s", line, log.String())
 	}
-	if res.AccelFallback != "no console output for 200ms under kvm" {
+	if res.AccelFallback != "no console output for 3s under kvm" {
 		t.Errorf("Result.AccelFallback = %q", res.AccelFallback)
 	}
 	// Later auto runs with this qemu skip KVM.
@@ -171,6 +214,7 @@ func TestBootFallsBackToTCGOnKVMStall(t *testing.T) {
 }
 
 func TestBootStallIsAnErrorWithoutFallback(t *testing.T) {
+	t.Parallel() // it waits for stalls
 	const nonce = "4567cdef"
 	for _, tc := range []struct {
 		name, accel, optAccel string
@@ -181,8 +225,9 @@ func TestBootStallIsAnErrorWithoutFallback(t *testing.T) {
 		{"auto after fallback", "kvm", "auto", []string{"kvm", "tcg"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			qemu := fakeQEMU(t, nonce, tc.stallUnder...)
-			opts := Options{Accel: tc.optAccel, StallTimeout: 150 * time.Millisecond, Timeout: time.Minute}
+			opts := Options{Accel: tc.optAccel, StallTimeout: testStall, Timeout: time.Minute}
 			res := &Result{}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -191,7 +236,7 @@ func TestBootStallIsAnErrorWithoutFallback(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("bootWithFallback = %v; want a StallError", err)
 			}
-			for _, w := range []string{"printed nothing on its serial console for 150ms under " + res.Accel, "Probing EDD", "-accel " + res.Accel, "expected console output at least every 150ms"} {
+			for _, w := range []string{"printed nothing on its serial console for 3s under " + res.Accel, "Probing EDD", "-accel " + res.Accel, "expected console output at least every 3s"} {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}

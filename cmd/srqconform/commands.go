@@ -170,7 +170,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		o.Seed = opts.Seed + uint64(i)
 		return conformance.Check(ctx, drv, dev.config(), o)
 	}
-	if *parallel > 1 && *runs > 1 {
+	isolated := isolatedRuns(dev.driver, *runs, *parallel)
+	var lost []string // the runs whose child gave no report
+	if isolated {
 		var cleanup func()
 		next, cleanup = runChildren(ctx, fs.FlagSet, opts.Seed, *runs, *parallel, stderr)
 		defer cleanup()
@@ -190,6 +192,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			if rep != nil && interrupted(ctx) {
 				rep.Interrupted = true
 				break
+			}
+			if isolated && !interrupted(ctx) {
+				// The child died (a device value it could not survive):
+				// that costs its own run only; the others are made and
+				// reported, with the loss as the report's Error (exit 3).
+				lost = append(lost, fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, *runs, o.Seed, err))
+				continue
 			}
 			if rep != nil { // keep the runs already made: report them, stopped
 				rep.Error = fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, *runs, o.Seed, err)
@@ -226,6 +235,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if rep == nil || rep.Conformant() { // keep the first deviating run
 			rep = r
 		}
+	}
+	if len(lost) > 0 {
+		if rep == nil {
+			fmt.Fprintf(stderr, "srqconform: no run gave a report:\n%s\n", strings.Join(lost, "\n"))
+			return exitHarness
+		}
+		rep.Error = strings.Join(append(lost, rep.Error), "; ")
+		rep.Error = strings.TrimSuffix(rep.Error, "; ")
 	}
 	if *runs > 1 {
 		wall := time.Since(started)

@@ -51,11 +51,18 @@ func envInt(name string, def int) int {
 //
 // Then the suite against the written file must pass on the same set.
 func TestInferReproducesTheBuiltInProfiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an inference and its checks per behaviour set")
+	}
 	sets := []string{""}
 	for s := range emu.Sets() {
 		sets = append(sets, s)
 	}
 	slices.Sort(sets)
+	if os.Getenv("SRQCONFORM_ALL_SETS") != "all" {
+		// rxe's: .ci/run infers every set (SRQCONFORM_ALL_SETS=all).
+		sets = []string{"rxe"}
+	}
 	dir := t.TempDir()
 	seed, cases := strconv.Itoa(inferSeed), strconv.Itoa(inferCases)
 	for _, set := range sets {
@@ -160,6 +167,9 @@ func TestInferReproducesTheBuiltInProfiles(t *testing.T) {
 }
 
 func TestInferWritesJSONAndRejectsBadFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an inference")
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mlx5.json")
 	code, out, errs := srq(t, "infer", "-deviations", "mlx5", "-seed", "3", "-cases", "0", "-o", path, "-name", "vendor-x")

@@ -20,6 +20,14 @@ import (
 // the parent decides the seed and the outputs, and keeps the progress.
 var childFlags = []string{"runs", "parallel", "seed", "o", "json", "format", "replay-dir", "q"}
 
+// isolatedRuns says whether run -runs makes each run in a child process
+// (runChildren): with -parallel, and on a real device (the cgo driver)
+// whatever -parallel says, since a device's value can kill the process
+// that reads it and a death must cost only its own run.
+func isolatedRuns(driver string, runs, parallel int) bool {
+	return runs > 1 && (parallel > 1 || driver == "cgo")
+}
+
 // runChildren starts runs runs of srqconform run, with seeds seed,
 // seed+1, ..., in child processes, up to parallel at once; each child opens
 // the device itself, so their waits on it overlap. It returns a function

@@ -119,3 +119,57 @@ func TestParallelRunsKeepTheRunsMadeWhenAChildDies(t *testing.T) {
 	assert.Less(t, rep.Seed, uint64(3), "the report is one of the runs made")
 	assert.Contains(t, rep.Error, "seed 3")
 }
+
+// TestRunsKeepTheRunsMadeWhenTheFirstChildDies: a run whose process dies
+// (here the first, before any report is kept) costs that run only: the
+// later runs are made and reported, the death is the report's Error, and
+// the exit status is 3, not 2 with nothing.
+func TestRunsKeepTheRunsMadeWhenTheFirstChildDies(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command(bin, "run", "-driver", "emu-dies", "-cases", "5", "-seed", "1", "-runs", "3", "-parallel", "2", "-format", "json")
+	cmd.Env = append(os.Environ(), "SRQCONFORM_TEST_DIE_SEED=1") // driver_dies.go
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	require.True(t, ok, "run: %v, want exit %d; stderr:\n%s", err, exitHarness, errb.String())
+	assert.Equal(t, exitHarness, ee.ExitCode(), errb.String())
+	assert.Contains(t, errb.String(), "run 1 of 3 (seed 1) gave no report")
+	assert.Contains(t, errb.String(), "run 3/3 seed 3:", "the runs after the death are made")
+	rep, err := decodeReport([]byte(out.String()))
+	require.NoError(t, err, "the runs made must be reported; stderr:\n%s", errb.String())
+	assert.Greater(t, rep.Seed, uint64(1), "the report is one of the runs made")
+	assert.Contains(t, rep.Error, "seed 1")
+}
+
+// TestIsolatedRuns: several runs on a real device are each made in a
+// process of their own, as with -parallel; one run never is.
+func TestIsolatedRuns(t *testing.T) {
+	for _, c := range []struct {
+		driver         string
+		runs, parallel int
+		want           bool
+	}{{"cgo", 4, 1, true}, {"cgo", 1, 1, false}, {"emu", 4, 1, false}, {"emu", 4, 2, true}, {"emu", 1, 4, false}} {
+		if got := isolatedRuns(c.driver, c.runs, c.parallel); got != c.want {
+			t.Errorf("isolatedRuns(%s, runs %d, parallel %d) = %v, want %v", c.driver, c.runs, c.parallel, got, c.want)
+		}
+	}
+}
+
+// TestAGuestRunThatDiedIsAHarnessError: a guest srqconform run that died
+// before it printed a report (the Go runtime out of memory) makes vm exit
+// 3 with the guest's stderr, not 2 as a usage error; a report it printed
+// (the runs made, with the death as its Error) is kept.
+func TestAGuestRunThatDiedIsAHarnessError(t *testing.T) {
+	var errb strings.Builder
+	rep, code := guestRunReport(nil, 2, []byte("fatal error: runtime: out of memory\n"), &errb)
+	assert.Nil(t, rep)
+	assert.Equal(t, exitHarness, code)
+	assert.Contains(t, errb.String(), "the guest run died (exit 2)")
+	assert.Contains(t, errb.String(), "fatal error: runtime: out of memory")
+	made := `{"driver":"cgo","profile":"documented","seed":7,"rules":[{"rule":{"id":"POST-FULL"},"status":"pass"}],"error":"run 2 of 4 (seed 8) gave no report"}`
+	rep, _ = guestRunReport([]byte(made), exitHarness, nil, &errb)
+	require.NotNil(t, rep, errb.String())
+	assert.Equal(t, uint64(7), rep.Seed)
+	assert.Contains(t, rep.Error, "seed 8")
+}

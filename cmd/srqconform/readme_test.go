@@ -154,6 +154,9 @@ func needsHardware(c readmeCommand) string {
 // and checks its exit status is the one the text gives. Usage lines are
 // checked for their command and flags.
 func TestReadmeExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every command of the README and docs/")
+	}
 	for _, file := range docFiles(t) {
 		t.Run(file, func(t *testing.T) { runDocExamples(t, file) })
 	}

@@ -256,9 +256,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, "vm: %v", err)
 	}
-	rep, err := decodeReport(res.Output)
-	if err != nil {
-		return fail(stderr, "the guest run (exit %d) gave no report: %v\nguest stderr:\n%s", res.ExitCode, err, res.Stderr)
+	rep, code := guestRunReport(res.Output, res.ExitCode, res.Stderr, stderr)
+	if rep == nil {
+		return code
 	}
 	if rep.Device.Kernel == "" {
 		rep.Device.Kernel = res.KernelRelease
@@ -277,6 +277,21 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	// -known does not list made it exit 1.
 	unknownElsewhere := *runs > 1 && res.ExitCode == exitDeviates
 	return finalStatus(rep, outs, nil, known, unknownElsewhere, stderr)
+}
+
+// guestRunReport decodes the report the guest's srqconform run printed.
+// A guest program that died before it printed one (the Go runtime out of
+// memory, a signal) is a harness failure, exit 3, not a usage error: with
+// several runs the guest makes each in a process of its own
+// (isolatedRuns), so a death costs only its run and the report of those
+// made is printed, with the death as its Error.
+func guestRunReport(out []byte, guestExit int, guestStderr []byte, stderr io.Writer) (*conformance.Report, int) {
+	rep, err := decodeReport(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "srqconform: the guest run died (exit %d) before it wrote a report: %v\nguest stderr:\n%s", guestExit, err, guestStderr)
+		return nil, exitHarness
+	}
+	return rep, 0
 }
 
 // siwSummary describes the siw.ko a guest loaded: ", siw.ko built with

@@ -67,7 +67,18 @@ func checkPayload(places []place, byteLen, grh uint32, read func(key int, off, n
 	if need < uint64(grh) {
 		return nil, fmt.Sprintf("byte_len %d is shorter than the %d-byte GRH area", byteLen, grh)
 	}
-	got := make([]byte, 0, need)
+	// byte_len is the device's word: checked against what the WR could
+	// hold before anything is sized by it (a byte_len of 0xffffffff once
+	// made this allocate 4 GiB and killed the run).
+	var hold, reserved uint64
+	for _, p := range places {
+		hold += uint64(p.length)
+		reserved += min(uint64(p.length), p.stride)
+	}
+	if need > hold {
+		return nil, fmt.Sprintf("byte_len %d but the WR's SGEs hold only %d bytes", byteLen, hold)
+	}
+	got := make([]byte, 0, min(need, reserved))
 	for i, p := range places {
 		if uint64(len(got)) == need {
 			break

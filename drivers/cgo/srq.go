@@ -122,7 +122,7 @@ type srq struct {
 	stash []drivers.Completion
 	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
 	// and not yet completed, oldest first.
-	posted map[uint64][][]place
+	posted ledger
 	// lists is C memory for WR lists, reused: one allocation per list
 	// size, not one per post (cgo crossings are dear, more so under
 	// emulation). A list is taken for each post, so posts can overlap.
@@ -169,7 +169,7 @@ func (d *device) createSRQ(ctx context.Context, attr drivers.SRQAttr, keys int, 
 	if keys < 0 {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(keys=%d): want >= 0 regions", keys)
 	}
-	s := &srq{dev: d, byQPN: map[uint32]int{}, posted: map[uint64][][]place{}}
+	s := &srq{dev: d, byQPN: map[uint32]int{}, posted: ledger{}}
 	got, err := s.create(attr, keys, v)
 	if err != nil {
 		return nil, drivers.SRQAttr{}, errors.Join(err, s.destroy())
@@ -483,7 +483,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	// Remembered before the call: another thread may poll a completion
 	// of these WRs before this one returns.
 	for i := range wrs {
-		s.posted[wrs[i].ID] = append(s.posted[wrs[i].ID], l.places[i])
+		s.posted.remember(wrs[i].ID, l.places[i])
 	}
 	srqp := s.srq
 	s.postMu.Unlock()
@@ -503,14 +503,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	for i := len(wrs) - 1; i >= committed; i-- {
 		// Forget the layouts of the WRs that did not go in (the last one
 		// remembered for their wr_id: this post's).
-		id := wrs[i].ID
-		if q := s.posted[id]; len(q) > 0 {
-			if len(q) == 1 {
-				delete(s.posted, id)
-			} else {
-				s.posted[id] = q[:len(q)-1]
-			}
-		}
+		s.posted.forget(wrs[i].ID)
 	}
 	s.putList(l)
 	return int(r), int(bad)
@@ -567,12 +560,6 @@ func (s *srq) InvalidateKey(key int) error {
 	return s.keys[key].dereg()
 }
 
-// Receive completion opcodes (enum ibv_wc_opcode) and flags.
-const (
-	wcRecv        = 128 // IBV_WC_RECV
-	wcRecvRDMAImm = 129 // IBV_WC_RECV_RDMA_WITH_IMM
-)
-
 // PollCQ is ibv_poll_cq on the shared receive CQ. A successful receive of
 // a Send has its bytes checked where its WR's SGEs point.
 func (s *srq) PollCQ(maxN int) ([]drivers.Completion, error) {
@@ -604,8 +591,8 @@ func (s *srq) drainCQ(out *[]drivers.Completion, maxN int) error {
 			batch = min(batch, maxN-len(*out))
 		}
 		r := int(C.srqc_poll_cq(s.cq, C.int(batch), s.wcs, s.out))
-		if r < 0 {
-			return fmt.Errorf("cgo: ibv_poll_cq(receive CQ) returned %d, want >= 0", r)
+		if err := checkPolled(r, batch); err != nil {
+			return err
 		}
 		for _, w := range unsafe.Slice(s.out, r) {
 			*out = append(*out, s.completion(w))
@@ -617,51 +604,19 @@ func (s *srq) drainCQ(out *[]drivers.Completion, maxN int) error {
 	return nil
 }
 
-// completion converts one work completion.
+// completion converts one work completion (toCompletion checks it).
 func (s *srq) completion(w C.struct_srqc_wc) drivers.Completion {
-	c := drivers.Completion{
-		WRID:    uint64(w.wr_id),
-		Status:  drivers.WCStatus(w.status),
-		ByteLen: uint32(w.byte_len),
-		QP:      -1,
-	}
-	if w.opcode == wcRecvRDMAImm {
-		c.Opcode = 1
-	}
-	if w.wc_flags&C.IBV_WC_WITH_IMM != 0 {
-		c.HasImm, c.Imm = true, uint32(w.imm)
-	}
-	if i, ok := s.byQPN[uint32(w.qp_num)]; ok {
-		c.QP = i
-	}
-	var places []place
-	if q := s.posted[c.WRID]; len(q) > 0 {
-		places = q[0]
-		if len(q) == 1 {
-			delete(s.posted, c.WRID)
-		} else {
-			s.posted[c.WRID] = q[1:]
+	qpOf := func(n uint32) (receiver, bool) {
+		i, ok := s.byQPN[n]
+		if !ok || i < 0 || i >= len(s.qps) {
+			return receiver{}, false
 		}
-	} else {
-		// Not a WR this SRQ was given (or given through PostRecv): there is
-		// no layout to check against.
-		return c
+		return receiver{i, s.qps[i].typ}, true
 	}
-	if c.Status != drivers.WCSuccess || w.opcode != wcRecv {
-		return c
-	}
-	grh := uint32(0)
-	if c.QP >= 0 && s.qps[c.QP].typ == drivers.UD {
-		grh = grhBytes
-	}
-	msg, bad := checkPayload(places, c.ByteLen, grh, func(key int, off, n uint64) []byte {
+	return toCompletion(wc{wrID: uint64(w.wr_id), status: uint32(w.status), opcode: uint32(w.opcode), byteLen: uint32(w.byte_len),
+		flags: uint32(w.wc_flags), qpNum: uint32(w.qp_num), imm: uint32(w.imm)}, qpOf, s.posted, func(key int, off, n uint64) []byte {
 		return cbytes(s.keys[key].buf, off, n)
 	})
-	c.PayloadErr = bad
-	if len(msg) > 0 {
-		c.Pattern, c.HasPattern = msg[0], true
-	}
-	return c
 }
 
 // PollEvents returns the async events pending for this SRQ and its QPs,

@@ -160,7 +160,7 @@ int srqc_post_send(struct ibv_qp *qp, uint64_t wr_id, const struct srqc_send *s)
 // (imm_data from its union, in host order) to out.
 int srqc_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wcs, struct srqc_wc *out) {
 	int r = ibv_poll_cq(cq, n, wcs);
-	for (int i = 0; i < r; i++) {
+	for (int i = 0; i < r && i < n; i++) { /* r > n is the provider's bug: the caller refuses it */
 		out[i].wr_id = wcs[i].wr_id;
 		out[i].status = wcs[i].status;
 		out[i].opcode = wcs[i].opcode;
