@@ -497,6 +497,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	// POST-ATOMIC relaxed: a post that returned 0 may have been
 	// overwritten by a concurrent one, its WRs lost.
 	lost := got.Errno == 0 && n > 0 && m.relaxed("POST-ATOMIC") && m.may("POST-ATOMIC")
+	queued := 0 // WRs of this post the queue took
 	for i, w := range o.WRs {
 		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
 			return Observation{BadWR: -1}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
@@ -548,6 +549,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			}
 			if !lost {
 				m.enqueue(w)
+				queued++
 			}
 			continue
 		}
@@ -618,9 +620,11 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			errno, rule = ENOMEM, "POST-FULL"
 		}
 		if i > 0 && m.dropsPrefix() {
-			// The failing list's prefix was dropped with it.
-			m.queue = m.queue[:len(m.queue)-i]
-			m.posted -= i
+			// The failing list's prefix was dropped with it (what of it
+			// the queue still holds: a departure may have taken some).
+			k := min(queued, len(m.queue))
+			m.queue = m.queue[:len(m.queue)-k]
+			m.posted -= k
 		}
 		m.touch("POST-RETURN")
 		want := m.postErr(errno)
