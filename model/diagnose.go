@@ -45,19 +45,13 @@ func (d Diagnosis) Explains() [][]string {
 // accident. A slot that never freed needs a fetch before the post that
 // found the queue full; a capacity one short needs only the post. The
 // rules whose relaxation admits a departure of many shapes (a WR left out
-// of the queue, fetched out of order, or fetched twice; a refusal with any
-// errno) come late. The rules not listed follow, in catalogue order.
+// of the queue, fetched out of order, or fetched twice) come late. The rules not listed follow, in catalogue order.
 var Specificity = []string{
-	"SLOT-FREE", "POST-CHECK-ORDER", "CREATE-LIMIT",
+	"SLOT-FREE", "POST-CHECK-ORDER", "POST-NO-KEY-CHECK", "POST-ANY-STATE", "CREATE-LIMIT",
 	"RESIZE-BELOW-LIMIT", "RESIZE-BELOW-COUNT", "RESIZE-BOUNDS", "RESIZE-CAPACITY", "MODIFY-ONLY-MASKED", "RESIZE-OPTIONAL",
 	"LIMIT-AFTER-FIRE", "LIMIT-ONCE", "LIMIT-DISARM", "LIMIT-FIRE", "QUERY-LIMIT", "LIMIT-ARM", "LIMIT-BOUND",
 	"QUERY-ATTR", "CREATE-ATTR",
 	"POST-FULL", "POST-SGE", "POST-BADWR", "POST-RETURN", "POST-QP-RQ",
-	// A relaxed POST-NO-KEY-CHECK or POST-ANY-STATE admits a refusal with
-	// any errno while a key is invalid or a QP is not ready, which a random
-	// trace nearly always holds: they explain a refusal only after the
-	// rules that say which errno a refusal carries.
-	"POST-NO-KEY-CHECK", "POST-ANY-STATE",
 	"QP-FLUSH-INPROGRESS", "QP-BEFORE-RTR", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "SRQ-ERR-NOFETCH", "RECV-RNR",
 	"FETCH-OPCODES", "RECV-WRITE-IMM", "RECV-NUMSGE0", "SGE-LEN0", "UD-GRH", "RECV-FIT", "RECV-BAD-KEY", "RECV-TOO-LARGE",
 	"POST-ORDER", "POST-COPY", "FETCH-FIFO", "FETCH-ONCE", "POST-ATOMIC", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
