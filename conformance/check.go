@@ -583,6 +583,9 @@ func chooseDiagnosis(d model.Diagnosis, set []string, p model.Profile, caps mode
 	d.Rules, d.Also = set, also
 	if k, ok := model.DepartureStep(p, caps, relaxed, tr.modelSteps(), set); ok {
 		d.DepartedAt = k
+		if d.VisibleAt > 0 {
+			d.DepartedAt = min(k, d.VisibleAt) // no later than noticed
+		}
 	}
 	return d
 }

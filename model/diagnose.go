@@ -253,7 +253,10 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 	out.DepartedAt = out.VisibleAt
 	for _, f := range sets[0].faults {
 		if slices.Contains(out.Rules, f.Rule) {
-			out.DepartedAt = f.Step
+			// A departure adopted where it shows (an excuse at a later
+			// poll) is recorded there; it departed no later than the step
+			// that noticed it.
+			out.DepartedAt = min(f.Step, out.VisibleAt)
 			break
 		}
 	}
