@@ -89,6 +89,7 @@ func newChecker(h *History, relaxed ...string) (*checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("concurrent: %w", err)
 	}
+	m.Narrow() // porcupine keeps every state it reaches
 	for i, s := range h.Setup.Steps() {
 		if err := m.Step(s.Op, s.Obs); err != nil {
 			return nil, fmt.Errorf("concurrent: setup step %d (%s -> %s): %w", i+1, s.Op, s.Obs.Describe(s.Op), err)

@@ -106,6 +106,10 @@ type machine struct {
 
 	// relaxation and diagnosis (relax.go)
 	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
+	// narrow keeps a relaxed rule to its fault points: none of the
+	// departures adopted where they show (broad). A history check, whose
+	// search keeps every state it reaches, asks for it (Model.Narrow).
+	narrow bool
 	faithful bool           // take no departure: the canonical outcome
 	picks    []pickRec      // the open profile fields this candidate decided
 	ownWidth map[string]int // opened fields: how many values the profile allows
@@ -367,9 +371,15 @@ func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
 // and QP are known.
 func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
-	e := cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose, stake: m.stake}
-	if m.lastFetched.ID == c.WRID {
-		e.wr = m.lastFetched
+	e := cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose}
+	if m.relax != nil {
+		// What only a relaxed rule reads: a model with none relaxed (a
+		// run's, or a history check's with its many states) keeps its
+		// completions small.
+		e.stake = m.stake
+		if m.lastFetched.ID == c.WRID {
+			e.wr = m.lastFetched
+		}
 	}
 	m.cq = append(m.cq, e)
 	m.stake = nil

@@ -343,6 +343,18 @@ func (m *Model) Fingerprint() uint64 {
 	return m.fp
 }
 
+// Narrow keeps m's relaxed rules to the misbehaviours their fault points
+// foresee: none of the departures a relaxed rule adopts where they show
+// (a completion's field excused by the rules at stake, a WR fetched out of
+// order or left out of the queue). A search that keeps every state it
+// reaches (package concurrent) asks for it: the broad relaxations admit
+// so many interleavings that its states fill the memory.
+func (m *Model) Narrow() {
+	for _, c := range m.cands {
+		c.narrow = true
+	}
+}
+
 // Beam returns a copy of m that keeps at most n candidates from here on
 // (a relaxed model splits at every fault point); it drops first those
 // that took a departure only some of the time, then those with the most.

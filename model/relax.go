@@ -50,6 +50,10 @@ func (m *machine) touch(rule string) {
 // relaxed reports whether rule is relaxed.
 func (m *machine) relaxed(rule string) bool { return m.relax != nil && m.relax[rule] }
 
+// relaxedBroad reports whether rule is relaxed and may admit a departure
+// in any shape where it shows (not Model.Narrow).
+func (m *machine) relaxedBroad(rule string) bool { return !m.narrow && m.relaxed(rule) }
+
 // choose is a fault point with n branches: 0 is the faithful behaviour, the
 // others the departures rule's fault mode allows. It marks the check as run.
 func (m *machine) choose(rule string, n int) int {

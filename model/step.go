@@ -1042,7 +1042,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	// FETCH-OPCODES names but the plain Send, which every other rule of
 	// receiving presumes.
 	consumes, loose := o.Msg.Opcode.Consumes(), false
-	if o.Msg.Opcode != Send {
+	if o.Msg.Opcode != Send && (o.Msg.Opcode != SendImm || !m.narrow) {
 		if m.may("FETCH-OPCODES") {
 			consumes, loose = !consumes, true
 		}
@@ -1093,14 +1093,6 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	}
 	before := len(m.cq)
 	e := m.fetch()
-	if len(m.queue) > 0 && m.relaxed("FETCH-ONCE") && m.may("FETCH-ONCE") {
-		// The message took a second WR with it (a retry that fetched
-		// again): it vanishes without a completion.
-		m.fetch()
-		if m.slotFree() == FreeAtPoll {
-			m.held--
-		}
-	}
 	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
 	rule, stake := "RECV-COMPLETION", m.stake
 	if len(m.cq) > before {
@@ -1141,7 +1133,9 @@ func (m *machine) fetch() entry {
 	e := m.queue[pos]
 	m.queue = append(clip(m.queue[:pos]), m.queue[pos+1:]...)
 	m.fetched++
-	m.lastFetched = e.wr
+	if m.relax != nil {
+		m.lastFetched = e.wr
+	}
 	if m.relaxed("FETCH-ONCE") {
 		// Racing fetches: as many as there are QPs at once, at most 4.
 		m.recent = append(clip(m.recent), e)
@@ -1481,7 +1475,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
 			continue // the device's WR, whose fields the model cannot know
 		}
-		if g.WRID == ^want.c.WRID && !want.loose && m.relaxed("POST-COPY") && m.excuse("POST-COPY") {
+		if g.WRID == ^want.c.WRID && !want.loose && m.relaxedBroad("POST-COPY") && m.excuse("POST-COPY") {
 			// The WR as the caller scribbled it after the post (the
 			// harness inverts wr_id and spoils the SGEs): this WR, at
 			// least, the device did not copy.
@@ -1498,7 +1492,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			continue
 		}
 		if !want.allowed.Has(g.Status) {
-			if m.excuseStake(want, want.rule) {
+			if !m.narrow && m.excuseStake(want, want.rule) {
 				m.adoptStatus(g)
 				continue
 			}
@@ -1541,7 +1535,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 // places: the one the model fetched goes back where the other stood.
 func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	want := m.cq[i]
-	if !m.relaxed("FETCH-FIFO") || want.wr.ID != want.c.WRID || want.loose {
+	if !m.relaxedBroad("FETCH-FIFO") || want.wr.ID != want.c.WRID || want.loose {
 		return false
 	}
 	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
@@ -1565,7 +1559,7 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 // that shows it was another fails the candidate. It reports whether it
 // took the departure.
 func (m *machine) leftOut(n int) bool {
-	if len(m.queue) == 0 || !m.relaxed("POST-ORDER") || !m.excuse("POST-ORDER") {
+	if len(m.queue) == 0 || !m.relaxedBroad("POST-ORDER") || !m.excuse("POST-ORDER") {
 		return false
 	}
 	n = max(min(n, len(m.queue)), 1)
@@ -1580,7 +1574,7 @@ func (m *machine) leftOut(n int) bool {
 // completed one never reached the device's queue.
 func (m *machine) headsLeftOut(i int, g Completion) bool {
 	want := m.cq[i]
-	if !m.relaxed("POST-ORDER") || want.wr.ID != want.c.WRID || want.loose {
+	if !m.relaxedBroad("POST-ORDER") || want.wr.ID != want.c.WRID || want.loose {
 		return false
 	}
 	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
@@ -1604,7 +1598,11 @@ func (m *machine) excuseStake(want cqe, extra ...string) bool {
 	for _, r := range extra {
 		m.touch(r)
 	}
-	for _, r := range append(extra, want.stake...) {
+	stake := want.stake
+	if m.narrow {
+		stake = nil
+	}
+	for _, r := range append(extra, stake...) {
 		if r != "" && m.relaxed(r) && m.excuse(r) {
 			return true
 		}
