@@ -299,11 +299,6 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 					}
 					return
 				}
-				if peer == drivers.PeerSilent {
-					// The peer heard nothing back: the message may have
-					// been taken, refused or dropped (Jepsen's info).
-					o.Output.Unknown = true
-				}
 				rec.add(c, o)
 				pause(rng, false)
 			}
