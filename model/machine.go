@@ -105,11 +105,11 @@ type machine struct {
 	lastFetched WR
 
 	// relaxation and diagnosis (relax.go)
-	relax    relaxSet       // the relaxed rules, shared read-only; nil: none
+	relax relaxSet // the relaxed rules, shared read-only; nil: none
 	// narrow keeps a relaxed rule to its fault points: none of the
 	// departures adopted where they show (broad). A history check, whose
 	// search keeps every state it reaches, asks for it (Model.Narrow).
-	narrow bool
+	narrow   bool
 	faithful bool           // take no departure: the canonical outcome
 	picks    []pickRec      // the open profile fields this candidate decided
 	ownWidth map[string]int // opened fields: how many values the profile allows
