@@ -1071,9 +1071,10 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 			return m.peerResult(rule, allowed, got)
 		}
 	}
-	if len(m.queue) > 0 && got != nil && rc && got.Peer == PeerRNR && m.leftOut(len(m.queue)) {
-		// The device found the SRQ empty: the WRs the model holds never
-		// reached its queue.
+	if len(m.queue) > 0 && got != nil && rc && got.Peer == PeerRNR {
+		// The device found the SRQ empty: where POST-ORDER is relaxed, the
+		// WRs the model holds never reached its queue.
+		m.leftOut(len(m.queue))
 	}
 	if len(m.queue) == 0 {
 		m.touch("RECV-RNR")
@@ -1535,10 +1536,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 // places: the one the model fetched goes back where the other stood.
 func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	want := m.cq[i]
-	if !m.relaxedBroad("FETCH-FIFO") || want.wr.ID != want.c.WRID || want.loose {
-		return false
-	}
-	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
+	k := m.completedInstead(i, g, "FETCH-FIFO")
 	if k < 0 || !m.excuse("FETCH-FIFO") {
 		return false
 	}
@@ -1573,11 +1571,7 @@ func (m *machine) leftOut(n int) bool {
 // completed the head: the WR the model fetched and those before the
 // completed one never reached the device's queue.
 func (m *machine) headsLeftOut(i int, g Completion) bool {
-	want := m.cq[i]
-	if !m.relaxedBroad("POST-ORDER") || want.wr.ID != want.c.WRID || want.loose {
-		return false
-	}
-	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
+	k := m.completedInstead(i, g, "POST-ORDER")
 	if k < 0 || !m.excuse("POST-ORDER") {
 		return false
 	}
@@ -1587,6 +1581,17 @@ func (m *machine) headsLeftOut(i int, g Completion) bool {
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
 	return true
+}
+
+// completedInstead returns where in the queue stands the WR that the
+// device completed as the CQ's i-th completion, where the model completed
+// a WR it knows in full and rule is relaxed broadly; -1 otherwise.
+func (m *machine) completedInstead(i int, g Completion, rule string) int {
+	want := m.cq[i]
+	if !m.relaxedBroad(rule) || want.wr.ID != want.c.WRID || want.loose {
+		return -1
+	}
+	return slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
 }
 
 // excuseStake excuses a departure in a completion's fields as one of the
