@@ -16,9 +16,11 @@
 //
 // Where to read:
 //
-//   - check.go: Options, the Report schema and Check, the run from start to
-//     end, with the diagnosis across traces; testing.go: Test, the same
-//     from a go test.
+//   - check.go: Options and Check, the run from start to end; report.go:
+//     the Report schema; blame.go: the diagnosis across traces (settling a
+//     failure on a rule, unifying, shrinking); rapid.go: the adapter that
+//     runs random cases under rapid; testing.go: Test, the same from a go
+//     test.
 //   - session.go: one session of model and device side by side; exec.go:
 //     how a model operation is made on the driver and what was observed;
 //     convert.go: the only place the drivers and model types meet (their

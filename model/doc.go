@@ -15,7 +15,13 @@
 //     named field, with the documented semantics (Documented) and the
 //     profiles of rxe, rxe on Linux 6.1, mlx5 and siw, each field with its
 //     source and whether anyone verified it.
-//   - step.go: one function per operation. This is the specification.
+//   - step.go: the step dispatcher and the Deviation a step returns, then
+//     one function per operation, by family: step_resources.go (create,
+//     destroy, query, arm, resize, modify), step_post.go (ibv_post_srq_recv
+//     and ibv_post_recv), step_arrive.go (a message arriving, the WR it
+//     fetches and what it delivers), step_poll.go (completions and events
+//     as polled, and the departures diagnosis adopts there). This is the
+//     specification.
 //   - machine.go: the state (a FIFO of copied WRs, slot accounting, the
 //     armed limit, the QPs and their states, the CQ and the event queue).
 //

@@ -1,0 +1,449 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/srqconform/srqconform/model"
+)
+
+// failing is a failing trace waiting for its diagnosis.
+type failing struct {
+	tr     Trace
+	source string
+	sc     *Scenario
+	diag   model.Diagnosis
+	// artefact says the deviation vanished when replayed keeping every
+	// model candidate: it was the beam's, not the device's.
+	artefact bool
+}
+
+// settle diagnoses failing traces and chooses the rules to blame, one rule
+// set at a time: the set that explains the most traces (then the one the
+// traces' own diagnoses prefer most, then the more specific) is relaxed,
+// the traces it explains are recorded under it, and the rest are diagnosed
+// again with it relaxed, so that a trace that needed it together with
+// another rule now names only the other. It reports whether it relaxed a
+// rule it had not before.
+func (c *checker) settle(fs []*failing) bool {
+	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
+	key := func(set []string) string { return strings.Join(set, "+") }
+	var pending []*failing
+	added := false
+	for _, f := range fs {
+		f.diag = f.tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+		if f.tr.Deviation != nil && len(f.diag.Rules) == 0 && !f.diag.Unexplained {
+			// Replayed keeping every candidate, the trace is consistent:
+			// the run's model had dropped the candidate that explains it
+			// (its beam). Not the device's fault: discard it.
+			c.rep.Unpredictable++
+			f.artefact = true
+			added = true // nothing was learnt, but the cases may go on
+			continue
+		}
+		pending = append(pending, f)
+	}
+	var last []string
+	for len(pending) > 0 {
+		var still []*failing
+		for _, f := range pending {
+			f.diag = f.tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+			if len(f.diag.Rules) == 0 && !f.diag.Unexplained && last != nil {
+				// Consistent now: the set relaxed last explains it, with
+				// those relaxed before.
+				f.diag = chooseDiagnosis(f.diag, last, c.opts.Profile, c.caps, slices.Clone(c.relaxed[:len(c.relaxed)-len(last)]), f.tr)
+				c.record(*f, last)
+				continue
+			}
+			still = append(still, f)
+		}
+		pending = still
+		count, pref := map[string]int{}, map[string]int{}
+		sets := map[string][]string{}
+		for _, f := range pending {
+			for i, set := range f.diag.Explains() {
+				count[key(set)]++
+				pref[key(set)] += i
+				sets[key(set)] = set
+			}
+		}
+		if len(count) == 0 {
+			break
+		}
+		best := ""
+		better := func(k string) bool {
+			switch {
+			case count[k] != count[best]:
+				return count[k] > count[best]
+			case pref[k] != pref[best]:
+				return pref[k] < pref[best]
+			case setRank(sets[k]) != setRank(sets[best]):
+				return setRank(sets[k]) < setRank(sets[best])
+			}
+			return k < best
+		}
+		for k := range count {
+			if best == "" || better(k) {
+				best = k
+			}
+		}
+		set := sets[best]
+		still = nil
+		for _, f := range pending {
+			if !slices.ContainsFunc(f.diag.Explains(), func(s []string) bool { return key(s) == best }) {
+				still = append(still, f)
+				continue
+			}
+			f.diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr)
+			c.record(*f, set)
+		}
+		pending = still
+		for _, r := range set {
+			if !slices.Contains(c.relaxed, r) {
+				c.relaxed = append(c.relaxed, r)
+				c.rep.Broken = append(c.rep.Broken, r)
+				added = true
+			}
+		}
+		last = set
+	}
+	for _, f := range pending {
+		f.diag.Unexplained = true
+		c.record(*f, nil)
+	}
+	return added
+}
+
+// setRank orders rule sets by the tie-break order of their rules.
+func setRank(set []string) int {
+	r := 0
+	for _, id := range set {
+		r = r*1000 + model.Rank(id)
+	}
+	return r
+}
+
+// chooseDiagnosis makes set the trace's diagnosis, keeping the others as
+// alternatives, and finds where the trace departs under it.
+func chooseDiagnosis(d model.Diagnosis, set []string, p model.Profile, caps model.Caps, relaxed []string, tr Trace) model.Diagnosis {
+	if slices.Equal(d.Rules, set) {
+		return d
+	}
+	var also [][]string
+	for _, s := range d.Explains() {
+		if !slices.Equal(s, set) {
+			also = append(also, s)
+		}
+	}
+	d.Rules, d.Also = set, also
+	if k, ok := model.DepartureStep(p, caps, relaxed, tr.modelSteps(), set); ok {
+		d.DepartedAt = k
+		if d.VisibleAt > 0 {
+			d.DepartedAt = min(k, d.VisibleAt) // no later than noticed
+		}
+	}
+	return d
+}
+
+// record adds a failing trace to the report under the rules of set (or
+// under the rule that noticed it, when nothing explains it).
+func (c *checker) record(f failing, set []string) {
+	d := f.diag
+	f.tr.Diagnosis = &d
+	rule := d.NoticedBy
+	if len(set) > 0 {
+		rule = set[0]
+	}
+	c.rep.Failures = append(c.rep.Failures, Failure{Rule: rule, Rules: set, Source: f.source, Trace: f.tr,
+		Replay: c.replay(f.tr.Ops(), rule, f.source, slices.Clone(c.relaxed))})
+}
+
+// resolve narrows the open choices by what one passing scenario allowed:
+// one device made every run, so its choice is in every run's set. Fields
+// owned by rules diagnosed broken are left out.
+func (c *checker) resolve(m *model.Model) {
+	for f, vals := range m.Resolved(c.opts.Profile) {
+		if slices.Contains(c.relaxed, model.FieldOwner[f]) {
+			continue
+		}
+		if c.resolved[f] == nil {
+			c.resolved[f] = map[string]bool{}
+			for _, v := range vals {
+				c.resolved[f][v] = true
+			}
+			continue
+		}
+		for v := range c.resolved[f] {
+			if !slices.Contains(vals, v) {
+				delete(c.resolved[f], v)
+			}
+		}
+	}
+}
+
+// unify blames the whole run on one rule when one rule alone explains
+// every failing trace of it, with nothing else relaxed: one root cause is
+// one rule, and what followed from adopting the device's behaviour for one
+// rule (another rule's check failing on the state the departure left) is
+// not a second failure. It also takes the blame from a generic rule
+// (model.Generic) when a specific one explains the same traces. Among
+// several such rules the specific ones come first, then the fewest
+// departures, then model.Rank.
+func (c *checker) unify() {
+	broken := c.rep.Broken
+	if len(broken) == 0 || len(c.rep.Failures) == 0 || time.Now().After(c.refineUntil) {
+		return
+	}
+	if len(broken) == 1 && !slices.Contains(model.Generic, broken[0]) {
+		return
+	}
+	type fit struct {
+		rule       string
+		departures int
+	}
+	// The candidates: the rules blamed, and every rule that alone
+	// explained one of the traces as it was diagnosed.
+	candidates := slices.Clone(broken)
+	for _, f := range c.rep.Failures {
+		if f.Trace.Diagnosis == nil {
+			continue
+		}
+		for _, set := range f.Trace.Diagnosis.Explains() {
+			if len(set) == 1 && !slices.Contains(candidates, set[0]) {
+				candidates = append(candidates, set[0])
+			}
+		}
+	}
+	var fits []fit
+	for _, r := range candidates {
+		total, ok := 0, true
+		for _, f := range c.rep.Failures {
+			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []string{r})
+			if !consistent || n == 0 {
+				ok = false
+				break
+			}
+			total += n
+		}
+		if ok {
+			fits = append(fits, fit{r, total})
+		}
+	}
+	if len(fits) == 0 {
+		return
+	}
+	generic := func(id string) int {
+		if slices.Contains(model.Generic, id) {
+			return 1
+		}
+		return 0
+	}
+	best := slices.MinFunc(fits, func(a, b fit) int {
+		if d := generic(a.rule) - generic(b.rule); d != 0 {
+			return d
+		}
+		if a.departures != b.departures {
+			return a.departures - b.departures
+		}
+		return model.Rank(a.rule) - model.Rank(b.rule)
+	})
+	if len(broken) == 1 && (broken[0] == best.rule || generic(best.rule) == 1) {
+		return
+	}
+	set := []string{best.rule}
+	for i := range c.rep.Failures {
+		f := &c.rep.Failures[i]
+		d := chooseDiagnosis(f.Trace.diagnose(c.opts.Profile, c.caps, nil), set, c.opts.Profile, c.caps, nil, f.Trace)
+		f.Rules, f.Rule, f.Trace.Diagnosis = set, best.rule, &d
+		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil
+	}
+	c.rep.Broken = set
+	c.relaxed = slices.DeleteFunc(c.relaxed, func(r string) bool { return slices.Contains(broken, r) })
+	c.relaxed = append(c.relaxed, best.rule)
+}
+
+// prune drops a rule diagnosed broken whose every failure the other rules
+// diagnosed broken explain as well: traces that end at their first
+// deviation can leave two single rules equally able to explain one, and
+// the rest of the run shows which of them the device breaks. The least
+// specific rules are tried first.
+func (c *checker) prune() {
+	broken := slices.Clone(c.rep.Broken)
+	slices.SortStableFunc(broken, func(a, b string) int { return setRank([]string{b}) - setRank([]string{a}) })
+	for _, r := range broken {
+		others := slices.DeleteFunc(slices.Clone(c.rep.Broken), func(x string) bool { return x == r })
+		if len(others) == 0 {
+			return
+		}
+		type redo struct {
+			i    int
+			diag model.Diagnosis
+		}
+		var redos []redo
+		ok := true
+		for i, f := range c.rep.Failures {
+			if !slices.Contains(f.Rules, r) {
+				continue
+			}
+			base := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x string) bool { return x == r })
+			d := model.DiagnoseAmong(c.opts.Profile, c.caps, base, f.Trace.modelSteps(), others)
+			if len(d.Rules) == 0 {
+				ok = false
+				break
+			}
+			redos = append(redos, redo{i, d})
+		}
+		if !ok {
+			continue
+		}
+		for _, x := range redos {
+			f := &c.rep.Failures[x.i]
+			d := x.diag
+			f.Rules, f.Rule, f.Trace.Diagnosis = d.Rules, d.Rules[0], &d
+			f.Replay.Rule = d.Rules[0]
+		}
+		c.rep.Broken = others
+	}
+}
+
+// disambiguate looks harder at a failing trace that more than one rule
+// explains equally well: it runs the trace again on the device with a poll
+// after every step, so that each departure shows where it happens (an event
+// that did not come, a completion that did), and returns that trace if it
+// still deviates and fewer rules explain it. Shrinking keeps traces short,
+// and a short trace often leaves open which promise broke.
+func (c *checker) disambiguate(tr Trace) Trace {
+	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
+	if time.Now().After(c.refineUntil) {
+		return tr
+	}
+	d := tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
+		return tr
+	}
+	ops := tr.Ops()
+	var looked []model.Op
+	for i, op := range ops {
+		looked = append(looked, op)
+		if _, isPoll := op.(model.Poll); !isPoll && i < len(ops)-1 {
+			looked = append(looked, model.Poll{})
+		}
+	}
+	t, _, _ := run(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) {
+		for _, op := range looked {
+			s.do(op)
+		}
+	})
+	c.rep.StepsRun += len(t.Steps)
+	if t.Deviation == nil {
+		return tr
+	}
+	if d2 := t.diagnose(c.opts.Profile, c.caps, c.relaxed); len(d2.Rules) > 0 && len(d2.Also) < len(d.Also) {
+		return t
+	}
+	return tr
+}
+
+// shrinkFor is how long the next shrink may take: ShrinkTime, or what is
+// left of the run's shrink budget, but never under a tenth of the budget.
+func (c *checker) shrinkFor() time.Duration {
+	return max(min(c.opts.ShrinkTime, c.shrinkLeft), c.shrinkFloor)
+}
+
+// minimize removes steps from a counterexample, one at a time, for as long
+// as the trace still fails the same way: it deviates with the rules the run
+// had relaxed when it failed, and is consistent with the diagnosed rules
+// relaxed as well. The result is 1-minimal: no single step can go. Every
+// attempt runs on the device; the attempts stop at the shrink budget.
+func (c *checker) minimize(f *Failure) {
+	if len(f.Rules) == 0 {
+		return
+	}
+	base := f.Replay.Relaxed
+	with := append(slices.Clone(base), f.Rules...)
+	began := time.Now()
+	deadline := began.Add(c.shrinkFor())
+	defer func() { c.shrinkLeft -= time.Since(began) }()
+	try := func(ops []model.Op) (Trace, bool) {
+		c.x.timing.enter(StageShrink)
+		tr, _, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
+			for _, op := range ops {
+				s.do(op)
+			}
+		})
+		c.rep.StepsRun += len(tr.Steps)
+		ok := tr.Deviation != nil && replayOnModel(c.opts.Profile, c.caps, with, tr) == nil
+		return tr, ok
+	}
+	ops := f.Trace.Ops()
+	tr := f.Trace
+	for changed := true; changed; {
+		changed = false
+		for i := len(ops) - 1; i >= 1 && i < len(ops); i-- {
+			if time.Now().After(deadline) || c.ctx.Err() != nil {
+				break
+			}
+			cand := append(slices.Clone(ops[:i]), ops[i+1:]...)
+			if t, ok := try(cand); ok {
+				tr, ops, changed = t, t.Ops(), true
+			}
+		}
+	}
+	if len(tr.Ops()) == len(f.Trace.Ops()) {
+		return // nothing could go (evidence steps do not count)
+	}
+	d := chooseDiagnosis(tr.diagnose(c.opts.Profile, c.caps, base), f.Rules, c.opts.Profile, c.caps, base, tr)
+	tr.Diagnosis = &d
+	f.Trace = tr
+	f.Replay = c.replay(tr.Ops(), f.Rule, f.Source, base)
+}
+
+// shortestPerRule keeps one counterexample per diagnosis, the shortest, in
+// the order they were found. A trace in which a call killed its process
+// (made in a child process: drivers.Info.PostRecvUnsafe,
+// NegativeSGEUnsafe) is kept apart from the rule's other traces: a crash
+// is a finding of its own, with its own replay file.
+func shortestPerRule(fs []Failure) []Failure {
+	var out []Failure
+	at := map[string]int{}
+	for _, f := range fs {
+		k := strings.Join(f.Rules, "+")
+		if k == "" {
+			k = "unexplained:" + f.Rule
+		}
+		if sig := killedIn(f.Trace); sig != "" {
+			k += " killed by " + sig
+		}
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(out)
+			out = append(out, f)
+			continue
+		}
+		keep, other := out[i], f
+		if len(f.Trace.Steps) < len(keep.Trace.Steps) {
+			keep, other = f, keep
+			keep.AlsoIn = other.AlsoIn
+			other.AlsoIn = nil
+		}
+		keep.AlsoIn = append(keep.AlsoIn, other.Source)
+		out[i] = keep
+	}
+	return out
+}
+
+// replayOnModel steps a model, with rules relaxed, through a trace's
+// recorded observations.
+func replayOnModel(p model.Profile, caps model.Caps, relaxed []string, tr Trace) error {
+	m, err := model.NewRelaxed(p, caps, relaxed)
+	if err != nil {
+		return err
+	}
+	for _, s := range tr.Steps {
+		if err := m.Step(s.Op, s.obs); err != nil {
+			return err
+		}
+	}
+	return nil
+}

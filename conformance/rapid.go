@@ -1,0 +1,195 @@
+package conformance
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// rapidMu serialises rapid runs: rapid's settings are process-wide flags.
+var rapidMu sync.Mutex
+
+// randomResult is what one rapid run of random cases gave.
+type randomResult struct {
+	fail *Trace // the shrunk failing trace, or nil
+	// inconclusive holds the cases that ended inconclusive (not while
+	// shrinking).
+	inconclusive  []Trace
+	cases, steps  int
+	unpredictable int
+	coverage      map[string]int
+	features      map[string]int
+	shrunk        time.Duration // how long shrinking the failure took
+}
+
+// randomRun runs up to cases rapid-driven random cases with seed, the rules
+// in relaxed adopted from the device; on a failure it returns the shrunk
+// counterexample. A cancelled context ends the run at once, without
+// shrinking: a case cut short is not a failure.
+func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, cases int, relaxed []string, done, total int) (randomResult, error) {
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	res := randomResult{coverage: map[string]int{}, features: map[string]int{}}
+	o := opts
+	o.Seed, o.Cases = seed, cases
+	if err := setRapid(o); err != nil {
+		return res, err
+	}
+	var (
+		last     Trace
+		failed   bool
+		harnessE string
+	)
+	tb := &progTB{}
+	var firstFail time.Time
+	prop := func(t *rapid.T) {
+		if !failed && !opts.deadline.IsZero() && time.Now().After(opts.deadline) {
+			return // the time budget is spent: no new case
+		}
+		if ctx.Err() != nil {
+			runtime.Goexit() // see below
+		}
+		// rapid checks its shrink deadline only between passes; past ours,
+		// every candidate passes and the best failing trace so far stands.
+		if failed && time.Since(firstFail) > opts.ShrinkTime {
+			return
+		}
+		if failed {
+			x.timing.enter(StageShrink)
+		} else {
+			x.timing.enter(StageRandom)
+		}
+		tr, _, reached, feats := runCounting(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
+		res.steps += len(tr.Steps)
+		if ctx.Err() != nil {
+			runtime.Goexit() // cut short by the interrupt: not a failure
+		}
+		if !failed {
+			res.cases++
+			for r, n := range reached {
+				res.coverage[r] += n
+			}
+			for f, n := range feats {
+				res.features[f] += n
+			}
+			progress(opts, done+res.cases, total, "random case")
+		}
+		if tr.Inconclusive != nil {
+			if !failed {
+				res.inconclusive = append(res.inconclusive, tr)
+			}
+			return // neither a pass nor a failure: shrinking treats it as passing
+		}
+		if tr.unpredictable && tr.Deviation == nil {
+			if !failed {
+				res.unpredictable++
+			}
+			return // the generator's fault: discard the case
+		}
+		if tr.Failed() {
+			if failed && last.Deviation != nil && tr.Deviation == nil {
+				return // shrinking a deviation: a candidate the harness cannot run is not one
+			}
+			if !failed {
+				firstFail = time.Now()
+			}
+			last, failed = tr, true
+			if tr.Deviation == nil {
+				harnessE = tr.Err
+			}
+			t.Fatalf("%s", tr.Steps[len(tr.Steps)-1].OpText)
+		}
+	}
+	// rapid runs in a goroutine of its own so that an interrupt ends it at
+	// once, shrinking included: the property calls runtime.Goexit. rapid
+	// cannot be told to stop, and would try candidates until its shrink
+	// time ran out. A failure found before the interrupt is kept, shrunk
+	// as far as it got.
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		rapid.Check(tb, prop)
+	}()
+	<-ended
+	if !failed {
+		return res, nil
+	}
+	res.shrunk = time.Since(firstFail)
+	if last.Deviation == nil {
+		if ctx.Err() != nil {
+			return res, nil
+		}
+		return res, fmt.Errorf("random case (seed %d): %s", seed, harnessE)
+	}
+	res.fail = &last
+	return res, nil
+}
+
+// setRapid points rapid's process-wide settings at this run.
+func setRapid(o Options) error {
+	if !flag.Parsed() {
+		testing.Init()
+		if err := flag.CommandLine.Parse(nil); err != nil {
+			return fmt.Errorf("prepare rapid flags: %w", err)
+		}
+	}
+	checks := o.Cases
+	if testing.Short() {
+		// rapid runs a fifth of its checks in a go test -short; a run's
+		// number of cases is its caller's, not the test flags'.
+		checks *= 5
+	}
+	for k, v := range map[string]string{
+		"rapid.checks":     strconv.Itoa(checks),
+		"rapid.seed":       strconv.FormatUint(o.Seed, 10),
+		"rapid.nofailfile": "true",
+		"rapid.shrinktime": o.ShrinkTime.String(),
+	} {
+		if err := flag.Set(k, v); err != nil {
+			return fmt.Errorf("set %s=%s: %w", k, v, err)
+		}
+	}
+	return nil
+}
+
+// progTB lets rapid run outside go test; the run's outcome is read from the
+// traces, not from what rapid prints.
+type progTB struct {
+	mu     sync.Mutex
+	failed bool
+}
+
+func (*progTB) Helper() {}
+
+func (*progTB) Name() string { return "srqconform" }
+
+func (*progTB) Logf(string, ...any) {}
+
+func (*progTB) Log(...any) {}
+
+func (*progTB) Skipf(string, ...any) {}
+
+func (*progTB) Skip(...any) {}
+
+func (*progTB) SkipNow() {}
+
+func (t *progTB) Errorf(string, ...any) { t.Fail() }
+
+func (t *progTB) Error(...any) { t.Fail() }
+
+func (t *progTB) Fatalf(string, ...any) { t.Fail() }
+
+func (t *progTB) Fatal(...any) { t.Fail() }
+
+func (*progTB) FailNow() {}
+
+func (t *progTB) Fail() { t.mu.Lock(); t.failed = true; t.mu.Unlock() }
+
+func (t *progTB) Failed() bool { t.mu.Lock(); defer t.mu.Unlock(); return t.failed }

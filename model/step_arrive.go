@@ -1,0 +1,401 @@
+package model
+
+import (
+	"math"
+	"slices"
+)
+
+// peerResult checks the peer's outcome against the allowed set; relaxed,
+// rule admits any outcome.
+func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, error) {
+	obs := Observation{BadWR: -1, Peer: allowed.First()}
+	if got != nil && got.Peer == PeerSilent {
+		if err := silentPeer(rule, allowed); err != nil {
+			return obs, err
+		}
+		obs.Peer = got.Peer
+		return obs, nil
+	}
+	if got != nil {
+		if !allowed.Has(got.Peer) && !m.excuseStake(cqe{stake: stake}, rule) {
+			return obs, dev(rule, "peer outcome", allowed, got.Peer)
+		}
+		obs.Peer = got.Peer
+	}
+	return obs, nil
+}
+
+// dropped is what a peer may see for a message the receiver drops.
+func dropped(rc bool) PeerSet {
+	if rc {
+		return Peers(PeerRNR, PeerError)
+	}
+	return Peers(PeerOK)
+}
+
+func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	if !o.Msg.Opcode.ValidOn(q.typ) {
+		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
+	}
+	m.stake = nil
+	if q.filling != nil {
+		return Observation{}, unmodelled("arrive on qp%d while it is filling a WR", o.QP)
+	}
+	rc := q.typ == RC
+	if !q.state.Fetches() {
+		if q.state != Err {
+			m.touch("QP-BEFORE-RTR")
+			if m.beforeRTR() == Buffered {
+				if o.FirstPacketOnly {
+					return Observation{}, unmodelled("a partial message to a QP that buffers")
+				}
+				q.pending = append(q.pending, o.Msg)
+				return m.peerResult("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
+			}
+		}
+		if q.state == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			q.repeatOK = true
+		}
+		if !m.may("QP-NOFETCH-STATES") {
+			if rc {
+				return m.peerResult("QP-NOFETCH-STATES", Peers(PeerError), got)
+			}
+			return m.peerResult("QP-NOFETCH-STATES", Peers(PeerOK), got)
+		}
+		// The departure: the QP processes the message as if it were ready.
+		m.stake = append(m.stake, "QP-NOFETCH-STATES")
+	} else if q.state != RTS {
+		if m.may("QP-FETCH-STATES") {
+			return m.peerResult("QP-FETCH-STATES", dropped(rc), got)
+		}
+		m.stake = append(m.stake, "QP-FETCH-STATES")
+	}
+	// The opcodes whose consumption a device may get wrong: every one
+	// FETCH-OPCODES names but the plain Send, which every other rule of
+	// receiving presumes.
+	consumes, loose := o.Msg.Opcode.Consumes(), false
+	if o.Msg.Opcode != Send && (o.Msg.Opcode != SendImm || !m.narrow) {
+		if m.may("FETCH-OPCODES") {
+			consumes, loose = !consumes, true
+		}
+		m.stake = append(m.stake, "FETCH-OPCODES")
+	}
+	if !consumes {
+		return m.peerResult("FETCH-OPCODES", Peers(PeerOK), got)
+	}
+	if m.srqErr {
+		if !m.may("SRQ-ERR-NOFETCH") {
+			if rc {
+				return m.peerResult("SRQ-ERR-NOFETCH", Peers(PeerRNR, PeerError), got)
+			}
+			return m.peerResult("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
+		}
+	}
+	if len(m.recent) > 0 && !o.FirstPacketOnly && m.relaxed("FETCH-ONCE") {
+		if k := m.choose("FETCH-ONCE", 1+len(m.recent)); k > 0 {
+			// A fetch racing others was handed a WR one of them took.
+			before := len(m.cq)
+			allowed := m.deliverEntry(o.QP, m.recent[k-1], o.Msg, loose)
+			rule := "FETCH-ONCE"
+			if len(m.cq) > before {
+				rule = m.cq[len(m.cq)-1].rule
+			}
+			return m.peerResult(rule, allowed, got)
+		}
+	}
+	if len(m.queue) > 0 && got != nil && rc && got.Peer == PeerRNR {
+		// The device found the SRQ empty: where POST-ORDER is relaxed, the
+		// WRs the model holds never reached its queue.
+		m.leftOut(len(m.queue))
+	}
+	if len(m.queue) == 0 {
+		m.touch("RECV-RNR")
+		if rc {
+			if m.emptyRC() == EmptyTerminate {
+				m.enterErr(o.QP)
+				return m.peerResult("RECV-RNR", Peers(PeerError), got)
+			}
+			return m.peerResult("RECV-RNR", Peers(PeerRNR), got)
+		}
+		return m.peerResult("RECV-RNR", Peers(PeerOK), got)
+	}
+	if o.FirstPacketOnly {
+		e := m.fetch()
+		q.filling = &inflight{wr: e.wr, msg: o.Msg}
+		return m.peerResult("QP-FLUSH-INPROGRESS", Peers(PeerOK, PeerRNR, PeerError), got)
+	}
+	before := len(m.cq)
+	e := m.fetch()
+	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
+	rule, stake := "RECV-COMPLETION", m.stake
+	if len(m.cq) > before {
+		// The rules of what the model just completed.
+		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
+	}
+	return m.peerResult(rule, allowed, got, stake...)
+}
+
+func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	if q.filling == nil {
+		return Observation{}, unmodelled("arrive_rest on qp%d, which is filling nothing", o.QP)
+	}
+	f := *q.filling
+	q.filling = nil
+	return m.peerResult("RECV-COMPLETION", m.deliver(o.QP, f.wr, f.msg), got)
+}
+
+// fetch takes the head WR (FIFO) and applies the limit rule. Relaxed
+// FETCH-FIFO lets the device fetch from the wrong end, the newest first,
+// from its first fetch on.
+func (m *machine) fetch() entry {
+	pos := 0
+	if len(m.queue) > 1 {
+		if m.fifoMode == 0 {
+			m.fifoMode = 1 + m.choose("FETCH-FIFO", 2)
+		} else {
+			m.touch("FETCH-FIFO")
+		}
+		if m.fifoMode == 2 {
+			pos = len(m.queue) - 1
+		}
+	}
+	e := m.queue[pos]
+	m.queue = append(clip(m.queue[:pos]), m.queue[pos+1:]...)
+	m.fetched++
+	if m.relax != nil {
+		m.lastFetched = e.wr
+	}
+	if m.relaxed("FETCH-ONCE") {
+		// Racing fetches: as many as there are QPs at once, at most 4.
+		m.recent = append(clip(m.recent), e)
+		if len(m.recent) > min(4, len(m.qps)) {
+			m.recent = m.recent[1:]
+		}
+	}
+	if m.slotFree() == FreeAtPoll {
+		m.held++
+	}
+	m.checkLimit()
+	return e
+}
+
+// deliverNew delivers a message to a QP in a fetching state and returns what
+// the peer may see.
+func (m *machine) deliverNew(n int, msg Message) PeerSet {
+	m.stake = nil
+	rc := m.qps[n].typ == RC
+	if !msg.Opcode.Consumes() {
+		return Peers(PeerOK)
+	}
+	if m.srqErr {
+		if rc {
+			return Peers(PeerRNR, PeerError)
+		}
+		return Peers(PeerOK)
+	}
+	if len(m.queue) == 0 {
+		if rc {
+			return Peers(PeerRNR)
+		}
+		return Peers(PeerOK)
+	}
+	return m.deliverEntry(n, m.fetch(), msg, false)
+}
+
+// deliverEntry fills a fetched entry; a loose one (or a message a departure
+// made consume) completes with only its wr_id and QP known.
+func (m *machine) deliverEntry(n int, e entry, msg Message, loose bool) PeerSet {
+	if !e.loose && !loose {
+		return m.deliver(n, e.wr, msg)
+	}
+	c := Completion{WRID: e.wr.ID, QP: n}
+	m.completeLoose(c, AnyError|Statuses(WCSuccess), "RECV-COMPLETION", true)
+	if m.qps[n].typ == RC && m.branch(2) == 1 {
+		m.enterErr(n) // an error completion on RC may have killed the QP
+	}
+	return Peers(PeerOK, PeerRNR, PeerError)
+}
+
+// raiseErrorEvent raises, where the profile says a receive error does, the
+// affiliated event of an RC QP that an error completion moved to ERR:
+// QP_FATAL for a message too long, QP_ACCESS_ERR for a bad key
+// (QP-ERROR-EVENT).
+func (m *machine) raiseErrorEvent(n int, oversize bool) {
+	m.touch("QP-ERROR-EVENT")
+	if m.errorEvent() != Raise {
+		return
+	}
+	ev := EventQPAccessErr
+	if oversize {
+		ev = EventQPFatal
+	}
+	m.fire(ev, n)
+}
+
+// nearFit reports whether whether a message fits its WR is a close call
+// that RECV-FIT governs: the length within one byte of the WR's room, or a
+// room past what a 32-bit sum of SGE lengths holds.
+func (m *machine) nearFit(need, room uint64) bool {
+	return need+1 >= room && need <= room+1 || room > math.MaxInt32
+}
+
+// deliver fills a fetched WR with a message and completes it.
+func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
+	q := &m.qps[n]
+	rc := q.typ == RC
+	c := Completion{WRID: w.ID, QP: n, HasImm: msg.Opcode.HasImm(), Imm: msg.Imm}
+	if msg.Opcode.HasImm() {
+		m.touch("RECV-IMM")
+		m.stake = append(m.stake, "RECV-IMM")
+	}
+	if !msg.Opcode.Scatters() {
+		m.stake = append(m.stake, "RECV-WRITE-IMM")
+	}
+	if !msg.Opcode.Scatters() && !m.may("RECV-WRITE-IMM") {
+		// RDMA Write with Immediate: the payload goes to the remote
+		// address; the WR only carries the completion.
+		c.Opcode, c.ByteLen = WCRecvRDMAWithImm, msg.Len
+		m.complete(c, Statuses(WCSuccess), "RECV-WRITE-IMM")
+		return Peers(PeerOK)
+	}
+	need, byteLen := uint64(msg.Len), uint64(msg.Len)
+	noGRH := false
+	if !rc {
+		grh := uint64(UDHeader)
+		// A device that ignores the GRH area ignores it on every UD
+		// message: one persistent choice, not one per message, or the
+		// candidates double with every arrival.
+		if m.grhMode == 0 {
+			m.grhMode = 1 + m.choose("UD-GRH", 2)
+		} else {
+			m.touch("UD-GRH")
+		}
+		if m.grhMode == 2 {
+			grh, noGRH = 0, true
+		}
+		m.stake = append(m.stake, "UD-GRH")
+		need, byteLen = need+grh, byteLen+grh
+	}
+	room := m.capacityOf(w)
+	oversize := need > room
+	if slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 }) {
+		m.touch("SGE-LEN0")
+		m.stake = append(m.stake, "SGE-LEN0")
+	}
+	switch {
+	case w.NumSGE == 0 && need > 0:
+		if m.may("RECV-NUMSGE0") {
+			oversize = false // an empty WR took bytes
+		}
+		m.stake = append(m.stake, "RECV-NUMSGE0")
+	case m.nearFit(need, room):
+		if need == room || need == room+1 {
+			if m.may("RECV-FIT") {
+				oversize = !oversize // the boundary is off by one
+			}
+		} else {
+			m.touch("RECV-FIT")
+		}
+		m.stake = append(m.stake, "RECV-FIT")
+	}
+	badKey := m.keyFault(w, need)
+	if badKey || m.hasInvalidKey(w) {
+		if m.may("RECV-BAD-KEY") {
+			badKey = false // the key was not checked
+		}
+		m.stake = append(m.stake, "RECV-BAD-KEY")
+	}
+	if oversize {
+		m.stake = append(m.stake, "RECV-TOO-LARGE")
+	}
+	rule := "RECV-COMPLETION"
+	var allowed StatusSet
+	var fate Fate
+	switch {
+	case oversize:
+		m.touch("RECV-TOO-LARGE")
+		rule = "RECV-TOO-LARGE"
+		if m.may("RECV-TOO-LARGE") {
+			// Truncated to the WR and reported as a success.
+			c.Opcode, c.ByteLen = WCRecv, uint32(min(room, uint64(^uint32(0))))
+			m.complete(c, Statuses(WCSuccess), rule)
+			m.cq[len(m.cq)-1].scatterLost = true
+			return Peers(PeerOK)
+		}
+		// No source orders the length and key checks: either status.
+		allowed = m.prof.OversizeRCStatus
+		if !rc {
+			allowed = m.prof.OversizeUDStatus
+		}
+		if badKey {
+			allowed |= m.prof.KeyErrorStatus
+		}
+		fate = m.oversizeQP(q.typ)
+	case badKey:
+		allowed, fate, rule = m.prof.KeyErrorStatus, m.keyErrorQP(q.typ), "RECV-BAD-KEY"
+	default:
+		c.Opcode, c.ByteLen = WCRecv, uint32(byteLen)
+		if !msg.Opcode.Scatters() {
+			c.Opcode = WCRecvRDMAWithImm
+		}
+		m.complete(c, Statuses(WCSuccess), rule)
+		// A departure that made it fit, or put it where the GRH goes,
+		// cannot have scattered it as the WR says.
+		m.cq[len(m.cq)-1].scatterLost = need > room || noGRH
+		return Peers(PeerOK)
+	}
+	c.Status = allowed.First()
+	c.HasImm, c.Imm = false, 0
+	m.complete(c, allowed, rule)
+	if fate == ToErr {
+		m.enterErr(n)
+		if rc {
+			m.raiseErrorEvent(n, oversize)
+		}
+		if msg.Len > minPathMTU && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			// The message's later packets, already sent, reach the QP
+			// in ERR: a PerPacket device raises the event for each.
+			m.qps[n].repeatOK = true
+		}
+	}
+	if rc {
+		return Peers(PeerError)
+	}
+	return Peers(PeerOK)
+}
+
+// keyFault reports whether filling w with need bytes meets an invalid key.
+func (m *machine) keyFault(w WR, need uint64) bool {
+	if m.keyCheck() == CheckAllSGEs {
+		return m.hasInvalidKey(w)
+	}
+	left := need
+	for _, s := range w.SGEs {
+		if left == 0 {
+			break
+		}
+		b := m.sgeBytes(s)
+		if b == 0 {
+			continue
+		}
+		if !m.validKey(s.Key) {
+			return true
+		}
+		left -= min(left, b)
+	}
+	return false
+}
+
+func (m *machine) validKey(k int) bool { return k >= 0 && k < len(m.keys) && m.keys[k] }
+
+// minPathMTU is the smallest path MTU (IBV_MTU_256): a message no longer
+// is one packet on any device; a longer one may be several.
+const minPathMTU = 256

@@ -1,0 +1,348 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+)
+
+func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
+	if o.Scope == PollEventsArrived {
+		return m.pollArrived(got)
+	}
+	n := len(m.cq)
+	if o.Max > 0 && o.Max < n {
+		n = o.Max
+	}
+	obs := Observation{BadWR: -1}
+	for _, e := range m.cq[:n] {
+		obs.Completions = append(obs.Completions, e.c)
+	}
+	obs.Events = append([]Event(nil), m.events...)
+	if got != nil {
+		cs := m.dropDuplicates(got.Completions)
+		if o.Max > 0 && len(cs) < len(got.Completions) {
+			// Duplicates took slots of the poll: it returned fewer of
+			// the completions due.
+			n = min(n, len(cs))
+		}
+		if err := m.checkCompletions(cs, n); err != nil {
+			return obs, err
+		}
+		if o.Scope == PollAll {
+			if err := m.checkEvents(obs.Events, got.Events); err != nil {
+				return obs, err
+			}
+		}
+		obs.Completions = got.Completions
+		obs.Events = got.Events
+	}
+	for _, e := range m.cq[:n] {
+		if e.holds {
+			m.held--
+		}
+	}
+	m.cq = m.cq[n:]
+	if o.Scope == PollCQ {
+		obs.Events = nil
+		return obs, nil
+	}
+	m.events = nil
+	for i := range m.qps {
+		m.qps[i].repeatOK = false
+	}
+	return obs, nil
+}
+
+// pollArrived is Poll with PollEventsArrived: the events got must be
+// among the pending ones (a repeated LAST_WQE_REACHED where the profile
+// allows it); those are taken and the rest stay pending.
+func (m *machine) pollArrived(got *Observation) (Observation, error) {
+	obs := Observation{BadWR: -1}
+	if got == nil {
+		// The model on its own: everything pending has arrived.
+		obs.Events = append([]Event(nil), m.events...)
+		m.events = nil
+		return obs, nil
+	}
+	left := slices.Clone(m.events)
+	var extra []Event
+	for _, e := range got.Events {
+		if i := slices.Index(left, e); i >= 0 {
+			left = slices.Delete(left, i, i+1)
+			continue
+		}
+		extra = append(extra, e)
+	}
+	if len(extra) > 0 {
+		// Check the extras as a poll that expected none of them.
+		if err := m.checkEvents(nil, extra); err != nil {
+			return obs, err
+		}
+	}
+	m.events = clip(left)
+	obs.Events = got.Events
+	return obs, nil
+}
+
+// dropDuplicates removes, where FETCH-ONCE is relaxed, completions of a
+// wr_id that already completed: the departure adopted.
+func (m *machine) dropDuplicates(got []Completion) []Completion {
+	var out []Completion
+	for i, g := range got {
+		dup := m.completedBefore(g.WRID) || slices.ContainsFunc(got[:i], func(c Completion) bool { return c.WRID == g.WRID })
+		// A duplicate the model itself made (a racing fetch handed the WR
+		// out again) is due, up to the number of times the CQ holds it.
+		due := 0
+		for _, e := range m.cq {
+			if e.c.WRID == g.WRID {
+				due++
+			}
+		}
+		for _, c := range got[:i] {
+			if c.WRID == g.WRID {
+				due--
+			}
+		}
+		if dup && due <= 0 && !m.isOutstanding(g.WRID) && m.excuse("FETCH-ONCE") {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func (m *machine) checkCompletions(got []Completion, n int) error {
+	for i := 0; i < n && i < len(got); i++ {
+		want, g := m.cq[i], got[i]
+		what := fmt.Sprintf("completion %d", i+1)
+		m.touch("FETCH-ONCE")
+		// A wr_id mangled on its way (the low 32 bits kept) is the
+		// completion's fault; any other is the fetch's, which forks decide.
+		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
+			continue // the device's WR, whose fields the model cannot know
+		}
+		if g.WRID == ^want.c.WRID && !want.loose && m.relaxedBroad("POST-COPY") && m.excuse("POST-COPY") {
+			// The WR as the caller scribbled it after the post (the
+			// harness inverts wr_id and spoils the SGEs): this WR, at
+			// least, the device did not copy.
+			continue
+		}
+		if g.WRID != want.c.WRID && (uint32(g.WRID) != uint32(want.c.WRID) || !m.excuse("RECV-COMPLETION")) {
+			return dev("RECV-COMPLETION", what+" wr_id", want.c, g)
+		}
+		m.touch("RECV-COMPLETION")
+		if g.QP != want.c.QP && !m.excuse("RECV-COMPLETION") {
+			return dev("RECV-COMPLETION", what+" qp", want.c, g)
+		}
+		if want.loose {
+			continue
+		}
+		if !want.allowed.Has(g.Status) {
+			if !m.narrow && m.excuseStake(want, want.rule) {
+				m.adoptStatus(g)
+				continue
+			}
+			return dev(want.rule, what+" status", want.allowed, g.Status)
+		}
+		if g.Status != WCSuccess {
+			continue
+		}
+		if g.Opcode != want.c.Opcode || g.ByteLen != want.c.ByteLen {
+			if m.excuseStake(want) {
+				continue // the specific rule's departure: the rest of it is the device's
+			}
+			if !m.excuse("RECV-COMPLETION") {
+				if g.Opcode != want.c.Opcode {
+					return dev("RECV-COMPLETION", what+" opcode", want.c.Opcode, g.Opcode)
+				}
+				return dev("RECV-COMPLETION", what+" byte_len", want.c.ByteLen, g.ByteLen)
+			}
+		}
+		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuse("RECV-IMM") {
+			return dev("RECV-IMM", what+" immediate", want.c, g)
+		}
+		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want) && !m.excuse("RECV-COMPLETION") {
+			return dev("RECV-COMPLETION", fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
+		}
+	}
+	switch {
+	case len(got) < n:
+		return dev(m.cq[len(got)].rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
+	case len(got) > n:
+		return dev("RECV-COMPLETION", "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
+	}
+	return nil
+}
+
+// fetchedOutOfOrder excuses, where FETCH-FIFO is relaxed, a completion
+// (the i-th the CQ holds) of a WR still outstanding in the model's queue
+// where the model completed another: the device fetched that WR instead
+// of the head, whatever the order it fetches in. The two WRs change
+// places: the one the model fetched goes back where the other stood.
+func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
+	want := m.cq[i]
+	k := m.completedInstead(i, g, "FETCH-FIFO")
+	if k < 0 || !m.excuse("FETCH-FIFO") {
+		return false
+	}
+	took := m.queue[k]
+	m.queue = append(clip(m.queue[:k]), append([]entry{{wr: want.wr}}, m.queue[k+1:]...)...)
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
+	return true
+}
+
+// leftOut is POST-ORDER's departure adopted where it shows: WRs that
+// posts which returned 0 (or the prefix of one that failed) left out of
+// the queue, a slot counted but never written. n WRs went missing from
+// the head of the queue (the device found it empty), or, with n < 0, one
+// WR (the device had room where the model holds the queue full): the
+// model takes the oldest, without branching on which (a branch per WR of
+// a long post multiplies the candidates past any bound); a completion
+// that shows it was another fails the candidate. It reports whether it
+// took the departure.
+func (m *machine) leftOut(n int) bool {
+	if len(m.queue) == 0 || !m.relaxedBroad("POST-ORDER") || !m.excuse("POST-ORDER") {
+		return false
+	}
+	n = max(min(n, len(m.queue)), 1)
+	m.queue = clip(m.queue[n:])
+	m.posted -= n
+	return true
+}
+
+// headsLeftOut adopts, where POST-ORDER is relaxed, a completion (the
+// i-th the CQ holds) of a WR still in the model's queue where the model
+// completed the head: the WR the model fetched and those before the
+// completed one never reached the device's queue.
+func (m *machine) headsLeftOut(i int, g Completion) bool {
+	k := m.completedInstead(i, g, "POST-ORDER")
+	if k < 0 || !m.excuse("POST-ORDER") {
+		return false
+	}
+	took := m.queue[k]
+	m.queue = clip(m.queue[k+1:])
+	m.posted -= k + 1
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
+	return true
+}
+
+// completedInstead returns where in the queue stands the WR that the
+// device completed as the CQ's i-th completion, where the model completed
+// a WR it knows in full and rule is relaxed broadly; -1 otherwise.
+func (m *machine) completedInstead(i int, g Completion, rule string) int {
+	want := m.cq[i]
+	if !m.relaxedBroad(rule) || want.wr.ID != want.c.WRID || want.loose {
+		return -1
+	}
+	return slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
+}
+
+// excuseStake excuses a departure in a completion's fields as one of the
+// specific rules that governed it (cqe.stake), or of the extra rules
+// given: the first of them relaxed takes it. A relaxed rule admits any
+// departure in what it governs, not only the misbehaviours its fault
+// points foresee.
+func (m *machine) excuseStake(want cqe, extra ...string) bool {
+	for _, r := range extra {
+		m.touch(r)
+	}
+	stake := want.stake
+	if m.narrow {
+		stake = nil
+	}
+	for _, r := range append(extra, stake...) {
+		if r != "" && m.relaxed(r) && m.excuse(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptStatus adopts a completion status that a relaxed rule excused: an
+// error completion on an RC QP may have moved the QP to ERR, as the
+// device's own error handling would (the model branches on it).
+func (m *machine) adoptStatus(g Completion) {
+	if g.Status == WCSuccess || g.QP < 0 || g.QP >= len(m.qps) {
+		return
+	}
+	q := m.qps[g.QP]
+	if q.typ == RC && q.state != Err && !q.gone && m.branch(2) == 1 {
+		m.enterErr(g.QP)
+	}
+}
+
+func (m *machine) cqCompletions(n int) []Completion {
+	out := make([]Completion, n)
+	for i := range n {
+		out[i] = m.cq[i].c
+	}
+	return out
+}
+
+func (m *machine) isOutstanding(id uint64) bool {
+	for _, e := range m.queue {
+		if e.wr.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *machine) completedBefore(id uint64) bool {
+	done := len(m.completedHistory) - len(m.cq)
+	for _, x := range m.completedHistory[:done] {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// checkEvents compares events as multisets: the async queue does not order
+// events of different objects.
+func (m *machine) checkEvents(want, got []Event) error {
+	count := map[Event]int{}
+	for _, e := range want {
+		count[e]++
+	}
+	for _, e := range got {
+		count[e]--
+	}
+	keys := make([]Event, 0, len(count))
+	for e := range count {
+		keys = append(keys, e)
+	}
+	slices.SortFunc(keys, func(a, b Event) int {
+		if a.Type != b.Type {
+			return int(a.Type) - int(b.Type)
+		}
+		return a.QP - b.QP
+	})
+	for _, e := range keys {
+		c := count[e]
+		if c == 0 {
+			continue
+		}
+		if c < 0 && e.Type == EventQPLastWQEReached && e.QP >= 0 && e.QP < len(m.qps) && m.qps[e.QP].repeatOK {
+			continue // a PerPacket device repeats it for packets met in ERR
+		}
+		rule := "LIMIT-FIRE"
+		switch {
+		case e.Type == EventSRQErr:
+			rule = "SRQ-ERR-EVENT"
+		case e.Type == EventQPLastWQEReached:
+			rule = "QP-LAST-WQE"
+		case e.Type.QPError(), e.Type > EventQPAccessErr && e.QP >= 0:
+			rule = "QP-ERROR-EVENT" // a type no event of the model has is the device's error too
+		case e.Type > EventQPAccessErr:
+			rule = "SRQ-ERR-EVENT"
+		}
+		if rule != "LIMIT-FIRE" && m.excuse(rule) {
+			continue
+		}
+		return dev(rule, "events", fmt.Sprint(want), fmt.Sprint(got))
+	}
+	return nil
+}

@@ -1,0 +1,363 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+)
+
+// sgeInvalid reports whether a WR fails the num_sge check, or an error if
+// the profile makes the outcome unpredictable.
+func (m *machine) sgeInvalid(w WR) (bool, error) {
+	switch {
+	case w.NumSGE < 0:
+		if m.negativeSGE() == Accepted {
+			return false, unmodelled("negative num_sge on a provider that does not check it")
+		}
+		return true, nil
+	case w.NumSGE == 0:
+		return m.zeroSGE() == Rejected, nil
+	case m.sgeLimit() == SGEAgainstDevice:
+		return uint32(w.NumSGE) > m.caps.MaxSRQSGE, nil
+	}
+	return uint32(w.NumSGE) > m.maxSGE, nil
+}
+
+// hasInvalidKey reports whether a WR names a key that is not valid.
+func (m *machine) hasInvalidKey(w WR) bool {
+	return slices.ContainsFunc(w.SGEs, func(s SGE) bool { return !m.validKey(s.Key) })
+}
+
+// notAllReady reports whether some attached QP is not in RTS, or none is
+// attached: the states POST-ANY-STATE is about.
+func (m *machine) notAllReady() bool {
+	return m.attached() == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return !q.gone && q.state != RTS })
+}
+
+// post applies a post: checked against what the device did when got is
+// set (postObserved), else with the canonical outcome.
+func (m *machine) post(o Post, got *Observation) (Observation, error) {
+	if got != nil {
+		return m.postObserved(o, got)
+	}
+	obs := Observation{BadWR: -1}
+	if m.copyMode == 0 && len(o.WRs) > 0 {
+		m.copyMode = 1 + m.choose("POST-COPY", 2)
+	}
+	for i, w := range o.WRs {
+		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
+			return obs, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
+		}
+		bad, err := m.sgeInvalid(w)
+		if err != nil {
+			return obs, err
+		}
+		full := m.occupied() >= int(m.capacity)+m.slack
+		if full && !m.capExact {
+			m.capExact = true // canonically the queue is full: an ENOMEM here pins the capacity
+		}
+		errno := 0
+		switch {
+		case bad && full:
+			errno = ENOMEM
+			if m.checkOrder() == SGEFirst {
+				errno = EINVAL
+			}
+		case bad:
+			errno = EINVAL
+		case full:
+			errno = ENOMEM
+		}
+		if errno != 0 {
+			obs.Errno, obs.BadWR = m.postErr(errno), i
+			return obs, nil
+		}
+		m.enqueue(w)
+	}
+	return obs, nil
+}
+
+func errnoIs(got, want int) bool { return got == want || got == -want }
+
+// dropsPrefix reports whether a failing list's prefix is dropped with it:
+// a relaxed POST-ORDER device does so from its first failing list on.
+func (m *machine) dropsPrefix() bool {
+	if m.orderMode == 0 {
+		m.orderMode = 1 + m.choose("POST-ORDER", 2)
+	} else {
+		m.touch("POST-ORDER")
+	}
+	return m.orderMode == 2
+}
+
+// postObserved checks a post against what the device did. The device's
+// bad_wr says where it stopped, so the model need not guess: every WR
+// before it was taken, and it was refused; a departure is admitted only
+// where a relaxed rule allows it. Only bad_wr itself, when POST-BADWR is
+// relaxed, and the reason for a refusal the model cannot explain are
+// branched on.
+func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
+	if got.Killed != "" {
+		return m.postKilled(o, got)
+	}
+	n := len(o.WRs)
+	if m.copyMode == 0 && n > 0 {
+		m.copyMode = 1 + m.choose("POST-COPY", 2)
+	}
+	m.touch("POST-BADWR")
+	stopAt := n
+	switch {
+	case got.Errno == 0 && got.BadWR >= 0:
+		if !m.excuse("POST-BADWR") {
+			return Observation{BadWR: -1}, dev("POST-BADWR", "bad_wr", "unset on success", got.BadWR)
+		}
+	case got.Errno != 0:
+		stopAt = got.BadWR
+		var alts []int
+		switch {
+		case got.BadWR < 0 || got.BadWR >= n:
+			for i := range n {
+				alts = append(alts, i)
+			}
+		default:
+			for _, i := range []int{got.BadWR - 1, got.BadWR + 1} {
+				if i >= 0 && i < n {
+					alts = append(alts, i)
+				}
+			}
+		}
+		if m.relaxed("POST-BADWR") && len(alts) > 0 {
+			k := 0
+			if got.BadWR < 0 || got.BadWR >= n {
+				k = 1 + m.branch(len(alts)) // misreported for certain
+				m.excuse("POST-BADWR")
+			} else {
+				k = m.choose("POST-BADWR", 1+len(alts))
+			}
+			if k > 0 {
+				stopAt = alts[k-1]
+			}
+		}
+		if stopAt < 0 || stopAt >= n {
+			return Observation{BadWR: -1}, dev("POST-BADWR", "bad_wr", fmt.Sprintf("0 to %d", n-1), got.BadWR)
+		}
+	}
+	notReady := m.notAllReady()
+	// POST-ATOMIC relaxed: a post that returned 0 may have been
+	// overwritten by a concurrent one, its WRs lost.
+	lost := got.Errno == 0 && n > 0 && m.relaxed("POST-ATOMIC") && m.may("POST-ATOMIC")
+	queued := 0 // WRs of this post the queue took
+	for i, w := range o.WRs {
+		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
+			return Observation{BadWR: -1}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
+		}
+		bad, err := m.sgeInvalid(w)
+		if err != nil {
+			return Observation{BadWR: -1}, err
+		}
+		m.touch("POST-SGE")
+		full := m.occupied() >= int(m.capacity)+m.slack
+		if full && !m.capExact {
+			// The real capacity is unknown: the device may take more.
+			switch {
+			case i < stopAt:
+				full = false // taken: there was room
+				m.capacity = uint32(m.occupied() + 1)
+			case !bad || errnoIs(got.Errno, ENOMEM):
+				m.capExact = true // an ENOMEM here pins the capacity
+			default:
+				full = false // refused as a bad WR: says nothing of the capacity
+			}
+		}
+		if full || m.occupied()+1 >= int(m.capacity) {
+			m.touch("POST-FULL")
+			if m.fetched > 0 {
+				m.touch("SLOT-FREE")
+			}
+		}
+		if notReady {
+			m.touch("POST-ANY-STATE")
+		}
+		invalidKey := m.hasInvalidKey(w)
+		if invalidKey {
+			m.touch("POST-NO-KEY-CHECK")
+		}
+		if i < stopAt {
+			// The device took it.
+			if bad && !m.excuse("POST-SGE") {
+				return Observation{BadWR: -1}, dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+			}
+			if full && m.leftOut(-1) {
+				full = false // a WR posted before never reached the queue: there was room
+			}
+			if full {
+				if !m.excuse("POST-FULL") {
+					return Observation{BadWR: -1}, dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+				}
+				m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
+			}
+			if !lost {
+				m.enqueue(w)
+				queued++
+			}
+			continue
+		}
+		// The device refused it: for the model's reasons, or for one a
+		// relaxed rule admits (the queue full where the model has room, the
+		// WR invalid where the model finds it valid, any refusal where the
+		// rule forbids none).
+		type reason struct {
+			rule string
+			fix  func()
+			any  bool
+		}
+		var rs []reason
+		if bad || full {
+			rs = append(rs, reason{})
+		}
+		if !full {
+			if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
+				rs = append(rs, reason{"SLOT-FREE", func() { m.leaked += max(1, int(m.capacity)-m.occupied()); full = true }, false})
+			}
+			if m.relaxed("POST-FULL") {
+				// It holds fewer than the model thought.
+				rs = append(rs, reason{"POST-FULL", func() { full, m.slack = true, m.occupied()-int(m.capacity) }, false})
+			}
+		} else if bad && m.relaxed("POST-FULL") {
+			// It holds more, and refused the WR as bad only.
+			rs = append(rs, reason{"POST-FULL", func() { full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
+		}
+		if !bad && m.relaxed("POST-SGE") {
+			rs = append(rs, reason{"POST-SGE", func() { bad = true }, false})
+		}
+		if notReady && m.relaxed("POST-ANY-STATE") {
+			rs = append(rs, reason{"POST-ANY-STATE", nil, true})
+		}
+		if invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
+			rs = append(rs, reason{"POST-NO-KEY-CHECK", nil, true})
+		}
+		if len(rs) == 0 {
+			r := "POST-SGE"
+			if errnoIs(got.Errno, ENOMEM) {
+				r = "POST-FULL"
+			}
+			return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", w.ID), got.Describe(o))
+		}
+		pick := rs[0]
+		if len(rs) > 1 {
+			pick = rs[m.branch(len(rs))]
+		}
+		if pick.rule != "" {
+			m.excuse(pick.rule)
+		}
+		if pick.fix != nil {
+			pick.fix()
+		}
+		errno, rule, anyErrno := 0, pick.rule, pick.any
+		switch {
+		case anyErrno:
+			errno = EINVAL
+		case bad && full:
+			m.touch("POST-CHECK-ORDER")
+			errno, rule = ENOMEM, "POST-CHECK-ORDER"
+			if m.checkOrder() == SGEFirst {
+				errno = EINVAL
+			}
+		case bad:
+			errno, rule = EINVAL, "POST-SGE"
+		case full:
+			errno, rule = ENOMEM, "POST-FULL"
+		}
+		if i > 0 && m.dropsPrefix() {
+			// The failing list's prefix was dropped with it (what of it
+			// the queue still holds: a departure may have taken some).
+			k := min(queued, len(m.queue))
+			m.queue = m.queue[:len(m.queue)-k]
+			m.posted -= k
+		}
+		m.touch("POST-RETURN")
+		want := m.postErr(errno)
+		if !anyErrno && got.Errno != want {
+			r, other := rule, 0
+			switch {
+			case errnoIs(got.Errno, errno) || got.Errno == -1:
+				r = "POST-RETURN" // the right error, the wrong convention
+			case errno != ENOMEM && errnoIs(got.Errno, ENOMEM):
+				r, other = "POST-FULL", ENOMEM // refused as full: POST-FULL's errno, not the reason's
+			case errno != EINVAL && errnoIs(got.Errno, EINVAL):
+				r, other = "POST-SGE", EINVAL // refused as invalid
+			}
+			if !m.excuse(r) {
+				return Observation{Errno: want, BadWR: i}, dev(r, "return value", ErrnoName(want), ErrnoName(got.Errno))
+			}
+			if other != 0 && got.Errno != m.postErr(other) && !m.excuse("POST-RETURN") {
+				// That errno, and in the wrong convention.
+				return Observation{Errno: want, BadWR: i}, dev("POST-RETURN", "return value", ErrnoName(m.postErr(other)), ErrnoName(got.Errno))
+			}
+		}
+		return *got, nil
+	}
+	return *got, nil
+}
+
+// enqueue adds a posted WR: a copy, or, where a relaxed POST-COPY device
+// keeps the caller's WR, what the harness scribbled over it.
+func (m *machine) enqueue(w WR) {
+	cp := w
+	cp.SGEs = append([]SGE(nil), w.SGEs...)
+	e := entry{wr: cp}
+	if m.copyMode == 2 {
+		e.wr.ID = ^w.ID
+		for k := range e.wr.SGEs {
+			e.wr.SGEs[k] = SGE{Length: 0xdeadbeef, Key: -1}
+		}
+		e.loose = true
+	}
+	m.queue = append(m.queue, e)
+	m.posted++
+}
+
+// postKilled checks a post that killed the process making it (the driver
+// made it in a child process). Only a WR the provider must refuse can
+// explain that, as a departure from the rule that makes it invalid: a
+// negative num_sge, which POST-SGE says is refused with EINVAL. The SRQ
+// holds nothing of the list: the child's SRQ took whatever it took.
+func (m *machine) postKilled(o Post, got *Observation) (Observation, error) {
+	i := slices.IndexFunc(o.WRs, func(w WR) bool { return w.NumSGE < 0 })
+	if i < 0 {
+		return Observation{BadWR: -1}, unmodelled("a post of %d WRs, none with a negative num_sge, killed the process (%s)", len(o.WRs), got.Killed)
+	}
+	m.touch("POST-SGE")
+	err := dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d, num_sge %d)", i, o.WRs[i].ID, o.WRs[i].NumSGE), "the process killed by "+got.Killed)
+	if m.excuse("POST-SGE") {
+		return *got, nil
+	}
+	return Observation{BadWR: -1}, err
+}
+
+func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	if got != nil && got.Killed != "" {
+		// A verb that kills its caller refuses nothing: the process is gone.
+		err := dev("POST-QP-RQ", "return value", "an error, with bad_wr on the first WR", "the process killed by "+got.Killed)
+		if m.excuse("POST-QP-RQ") {
+			return *got, nil
+		}
+		return Observation{}, err
+	}
+	obs, err := failResult("POST-QP-RQ", m.postErr(EINVAL), got)
+	want := 0
+	if m.postRecvBadWR() == BadWRNull {
+		want = -1
+	}
+	obs.BadWR = want
+	m.touch("POST-QP-RQ")
+	if err == nil && got != nil && got.BadWR != want {
+		err = dev("POST-QP-RQ", "bad_wr", want, got.BadWR)
+	}
+	if err != nil && m.excuse("POST-QP-RQ") {
+		return *got, nil
+	}
+	return obs, err
+}

@@ -1,0 +1,461 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+)
+
+func (m *machine) checkQP(n int) error {
+	if n < 0 || n >= len(m.qps) {
+		return unmodelled("qp%d does not exist", n)
+	}
+	if m.qps[n].gone {
+		return unmodelled("qp%d was destroyed", n)
+	}
+	return nil
+}
+
+// createQP creates a QP with the SRQ. Receive caps of 0 are what every
+// QP asks for (QP-CREATE); above the device's limits they are ignored, or
+// refused with EINVAL as the profile says (QP-SRQ-CAPS).
+func (m *machine) createQP(o CreateQP, got *Observation) (Observation, error) {
+	rule, want := "QP-CREATE", 0
+	switch o.RecvCaps {
+	case RecvCapsZero:
+	case RecvCapsAboveWR:
+		rule = "QP-SRQ-CAPS"
+		if m.qpRecvCaps() != RecvCapsIgnored {
+			want = EINVAL
+		}
+	case RecvCapsAboveSGE:
+		rule = "QP-SRQ-CAPS"
+		if m.qpRecvCaps() == RecvCapsBothChecked {
+			want = EINVAL
+		}
+	default:
+		return Observation{}, unmodelled("receive caps %d", o.RecvCaps)
+	}
+	m.touch(rule)
+	obs := Observation{Errno: want, BadWR: -1}
+	if got != nil && got.Errno != want {
+		if !m.excuse(rule) {
+			return obs, dev(rule, "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		obs.Errno = got.Errno
+	}
+	if obs.Errno == 0 {
+		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
+	}
+	return obs, nil
+}
+
+// attached returns the number of QPs attached to the SRQ: created and not
+// destroyed.
+func (m *machine) attached() int {
+	n := 0
+	for _, q := range m.qps {
+		if !q.gone {
+			n++
+		}
+	}
+	return n
+}
+
+// createOther predicts the create of a second SRQ, destroyed at once:
+// above the device's max_srq_wr or max_sge it fails (CREATE-MAX: any
+// errno, EINVAL in every provider read); within them it succeeds, except
+// where an ibv_create_srq_ex goes past libibverbs' BASIC shortcut to the
+// provider (CREATE-EX: with the CQ bit, 0 or EOPNOTSUPP; an unknown
+// srq_type, EINVAL or EOPNOTSUPP). At a device limit the queue may need
+// more memory than the host has: ENOMEM is then a resource failure, not a
+// refusal (rxe_srq_from_init; real rxe on 6.1 advertises 2^20 WRs of 27
+// SGEs, a 1 GiB queue, and a 1 GiB guest cannot back it).
+func (m *machine) createOther(o CreateOther, got *Observation) (Observation, error) {
+	if o.MaxWR == 0 || o.MaxSGE == 0 {
+		return Observation{}, unmodelled("create of another SRQ with max_wr or max_sge 0")
+	}
+	above := o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
+	anyErr := func(e int) bool { return e != 0 }
+	switch {
+	case o.Variant == CreateExBadType && !above:
+		return m.errnoIn("CREATE-EX", EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
+	case above:
+		return m.errnoIn("CREATE-MAX", EINVAL, "an error", anyErr, got)
+	case o.Variant == CreateExCQ:
+		return m.errnoIn("CREATE-EX", 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
+	case o.Variant == CreateEx:
+		return m.errnoIn("CREATE-EX", 0, "0", func(e int) bool { return e == 0 }, got)
+	case o.Variant == CreatePlain && (o.MaxWR == m.caps.MaxSRQWR || o.MaxSGE == m.caps.MaxSRQSGE):
+		return m.errnoIn("CREATE-MAX", 0, "0 or ENOMEM (not enough memory)", func(e int) bool { return e == 0 || e == ENOMEM }, got)
+	case o.Variant == CreatePlain:
+		return m.errnoIn("CREATE-MAX", 0, "0", func(e int) bool { return e == 0 }, got)
+	}
+	return Observation{}, unmodelled("create variant %d", o.Variant)
+}
+
+// destroyQP destroys a quiet QP. What becomes of a QP's unpolled
+// completions and unread events when it is destroyed differs between
+// providers (mlx5 cleans its CQEs from the CQ, rxe leaves them; the kernel
+// drops unread events of the QP), so the model predicts only a QP with
+// none of them, nothing in flight and nothing buffered.
+func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	switch {
+	case q.filling != nil || len(q.pending) > 0:
+		return Observation{}, unmodelled("destroy_qp qp%d with a message in flight or buffered", o.QP)
+	case q.repeatOK || slices.ContainsFunc(m.events, func(e Event) bool { return e.QP == o.QP }):
+		return Observation{}, unmodelled("destroy_qp qp%d with events of it unread", o.QP)
+	case slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.QP == o.QP }):
+		return Observation{}, unmodelled("destroy_qp qp%d with completions of it unpolled", o.QP)
+	}
+	q.gone = true
+	return m.plainResult("DESTROY-BUSY", 0, got)
+}
+
+// destroySRQ is ibv_destroy_srq: EBUSY, and nothing changes, while a QP is
+// attached; success once none is (rule DESTROY-BUSY). A relaxed device's
+// outcome is adopted: the SRQ is gone when it said 0, else kept as it was.
+func (m *machine) destroySRQ(got *Observation) (Observation, error) {
+	m.touch("DESTROY-BUSY")
+	want := 0
+	if m.attached() > 0 {
+		want = EBUSY
+	}
+	obs := Observation{Errno: want, BadWR: -1}
+	if got != nil && got.Errno != want {
+		if !m.excuse("DESTROY-BUSY") {
+			return obs, dev("DESTROY-BUSY", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		obs.Errno = got.Errno
+	}
+	m.destroyed = obs.Errno == 0
+	return obs, nil
+}
+
+func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) {
+	if m.created {
+		return Observation{}, unmodelled("a second create_srq")
+	}
+	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE == 0 || o.MaxSGE > m.caps.MaxSRQSGE {
+		return Observation{}, unmodelled("create_srq outside the device's limits (%d, %d)", m.caps.MaxSRQWR, m.caps.MaxSRQSGE)
+	}
+	switch o.Variant {
+	case CreatePlain:
+	case CreateEx:
+		m.touch("CREATE-EX") // libibverbs makes it an ibv_create_srq: all that follows holds
+	default:
+		return Observation{}, unmodelled("the SRQ under test made %s: only ibv_create_srq and its ibv_create_srq_ex equivalent are", o.Variant)
+	}
+	m.created = true
+	report := m.capacityReport()
+	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.reportedCapacity(o.MaxWR), MaxSGE: o.MaxSGE}}
+	m.touch("CREATE-ATTR")
+	adopted := false
+	if got != nil {
+		if got.Errno != 0 {
+			return obs, dev("CREATE-ATTR", "return value", 0, ErrnoName(got.Errno))
+		}
+		a := got.Attr
+		var d *Deviation
+		switch {
+		case report == ReportAtLeast && a.MaxWR < o.MaxWR:
+			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf(">= %d", o.MaxWR), a.MaxWR)
+		case report != ReportAtLeast && a.MaxWR != obs.Attr.MaxWR:
+			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf("%d (%s)", obs.Attr.MaxWR, report), a.MaxWR)
+		case a.MaxSGE < o.MaxSGE:
+			d = dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d", o.MaxSGE), a.MaxSGE)
+		case uint64(a.MaxWR) > mostHeld(o.MaxWR, m.caps.MaxSRQWR):
+			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf(">= %d and at most %d (max_srq_wr, or the request rounded up)", o.MaxWR, mostHeld(o.MaxWR, m.caps.MaxSRQWR)), a.MaxWR)
+		case uint64(a.MaxSGE) > mostHeld(o.MaxSGE, m.caps.MaxSRQSGE):
+			d = dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d and at most %d (max_srq_sge, or the request rounded up)", o.MaxSGE, mostHeld(o.MaxSGE, m.caps.MaxSRQSGE)), a.MaxSGE)
+		}
+		if d != nil && !m.excuse("CREATE-ATTR") {
+			return obs, d
+		}
+		adopted = d != nil
+		if !adopted {
+			obs.Attr = a
+		}
+		obs.Attr.SRQLimit = 0
+	}
+	m.capacity, m.maxSGE = obs.Attr.MaxWR, obs.Attr.MaxSGE
+	m.capExact = m.capacityRule() != CapacityAtLeast
+	if m.capacityRule() == CapacityPow2 {
+		m.capacity = m.realCapacity(o.MaxWR)
+	}
+	if adopted {
+		obs = *got // the report departs; the SRQ holds what the request gives
+	}
+	if o.Limit > 0 {
+		m.touch("CREATE-LIMIT")
+		if m.limitAtCreate() == Accepted {
+			m.armed, m.limit, m.threshold = true, o.Limit, o.Limit
+		}
+	}
+	return obs, nil
+}
+
+// mostHeld is the most WRs (or SGEs) an SRQ can hold, or a create or query
+// write back, for a request of req on a device whose limit is limit
+// (max_srq_wr, max_srq_sge; man ibv_query_device): the limit, or the
+// request rounded up to a power of two (rxe rounds a request of the limit
+// itself past it). More is a wild value, not a rounding.
+func mostHeld(req, limit uint32) uint64 { return max(uint64(limit), 2*uint64(req)+1) }
+
+func (m *machine) query(got *Observation) (Observation, error) {
+	rule := m.queryRule()
+	m.touch("QUERY-ATTR")
+	switch rule {
+	case QueryENOSYS, QueryEOPNOTSUPP:
+		want := ENOSYS
+		if rule == QueryEOPNOTSUPP {
+			want = EOPNOTSUPP
+		}
+		obs := Observation{Errno: want, BadWR: -1}
+		if got == nil || got.Errno == want || got.Errno == -want {
+			return obs, nil
+		}
+		if !m.excuse("QUERY-ATTR") {
+			return obs, dev("QUERY-ATTR", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		}
+		if got.Errno != 0 {
+			return *got, nil // another error: nothing to check
+		}
+		rule = QuerySame // it answered after all: what it says is checked
+	}
+	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.capacity, MaxSGE: m.maxSGE, SRQLimit: m.limit}}
+	resized := m.resized
+	m.resized = false
+	if got == nil {
+		if !m.capExact && rule == QuerySame {
+			m.capExact = m.capacityRule() != CapacityAtLeast
+		}
+		return obs, nil
+	}
+	if got.Errno != 0 {
+		if m.excuse("QUERY-ATTR") {
+			return *got, nil
+		}
+		return obs, dev("QUERY-ATTR", "return value", 0, ErrnoName(got.Errno))
+	}
+	a := got.Attr
+	if resized {
+		m.touch("RESIZE-CAPACITY")
+		if m.armed {
+			m.touch("MODIFY-ONLY-MASKED")
+		}
+	}
+	var d *Deviation
+	switch {
+	case rule == QueryAtLeast || !m.capExact:
+		if a.MaxWR < m.capacity || uint64(a.MaxWR) > mostHeld(m.capacity, m.caps.MaxSRQWR) {
+			d = dev("QUERY-ATTR", "max_wr", fmt.Sprintf(">= %d and at most %d", m.capacity, mostHeld(m.capacity, m.caps.MaxSRQWR)), a.MaxWR)
+		} else if rule == QuerySame {
+			// The query pins a capacity that was only a lower bound.
+			m.capacity, m.capExact = a.MaxWR, m.capacityRule() != CapacityAtLeast
+		}
+	case a.MaxWR != m.capacity:
+		d = dev("QUERY-ATTR", "max_wr", m.capacity, a.MaxWR)
+	}
+	if d == nil && a.MaxSGE != m.maxSGE {
+		d = dev("QUERY-ATTR", "max_sge", m.maxSGE, a.MaxSGE)
+	}
+	if d != nil && !m.excuse("QUERY-ATTR") {
+		return obs, d
+	}
+	m.touch("QUERY-LIMIT")
+	if a.SRQLimit != m.limit && !m.excuse("QUERY-LIMIT") {
+		return obs, dev("QUERY-LIMIT", "srq_limit", m.limit, a.SRQLimit)
+	}
+	return *got, nil
+}
+
+func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
+	if o.Limit == 0 {
+		if !m.may("LIMIT-DISARM") {
+			m.armed, m.limit = false, 0
+		}
+		return m.plainResult("LIMIT-DISARM", 0, got)
+	}
+	over := o.Limit > m.capacity
+	if m.limitBound() == LimitBelowCapacity {
+		over = o.Limit >= m.capacity
+	}
+	if over || o.Limit+1 >= m.capacity {
+		m.touch("LIMIT-BOUND")
+	}
+	if over && !m.capExact && got != nil && got.Errno == 0 && !m.may("LIMIT-BOUND") {
+		// The capacity is only a lower bound: a device that takes the
+		// limit holds at least that many WRs (unless it broke the bound,
+		// where LIMIT-BOUND is relaxed).
+		m.capacity, over = o.Limit, false
+	}
+	if over {
+		if !errnoDiffers(EINVAL, got) || !m.excuse("LIMIT-BOUND") {
+			return m.plainResult("LIMIT-BOUND", EINVAL, got)
+		}
+		// Accepted above the bound: it arms like any other limit.
+	}
+	if errnoDiffers(0, got) {
+		if m.excuse("LIMIT-ARM") {
+			return *got, nil // refused: nothing changes
+		}
+		return m.plainResult("LIMIT-ARM", 0, got)
+	}
+	if m.may("LIMIT-ARM") {
+		return m.plainResult("LIMIT-ARM", 0, got) // accepted, but not armed
+	}
+	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
+	if uint32(len(m.queue)) < o.Limit {
+		m.touch("LIMIT-FIRE")
+		if m.armBelow() == FireAtOnce {
+			m.fireLimit()
+		}
+	}
+	return m.plainResult("LIMIT-ARM", 0, got)
+}
+
+func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
+	m.touch("RESIZE-OPTIONAL")
+	if m.resize() == ResizeUnsupported || !m.caps.Resize {
+		obs, err := failResult("RESIZE-OPTIONAL", EOPNOTSUPP, got)
+		if err != nil && m.excuse("RESIZE-OPTIONAL") {
+			return *got, nil
+		}
+		return obs, err
+	}
+	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR {
+		m.touch("RESIZE-BOUNDS")
+		if errnoDiffers(EINVAL, got) && m.excuse("RESIZE-BOUNDS") {
+			// Accepted out of bounds: what it holds now is unknown, at
+			// least what it holds.
+			m.capacity, m.capExact = uint32(m.occupied()), false
+			return *got, nil
+		}
+		return m.plainResult("RESIZE-BOUNDS", EINVAL, got)
+	}
+	if m.armed && o.MaxWR < m.limit {
+		m.touch("RESIZE-BELOW-LIMIT")
+		if m.resizeBelowLimit() == Rejected {
+			return m.plainResult("RESIZE-BELOW-LIMIT", EINVAL, got)
+		}
+	}
+	newCap := m.realCapacity(o.MaxWR)
+	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
+	if int(newCap) < m.occupied() {
+		m.touch("RESIZE-BELOW-COUNT")
+		// The new capacity must hold the outstanding WRs. Where the report
+		// is "at least the request", a device may round up far enough.
+		if !exact && got != nil && got.Errno == 0 && m.may("RESIZE-BELOW-COUNT") {
+			// Or it took the request as it was and dropped the newest.
+			drop := min(len(m.queue), m.occupied()-int(newCap))
+			m.queue = m.queue[:len(m.queue)-drop]
+			m.posted -= drop
+			m.capacity, m.capExact, m.resized = newCap, true, true
+			return *got, nil
+		}
+		if exact || got == nil || got.Errno != 0 {
+			if errnoDiffers(EINVAL, got) && m.excuse("RESIZE-BELOW-COUNT") {
+				// Accepted: the newest WRs that no longer fit are gone.
+				drop := min(len(m.queue), m.occupied()-int(newCap))
+				m.queue = m.queue[:len(m.queue)-drop]
+				m.posted -= drop
+				m.capacity, m.capExact, m.resized = newCap, exact && m.capacityRule() != CapacityAtLeast, true
+				return *got, nil
+			}
+			return m.plainResult("RESIZE-BELOW-COUNT", EINVAL, got)
+		}
+		newCap = uint32(m.occupied())
+	}
+	if errnoDiffers(0, got) && errnoIs(got.Errno, EINVAL) && m.fetched > m.held+m.leaked &&
+		int(newCap) >= m.occupied() && m.relaxed("SLOT-FREE") && m.excuse("SLOT-FREE") {
+		// Refused as below the count: slots that never came back hold it.
+		m.leaked += int(newCap) - m.occupied() + 1
+		return *got, nil
+	}
+	if int(o.MaxWR) < m.occupied() {
+		m.touch("RESIZE-BELOW-COUNT")
+		if errnoDiffers(0, got) && m.excuse("RESIZE-BELOW-COUNT") {
+			return *got, nil // refused for the request, not the rounded size
+		}
+	}
+	if errnoDiffers(0, got) {
+		if m.excuse("RESIZE-OPTIONAL") {
+			return *got, nil // advertised, valid, and refused
+		}
+		return m.plainResult("RESIZE-OPTIONAL", 0, got)
+	}
+	// No driver writes the new size back: it is exact where the profile
+	// rounds deterministically, and otherwise a lower bound that the next
+	// query or ENOMEM pins.
+	if !m.may("RESIZE-CAPACITY") {
+		m.capacity = newCap
+		m.capExact = exact && m.capacityRule() != CapacityAtLeast
+	} else {
+		// The departure: the device holds some other number of WRs, at
+		// least those it holds; the next query or ENOMEM says which.
+		m.capacity, m.capExact = uint32(m.occupied()), false
+	}
+	if m.armed && m.may("MODIFY-ONLY-MASKED") {
+		m.armed, m.limit = false, 0 // the resize touched the limit too
+	}
+	m.resized = true
+	return m.plainResult("RESIZE-OPTIONAL", 0, got)
+}
+
+func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
+	if err := m.checkQP(o.QP); err != nil {
+		return Observation{}, err
+	}
+	q := &m.qps[o.QP]
+	from := q.state
+	if q.filling != nil && o.State != Err {
+		return Observation{}, unmodelled("modify_qp qp%d to %s while it is filling a WR", o.QP, o.State)
+	}
+	legal := legalTransition(from, o.State)
+	m.touch("QP-TRANSITIONS")
+	want := 0
+	if !legal {
+		want = EINVAL
+	}
+	if errnoDiffers(want, got) {
+		if !m.excuse("QP-TRANSITIONS") {
+			if legal {
+				return m.plainResult("QP-TRANSITIONS", 0, got)
+			}
+			return failResult("QP-TRANSITIONS", EINVAL, got)
+		}
+		legal = !legal // adopt what the device did
+	}
+	if !legal {
+		return failResult("QP-TRANSITIONS", EINVAL, got)
+	}
+	switch {
+	case o.State == Err:
+		if from == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			q.repeatOK = true
+		}
+		m.enterErr(o.QP)
+	case o.State == Reset:
+		q.state, q.pending = Reset, nil
+	default:
+		q.state = o.State
+		if o.State.Fetches() && !from.Fetches() {
+			pending := q.pending
+			q.pending = nil
+			for _, msg := range pending {
+				if !q.state.Fetches() {
+					break // an error completion moved it to ERR: the rest are not processed
+				}
+				m.deliverNew(o.QP, msg)
+			}
+		}
+	}
+	if got != nil {
+		return *got, nil
+	}
+	return m.plainResult("QP-TRANSITIONS", 0, got)
+}
