@@ -39,3 +39,34 @@ func TestSilentPeerIsNotTheDevicesError(t *testing.T) {
 		t.Errorf("Peers(PeerRNR, PeerSilent).String() = %q, want \"rnr or silent\"", got)
 	}
 }
+
+// TestSilentPeerMayHaveLostTheMessage: a message whose peer heard nothing
+// back may never have reached the receiver (every try lost on a busy host).
+// The model's error path (a too-large message takes the WR with an error
+// and the RC QP enters ERR) and the lost message both stay open, and the
+// steps that follow decide: here the WR is still there, the QP still takes
+// messages, and the next message completes it.
+func TestSilentPeerMayHaveLostTheMessage(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 4)))
+	if err := m.Step(send(0, 5), Observation{Peer: PeerSilent}); err != nil {
+		t.Fatalf("silent peer for a too-large message: Step returned %v; want nil", err)
+	}
+	if err := m.Step(send(0, 1), Observation{Peer: PeerOK}); err != nil {
+		t.Fatalf("after a silent peer, the next message taken: Step returned %v; want nil (the first message may have been lost)", err)
+	}
+	got := Observation{Completions: []Completion{{WRID: 1, Status: WCSuccess, Opcode: WCRecv, ByteLen: 1, QP: 0}}}
+	if err := m.Step(Poll{}, got); err != nil {
+		t.Fatalf("poll after a lost message: Step returned %v; want nil", err)
+	}
+
+	// The error path is still open where the device took it.
+	m = fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 4)))
+	if err := m.Step(send(0, 5), Observation{Peer: PeerSilent}); err != nil {
+		t.Fatalf("silent peer for a too-large message: Step returned %v; want nil", err)
+	}
+	if err := m.Step(send(0, 1), Observation{Peer: PeerError}); err != nil {
+		t.Fatalf("after a silent peer, a QP in ERR: Step returned %v; want nil", err)
+	}
+}

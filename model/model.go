@@ -230,6 +230,7 @@ func (m *Model) advance(op Op, got *Observation) error {
 	m.steps++
 	for _, c := range m.cands {
 		c.stepN = m.steps
+		consistent := false
 		for _, r := range run(c, op, got) {
 			if r.err != nil {
 				// An inconclusive candidate outranks a deviating one: had
@@ -240,6 +241,12 @@ func (m *Model) advance(op Op, got *Observation) error {
 				continue
 			}
 			next = append(next, r.m)
+			consistent = true
+		}
+		if consistent {
+			if lost := lostMessage(c, op, got); lost != nil {
+				next = append(next, lost)
+			}
 		}
 	}
 	if len(next) > 1 {
@@ -281,6 +288,25 @@ func (m *Model) advance(op Op, got *Observation) error {
 		}
 	}
 	return nil
+}
+
+// lostMessage returns, for a message whose peer heard nothing back
+// (PeerSilent) where the model allows that (silentPeer), the candidate in which the message never reached the
+// receiver: every try of an RC sender can be lost on a busy host, and the
+// transport then gives up with the receiver untouched. The model's own
+// path for the step (an error the receiver raised, or a WR it took) stays
+// a candidate beside it; which one the device took shows in what follows.
+// A timer is not evidence of either. nil for any other step.
+func lostMessage(c *machine, op Op, got *Observation) *machine {
+	if got == nil || got.Peer != PeerSilent {
+		return nil
+	}
+	if _, ok := op.(Arrive); !ok {
+		return nil
+	}
+	lost := c.clone()
+	lost.cursor, lost.touched = 0, nil
+	return lost
 }
 
 // fingerprintSeed seeds candidate fingerprints for the process.
