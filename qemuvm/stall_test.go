@@ -151,7 +151,7 @@ func TestRunWatchedSparesAQuietProgram(t *testing.T) {
 
 // fakeQEMU writes a script standing in for qemu-system-x86_64: under an
 // accelerator listed in stallUnder it prints the setup code's last line
-// and hangs; otherwise it plays a guest whose program printed "ok" and
+// and hangs (ACCEL-once: only on its first boot under ACCEL); otherwise it plays a guest whose program printed "ok" and
 // exited 0, writing the result block to the -serial file: port.
 func fakeQEMU(t *testing.T, nonce string, stallUnder ...string) string {
 	t.Helper()
@@ -166,6 +166,12 @@ func fakeQEMU(t *testing.T, nonce string, stallUnder ...string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	for _, a := range stallUnder {
+		if acc, ok := strings.CutSuffix(a, "-once"); ok {
+			// Stall on the first boot under acc only.
+			once := shellQuote(filepath.Join(dir, "stalled-once"))
+			b.WriteString(`case " $* " in *" -accel ` + acc + ` "*) if [ ! -e ` + once + ` ]; then : > ` + once + `; printf 'Probing EDD (edd=off to disable)... ok\r\n'; exec sleep 60; fi;; esac` + "\n")
+			continue
+		}
 		b.WriteString(`case " $* " in *" -accel ` + a + ` "*) printf 'Probing EDD (edd=off to disable)... ok\r\n'; exec sleep 60;; esac` + "\n")
 	}
 	b.WriteString(`for a; do case "$a" in file:*) out=${a#file:};; esac; done` + "\n")
@@ -229,14 +235,20 @@ func TestBootStallIsAnErrorWithoutFallback(t *testing.T) {
 			qemu := fakeQEMU(t, nonce, tc.stallUnder...)
 			opts := Options{Accel: tc.optAccel, StallTimeout: testStall, Timeout: time.Minute}
 			res := &Result{}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			_, err := bootWithFallback(ctx, qemu, tc.accel, opts, &PreparedKernel{Image: "/k"}, "/i", nonce, t.TempDir(), res)
 			var se *StallError
 			if !errors.As(err, &se) {
 				t.Fatalf("bootWithFallback = %v; want a StallError", err)
 			}
-			for _, w := range []string{"printed nothing on its serial console for 3s under " + res.Accel, "Probing EDD", "-accel " + res.Accel, "expected console output at least every 3s"} {
+			// Under TCG a stall is booted again with a bound four times
+			// as large before it is an error.
+			silence := "3s"
+			if res.Accel == "tcg" {
+				silence = "12s"
+			}
+			for _, w := range []string{"printed nothing on its serial console for " + silence + " under " + res.Accel, "Probing EDD", "-accel " + res.Accel, "expected console output at least every " + silence} {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
@@ -249,6 +261,31 @@ func TestBootStallIsAnErrorWithoutFallback(t *testing.T) {
 				t.Errorf("stalled under %q (result %q), want %q", se.Accel, res.Accel, wantAccel)
 			}
 		})
+	}
+}
+
+// TestTCGStallIsBootedAgainWithALargerBound: a TCG boot that went quiet
+// for the stall bound (a busy host) is booted again with a bound four
+// times as large; a boot that then goes through gives its report.
+func TestTCGStallIsBootedAgainWithALargerBound(t *testing.T) {
+	t.Parallel() // it waits for a stall
+	const nonce = "89ab0123"
+	qemu := fakeQEMU(t, nonce, "tcg-once")
+	var log strings.Builder
+	opts := Options{Accel: "tcg", StallTimeout: testStall, Timeout: time.Minute, Log: &log}
+	res := &Result{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := bootWithFallback(ctx, qemu, "tcg", opts, &PreparedKernel{Release: "6.1.0-test", Image: "/k"}, "/i", nonce, t.TempDir(), res)
+	if err != nil {
+		t.Fatalf("bootWithFallback(tcg stalls once) = %v; want the second boot's report\nlog:\n%s", err, log.String())
+	}
+	if string(rep.Stdout) != "ok\n" || res.BootRetries != 1 {
+		t.Errorf("report stdout %q, BootRetries %d; want \"ok\\n\" after 1 retry", rep.Stdout, res.BootRetries)
+	}
+	const line = "vm: no console output for 3s under tcg; booting again with a bound of 12s\n"
+	if !strings.Contains(log.String(), line) {
+		t.Errorf("log lacks %q:\n%s", line, log.String())
 	}
 }
 

@@ -44,7 +44,9 @@ type Options struct {
 	// StallTimeout bounds the silence on the guest's serial console
 	// while it boots: with no new console bytes for that long before
 	// the program starts, QEMU is killed. Under "auto" a KVM boot is
-	// then repeated under TCG; otherwise Run returns a StallError.
+	// then repeated under TCG; a TCG boot that stalls is booted again
+	// once with a bound four times as large; otherwise Run returns a
+	// StallError.
 	// Once the program runs, it may be silent up to Timeout.
 	// DefaultStallTimeout when zero; negative turns the check off.
 	StallTimeout time.Duration
@@ -166,6 +168,10 @@ func checkAccel(accel string) error {
 	}
 	return fmt.Errorf("vm: Options.Accel is %q; expected \"auto\", \"kvm\" or \"tcg\"", accel)
 }
+
+// stallRetryFactor is how much larger the stall bound is when a TCG boot
+// that went quiet is booted again.
+const stallRetryFactor = 4
 
 // stallTimeout returns the effective StallTimeout; <= 0 means off.
 func (o Options) stallTimeout() time.Duration {
@@ -304,6 +310,16 @@ func bootWithFallback(ctx context.Context, qemu, accel string, opts Options, pk 
 			accel = "tcg"
 			rep, err = boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
 		}
+	}
+	if err != nil && accel == "tcg" && errors.As(err, &stall) && ctx.Err() == nil && opts.stallTimeout() > 0 {
+		// A timer is not evidence: under TCG on a host busy enough
+		// (seen at load 27 on 2 cores) the boot can go quiet for longer
+		// than the bound with nothing wrong. Boot again with a bound
+		// four times as large before calling the guest hung.
+		opts.logf("vm: no console output for %v under tcg; booting again with a bound of %v", stall.Silence, stallRetryFactor*stall.Silence)
+		res.BootRetries++
+		opts.StallTimeout = stallRetryFactor * stall.Silence
+		rep, err = boot(ctx, qemu, accel, opts, pk, initrd, nonce, work, res)
 	}
 	if err != nil && errors.As(err, &nem) && ctx.Err() == nil && panickedBeforeInit(res.SerialLog, nonce) {
 		// Seen once in 60 boots of Debian 6.12 under TCG: an Oops in
