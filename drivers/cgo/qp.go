@@ -552,28 +552,11 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if q.dead() {
-		return peerErr, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
-	}
-	op, ok := wrOpcodes[msg.Opcode]
-	if !ok {
-		return peerErr, fmt.Errorf("cgo: Deliver(opcode %d): unknown opcode, want 0..%d", msg.Opcode, drivers.FetchAdd)
+	op, err := q.checkMessage(msg)
+	if err != nil {
+		return peerErr, err
 	}
 	ud := q.typ == drivers.UD
-	if ud && msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm {
-		return peerErr, fmt.Errorf("cgo: Deliver(opcode %d) on UD QP %d: UD carries only Send and SendImm", msg.Opcode, q.idx)
-	}
-	limit := uint32(maxMessage)
-	if ud {
-		limit = s.dev.info.MaxUDMessage
-	}
-	if msg.Len > limit {
-		return peerErr, fmt.Errorf("cgo: Deliver(len %d) on %s QP %d: above the largest message %d", msg.Len, typeName(q.typ), q.idx, limit)
-	}
-	atomic := msg.Opcode == drivers.CmpSwap || msg.Opcode == drivers.FetchAdd
-	if atomic && msg.Len != 8 {
-		return peerErr, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
-	}
 	// In rdma_cm mode on InfiniBand transports (rxe) a peer whose send
 	// failed (receiver-not-ready, a refusal) is brought back by hand, as
 	// in verbs mode: the connection's receiver stays as it is, and rdma_cm
@@ -591,28 +574,9 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 			return peerErr, err
 		}
 	}
-	buf := cbytes(s.peer.buf, 0, uint64(max(msg.Len, 8)))
-	for i := range buf {
-		buf[i] = msg.Pattern + byte(i)
-	}
-	sd := _C_struct_srqc_send{
-		opcode: op,
-		addr:   _C_uint64_t(s.peer.addr(0)),
-		length: _C_uint32_t(msg.Len),
-		lkey:   _C_uint32_t(s.peer.lkey),
-		imm:    _C_uint32_t(msg.Imm),
-		raddr:  _C_uint64_t(s.target.addr(0)),
-		rkey:   _C_uint32_t(s.target.rkey),
-		swap:   1,
-	}
-	if ud {
-		sd.ah, sd.remote_qpn, sd.remote_qkey = q.ah, _C_uint32_t(q.qpn), qkey
-		// Arm the receive CQ afresh: an event now means a new completion.
-		for _C_srqc_get_cq_event(s.ch, 0) > 0 {
-		}
-		if r := _C_srqc_req_notify_cq(s.cq); r != 0 {
-			return peerErr, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
-		}
+	sd, err := q.sendWR(msg, op)
+	if err != nil {
+		return peerErr, err
 	}
 	send, viaCM := q.send, false
 	if s.cm != nil && (s.dev.iwarp || !q.peerReady || q.peer == nil) {
@@ -647,6 +611,64 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		}
 	}
 	return out, nil
+}
+
+// checkMessage checks that msg can be sent to q, and returns its work
+// request opcode.
+func (q *qp) checkMessage(msg drivers.Message) (_C_int, error) {
+	if q.dead() {
+		return 0, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
+	}
+	op, ok := wrOpcodes[msg.Opcode]
+	if !ok {
+		return 0, fmt.Errorf("cgo: Deliver(opcode %d): unknown opcode, want 0..%d", msg.Opcode, drivers.FetchAdd)
+	}
+	ud := q.typ == drivers.UD
+	if ud && msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm {
+		return 0, fmt.Errorf("cgo: Deliver(opcode %d) on UD QP %d: UD carries only Send and SendImm", msg.Opcode, q.idx)
+	}
+	limit := uint32(maxMessage)
+	if ud {
+		limit = q.s.dev.info.MaxUDMessage
+	}
+	if msg.Len > limit {
+		return 0, fmt.Errorf("cgo: Deliver(len %d) on %s QP %d: above the largest message %d", msg.Len, typeName(q.typ), q.idx, limit)
+	}
+	atomic := msg.Opcode == drivers.CmpSwap || msg.Opcode == drivers.FetchAdd
+	if atomic && msg.Len != 8 {
+		return 0, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
+	}
+	return op, nil
+}
+
+// sendWR fills the peers' buffer with msg's pattern and returns the work
+// request that sends msg with opcode op; on UD it also arms the receive
+// CQ afresh, so that an event after the send means a new completion.
+func (q *qp) sendWR(msg drivers.Message, op _C_int) (_C_struct_srqc_send, error) {
+	s := q.s
+	buf := cbytes(s.peer.buf, 0, uint64(max(msg.Len, 8)))
+	for i := range buf {
+		buf[i] = msg.Pattern + byte(i)
+	}
+	sd := _C_struct_srqc_send{
+		opcode: op,
+		addr:   _C_uint64_t(s.peer.addr(0)),
+		length: _C_uint32_t(msg.Len),
+		lkey:   _C_uint32_t(s.peer.lkey),
+		imm:    _C_uint32_t(msg.Imm),
+		raddr:  _C_uint64_t(s.target.addr(0)),
+		rkey:   _C_uint32_t(s.target.rkey),
+		swap:   1,
+	}
+	if q.typ == drivers.UD {
+		sd.ah, sd.remote_qpn, sd.remote_qkey = q.ah, _C_uint32_t(q.qpn), qkey
+		for _C_srqc_get_cq_event(s.ch, 0) > 0 {
+		}
+		if r := _C_srqc_req_notify_cq(s.cq); r != 0 {
+			return sd, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
+		}
+	}
+	return sd, nil
 }
 
 // dropAnswer, when a test sets it, is asked after every send whether the
