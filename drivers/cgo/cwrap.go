@@ -9,6 +9,12 @@ package cgo
 // that makes the one call and returns what it returned. _C2_name is the
 // form that also returns errno as an error (cgo's "r, err := C.f()").
 // The rest of the package is plain Go against these names.
+//
+// A pointer passed to a wrapper points into C memory, to a local, or into
+// a Go object that holds no Go pointers: cgo sees only the wrapper's
+// parameter, so it checks the whole object the pointer points into (at
+// the original call, &x.f limited the check to the field). A wrapper that
+// is given a field of such an object copies it (_C2_rdma_create_id).
 
 /*
 #cgo LDFLAGS: -libverbs -lrdmacm
@@ -147,29 +153,35 @@ func _C2_ibv_alloc_pd(p0 *_C_struct_ibv_context) (*_C_struct_ibv_pd, error) {
 	r, err := C.ibv_alloc_pd(p0)
 	return r, err
 }
+
 func _C_ibv_close_device(p0 *_C_struct_ibv_context) _C_int { return C.ibv_close_device(p0) }
 func _C2_ibv_create_ah(p0 *_C_struct_ibv_pd, p1 *_C_struct_ibv_ah_attr) (*_C_struct_ibv_ah, error) {
 	r, err := C.ibv_create_ah(p0, p1)
 	return r, err
 }
+
 func _C2_ibv_create_comp_channel(p0 *_C_struct_ibv_context) (*_C_struct_ibv_comp_channel, error) {
 	r, err := C.ibv_create_comp_channel(p0)
 	return r, err
 }
+
 func _C2_ibv_create_cq(p0 *_C_struct_ibv_context, p1 _C_int, p2 unsafe.Pointer, p3 *_C_struct_ibv_comp_channel, p4 _C_int) (*_C_struct_ibv_cq, error) {
 	r, err := C.ibv_create_cq(p0, p1, p2, p3, p4)
 	return r, err
 }
+
 func _C2_ibv_create_qp(p0 *_C_struct_ibv_pd, p1 *_C_struct_ibv_qp_init_attr) (*_C_struct_ibv_qp, error) {
 	r, err := C.ibv_create_qp(p0, p1)
 	return r, err
 }
+
 func _C_ibv_dealloc_pd(p0 *_C_struct_ibv_pd) _C_int { return C.ibv_dealloc_pd(p0) }
 func _C_ibv_dereg_mr(p0 *_C_struct_ibv_mr) _C_int   { return C.ibv_dereg_mr(p0) }
 func _C_ibv_destroy_ah(p0 *_C_struct_ibv_ah) _C_int { return C.ibv_destroy_ah(p0) }
 func _C_ibv_destroy_comp_channel(p0 *_C_struct_ibv_comp_channel) _C_int {
 	return C.ibv_destroy_comp_channel(p0)
 }
+
 func _C_ibv_destroy_cq(p0 *_C_struct_ibv_cq) _C_int     { return C.ibv_destroy_cq(p0) }
 func _C_ibv_destroy_qp(p0 *_C_struct_ibv_qp) _C_int     { return C.ibv_destroy_qp(p0) }
 func _C_ibv_destroy_srq(p0 *_C_struct_ibv_srq) _C_int   { return C.ibv_destroy_srq(p0) }
@@ -178,137 +190,182 @@ func _C2_ibv_get_device_list(p0 *_C_int) (**_C_struct_ibv_device, error) {
 	r, err := C.ibv_get_device_list(p0)
 	return r, err
 }
+
 func _C_ibv_get_device_name(p0 *_C_struct_ibv_device) *_C_char { return C.ibv_get_device_name(p0) }
 func _C_ibv_modify_qp(p0 *_C_struct_ibv_qp, p1 *_C_struct_ibv_qp_attr, p2 _C_int) _C_int {
 	return C.ibv_modify_qp(p0, p1, p2)
 }
+
 func _C_ibv_modify_srq(p0 *_C_struct_ibv_srq, p1 *_C_struct_ibv_srq_attr, p2 _C_int) _C_int {
 	return C.ibv_modify_srq(p0, p1, p2)
 }
+
 func _C_ibv_node_type_str(p0 int32) *_C_char { return C.ibv_node_type_str(p0) }
 func _C2_ibv_open_device(p0 *_C_struct_ibv_device) (*_C_struct_ibv_context, error) {
 	r, err := C.ibv_open_device(p0)
 	return r, err
 }
+
 func _C_ibv_poll_cq(p0 *_C_struct_ibv_cq, p1 _C_int, p2 *_C_struct_ibv_wc) _C_int {
 	return C.ibv_poll_cq(p0, p1, p2)
 }
+
 func _C_ibv_query_device(p0 *_C_struct_ibv_context, p1 *_C_struct_ibv_device_attr) _C_int {
 	return C.ibv_query_device(p0, p1)
 }
+
 func _C_ibv_query_qp(p0 *_C_struct_ibv_qp, p1 *_C_struct_ibv_qp_attr, p2 _C_int, p3 *_C_struct_ibv_qp_init_attr) _C_int {
 	return C.ibv_query_qp(p0, p1, p2, p3)
 }
+
 func _C_ibv_query_srq(p0 *_C_struct_ibv_srq, p1 *_C_struct_ibv_srq_attr) _C_int {
 	return C.ibv_query_srq(p0, p1)
 }
+
 func _C2_ibv_reg_mr(p0 *_C_struct_ibv_pd, p1 unsafe.Pointer, p2 _C_size_t, p3 _C_int) (*_C_struct_ibv_mr, error) {
 	r, err := C.ibv_reg_mr(p0, p1, p2, p3)
 	return r, err
 }
+
 func _C_memset(p0 unsafe.Pointer, p1 _C_int, p2 _C_size_t) unsafe.Pointer {
 	return C.memset(p0, p1, p2)
 }
+
 func _C_posix_memalign(p0 *unsafe.Pointer, p1 _C_size_t, p2 _C_size_t) _C_int {
 	return C.posix_memalign(p0, p1, p2)
 }
+
 func _C2_rdma_create_event_channel() (*_C_struct_rdma_event_channel, error) {
 	r, err := C.rdma_create_event_channel()
 	return r, err
 }
-func _C2_rdma_create_id(p0 *_C_struct_rdma_event_channel, p1 **_C_struct_rdma_cm_id, p2 unsafe.Pointer, p3 uint32) (_C_int, error) {
-	r, err := C.rdma_create_id(p0, p1, p2, p3)
+
+// _C2_rdma_create_id passes C a local copy of *id and stores what C wrote
+// there back in *id: id is a field of a Go struct that holds Go pointers,
+// and cgo checks the whole object a pointer argument points into unless
+// the call itself takes the field's address (see the cgo documentation,
+// "Passing pointers").
+func _C2_rdma_create_id(ch *_C_struct_rdma_event_channel, id **_C_struct_rdma_cm_id, ctx unsafe.Pointer, ps uint32) (_C_int, error) {
+	v := *id
+	r, err := C.rdma_create_id(ch, &v, ctx, ps)
+	*id = v
 	return r, err
 }
+
 func _C2_rdma_create_qp(p0 *_C_struct_rdma_cm_id, p1 *_C_struct_ibv_pd, p2 *_C_struct_ibv_qp_init_attr) (_C_int, error) {
 	r, err := C.rdma_create_qp(p0, p1, p2)
 	return r, err
 }
+
 func _C_rdma_destroy_event_channel(p0 *_C_struct_rdma_event_channel) {
 	C.rdma_destroy_event_channel(p0)
 }
+
 func _C2_rdma_destroy_id(p0 *_C_struct_rdma_cm_id) (_C_int, error) {
 	r, err := C.rdma_destroy_id(p0)
 	return r, err
 }
+
 func _C_rdma_destroy_qp(p0 *_C_struct_rdma_cm_id) { C.rdma_destroy_qp(p0) }
 func _C2_rdma_disconnect(p0 *_C_struct_rdma_cm_id) (_C_int, error) {
 	r, err := C.rdma_disconnect(p0)
 	return r, err
 }
+
 func _C_rdma_free_devices(p0 **_C_struct_ibv_context) { C.rdma_free_devices(p0) }
 func _C2_rdma_get_devices(p0 *_C_int) (**_C_struct_ibv_context, error) {
 	r, err := C.rdma_get_devices(p0)
 	return r, err
 }
+
 func _C2_rdma_init_qp_attr(p0 *_C_struct_rdma_cm_id, p1 *_C_struct_ibv_qp_attr, p2 *_C_int) (_C_int, error) {
 	r, err := C.rdma_init_qp_attr(p0, p1, p2)
 	return r, err
 }
+
 func _C2_rdma_resolve_route(p0 *_C_struct_rdma_cm_id, p1 _C_int) (_C_int, error) {
 	r, err := C.rdma_resolve_route(p0, p1)
 	return r, err
 }
+
 func _C_srqc_bench_post(p0 *_C_struct_ibv_pd, p1 _C_uint64_t) _C_int64_t {
 	return C.srqc_bench_post(p0, p1)
 }
+
 func _C2_srqc_create_srq(p0 *_C_struct_ibv_context, p1 *_C_struct_ibv_pd, p2 *_C_struct_ibv_cq, p3 _C_int, p4 *_C_struct_ibv_srq_attr) (*_C_struct_ibv_srq, error) {
 	r, err := C.srqc_create_srq(p0, p1, p2, p3, p4)
 	return r, err
 }
+
 func _C_srqc_get_async(p0 *_C_struct_ibv_context, p1 *_C_struct_srqc_event) _C_int {
 	return C.srqc_get_async(p0, p1)
 }
+
 func _C_srqc_get_cq_event(p0 *_C_struct_ibv_comp_channel, p1 _C_int) _C_int {
 	return C.srqc_get_cq_event(p0, p1)
 }
+
 func _C_srqc_libibverbs_path() *_C_char { return C.srqc_libibverbs_path() }
 func _C_srqc_poll_cq(p0 *_C_struct_ibv_cq, p1 _C_int, p2 *_C_struct_ibv_wc, p3 *_C_struct_srqc_wc) _C_int {
 	return C.srqc_poll_cq(p0, p1, p2, p3)
 }
+
 func _C_srqc_post_recv(p0 *_C_struct_ibv_qp, p1 *_C_struct_ibv_recv_wr, p2 _C_int, p3 *_C_int) _C_int {
 	return C.srqc_post_recv(p0, p1, p2, p3)
 }
+
 func _C_srqc_post_send(p0 *_C_struct_ibv_qp, p1 _C_uint64_t, p2 *_C_struct_srqc_send) _C_int {
 	return C.srqc_post_send(p0, p1, p2)
 }
+
 func _C_srqc_post_srq_recv(p0 *_C_struct_ibv_srq, p1 *_C_struct_ibv_recv_wr, p2 _C_int, p3 *_C_int, p4 unsafe.Pointer, p5 _C_size_t) _C_int {
 	return C.srqc_post_srq_recv(p0, p1, p2, p3, p4, p5)
 }
+
 func _C_srqc_probe_post_recv(p0 *_C_char, p1 _C_uint64_t, p2 *_C_int) _C_int {
 	return C.srqc_probe_post_recv(p0, p1, p2)
 }
+
 func _C_srqc_probe_post_srq_recv(p0 *_C_char, p1 _C_uint64_t, p2 _C_int, p3 *_C_int) _C_int {
 	return C.srqc_probe_post_srq_recv(p0, p1, p2, p3)
 }
+
 func _C_srqc_query_gid(p0 *_C_struct_ibv_context, p1 _C_uint8_t, p2 _C_int, p3 *_C_uint8_t) _C_int {
 	return C.srqc_query_gid(p0, p1, p2, p3)
 }
+
 func _C_srqc_query_port(p0 *_C_struct_ibv_context, p1 _C_uint8_t, p2 *_C_struct_ibv_port_attr) _C_int {
 	return C.srqc_query_port(p0, p1, p2)
 }
+
 func _C_srqc_req_notify_cq(p0 *_C_struct_ibv_cq) _C_int { return C.srqc_req_notify_cq(p0) }
 func _C_srqc_set_av(p0 *_C_struct_ibv_ah_attr, p1 *_C_uint8_t, p2 _C_int, p3 _C_int) {
 	C.srqc_set_av(p0, p1, p2, p3)
 }
+
 func _C2_srqc_set_nonblock(p0 _C_int) (_C_int, error) {
 	r, err := C.srqc_set_nonblock(p0)
 	return r, err
 }
+
 func _C_srqcm_accept(p0 *_C_struct_rdma_cm_id) _C_int { return C.srqcm_accept(p0) }
 func _C_srqcm_ack_timeout(p0 *_C_struct_rdma_cm_id, p1 _C_uint8_t) _C_int {
 	return C.srqcm_ack_timeout(p0, p1)
 }
+
 func _C_srqcm_bind_listen(p0 *_C_struct_rdma_cm_id, p1 *_C_char, p2 _C_int, p3 *_C_int) _C_int {
 	return C.srqcm_bind_listen(p0, p1, p2, p3)
 }
+
 func _C_srqcm_connect(p0 *_C_struct_rdma_cm_id) _C_int { return C.srqcm_connect(p0) }
 func _C_srqcm_next(p0 *_C_struct_rdma_event_channel, p1 _C_int, p2 *_C_struct_srqcm_event) _C_int {
 	return C.srqcm_next(p0, p1, p2)
 }
+
 func _C_srqcm_post_read(p0 *_C_struct_ibv_qp, p1 _C_uint64_t, p2 _C_uint64_t, p3 _C_uint32_t, p4 _C_uint64_t, p5 _C_uint32_t, p6 _C_uint32_t) _C_int {
 	return C.srqcm_post_read(p0, p1, p2, p3, p4, p5, p6)
 }
+
 func _C_srqcm_resolve_addr(p0 *_C_struct_rdma_cm_id, p1 *_C_char, p2 _C_int, p3 _C_int) _C_int {
 	return C.srqcm_resolve_addr(p0, p1, p2, p3)
 }

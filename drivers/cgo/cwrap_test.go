@@ -13,8 +13,11 @@ import (
 // other file reaches C through its _C_ names (see the package doc).
 func TestOnlyCwrapUsesCgo(t *testing.T) {
 	files, err := filepath.Glob("*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("Glob(*.go) = %v, %v; want the package's files", files, err)
+	if err != nil {
+		t.Fatalf("Glob(*.go): %v", err)
+	}
+	if len(files) == 0 {
+		t.Skip("the package's sources are not here (a test binary run elsewhere, as in vm_test.go's guests)")
 	}
 	uses := map[string]int{}
 	for _, name := range files {
