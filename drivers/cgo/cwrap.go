@@ -148,91 +148,106 @@ func _C_free(p unsafe.Pointer)             { C.free(p) }
 
 // libibverbs, librdmacm, libc and the helpers of srqc.c and srqcm.c.
 
-func _C_ibv_alloc_pd(p0 *_C_struct_ibv_context) *_C_struct_ibv_pd { return C.ibv_alloc_pd(p0) }
-func _C2_ibv_alloc_pd(p0 *_C_struct_ibv_context) (*_C_struct_ibv_pd, error) {
-	r, err := C.ibv_alloc_pd(p0)
+func _C_ibv_alloc_pd(context *_C_struct_ibv_context) *_C_struct_ibv_pd {
+	return C.ibv_alloc_pd(context)
+}
+
+func _C2_ibv_alloc_pd(context *_C_struct_ibv_context) (*_C_struct_ibv_pd, error) {
+	r, err := C.ibv_alloc_pd(context)
 	return r, err
 }
 
-func _C_ibv_close_device(p0 *_C_struct_ibv_context) _C_int { return C.ibv_close_device(p0) }
-func _C2_ibv_create_ah(p0 *_C_struct_ibv_pd, p1 *_C_struct_ibv_ah_attr) (*_C_struct_ibv_ah, error) {
-	r, err := C.ibv_create_ah(p0, p1)
+func _C_ibv_close_device(context *_C_struct_ibv_context) _C_int { return C.ibv_close_device(context) }
+
+func _C2_ibv_create_ah(pd *_C_struct_ibv_pd, attr *_C_struct_ibv_ah_attr) (*_C_struct_ibv_ah, error) {
+	r, err := C.ibv_create_ah(pd, attr)
 	return r, err
 }
 
-func _C2_ibv_create_comp_channel(p0 *_C_struct_ibv_context) (*_C_struct_ibv_comp_channel, error) {
-	r, err := C.ibv_create_comp_channel(p0)
+func _C2_ibv_create_comp_channel(context *_C_struct_ibv_context) (*_C_struct_ibv_comp_channel, error) {
+	r, err := C.ibv_create_comp_channel(context)
 	return r, err
 }
 
-func _C2_ibv_create_cq(p0 *_C_struct_ibv_context, p1 _C_int, p2 unsafe.Pointer, p3 *_C_struct_ibv_comp_channel, p4 _C_int) (*_C_struct_ibv_cq, error) {
-	r, err := C.ibv_create_cq(p0, p1, p2, p3, p4)
+func _C2_ibv_create_cq(context *_C_struct_ibv_context, cqe _C_int, cqContext unsafe.Pointer, channel *_C_struct_ibv_comp_channel, compVector _C_int) (*_C_struct_ibv_cq, error) {
+	r, err := C.ibv_create_cq(context, cqe, cqContext, channel, compVector)
 	return r, err
 }
 
-func _C2_ibv_create_qp(p0 *_C_struct_ibv_pd, p1 *_C_struct_ibv_qp_init_attr) (*_C_struct_ibv_qp, error) {
-	r, err := C.ibv_create_qp(p0, p1)
+func _C2_ibv_create_qp(pd *_C_struct_ibv_pd, qpInitAttr *_C_struct_ibv_qp_init_attr) (*_C_struct_ibv_qp, error) {
+	r, err := C.ibv_create_qp(pd, qpInitAttr)
 	return r, err
 }
 
-func _C_ibv_dealloc_pd(p0 *_C_struct_ibv_pd) _C_int { return C.ibv_dealloc_pd(p0) }
-func _C_ibv_dereg_mr(p0 *_C_struct_ibv_mr) _C_int   { return C.ibv_dereg_mr(p0) }
-func _C_ibv_destroy_ah(p0 *_C_struct_ibv_ah) _C_int { return C.ibv_destroy_ah(p0) }
-func _C_ibv_destroy_comp_channel(p0 *_C_struct_ibv_comp_channel) _C_int {
-	return C.ibv_destroy_comp_channel(p0)
+func _C_ibv_dealloc_pd(pd *_C_struct_ibv_pd) _C_int { return C.ibv_dealloc_pd(pd) }
+
+func _C_ibv_dereg_mr(mr *_C_struct_ibv_mr) _C_int { return C.ibv_dereg_mr(mr) }
+
+func _C_ibv_destroy_ah(ah *_C_struct_ibv_ah) _C_int { return C.ibv_destroy_ah(ah) }
+
+func _C_ibv_destroy_comp_channel(channel *_C_struct_ibv_comp_channel) _C_int {
+	return C.ibv_destroy_comp_channel(channel)
 }
 
-func _C_ibv_destroy_cq(p0 *_C_struct_ibv_cq) _C_int     { return C.ibv_destroy_cq(p0) }
-func _C_ibv_destroy_qp(p0 *_C_struct_ibv_qp) _C_int     { return C.ibv_destroy_qp(p0) }
-func _C_ibv_destroy_srq(p0 *_C_struct_ibv_srq) _C_int   { return C.ibv_destroy_srq(p0) }
-func _C_ibv_free_device_list(p0 **_C_struct_ibv_device) { C.ibv_free_device_list(p0) }
-func _C2_ibv_get_device_list(p0 *_C_int) (**_C_struct_ibv_device, error) {
-	r, err := C.ibv_get_device_list(p0)
+func _C_ibv_destroy_cq(cq *_C_struct_ibv_cq) _C_int { return C.ibv_destroy_cq(cq) }
+
+func _C_ibv_destroy_qp(qp *_C_struct_ibv_qp) _C_int { return C.ibv_destroy_qp(qp) }
+
+func _C_ibv_destroy_srq(srq *_C_struct_ibv_srq) _C_int { return C.ibv_destroy_srq(srq) }
+
+func _C_ibv_free_device_list(list **_C_struct_ibv_device) { C.ibv_free_device_list(list) }
+
+func _C2_ibv_get_device_list(numDevices *_C_int) (**_C_struct_ibv_device, error) {
+	r, err := C.ibv_get_device_list(numDevices)
 	return r, err
 }
 
-func _C_ibv_get_device_name(p0 *_C_struct_ibv_device) *_C_char { return C.ibv_get_device_name(p0) }
-func _C_ibv_modify_qp(p0 *_C_struct_ibv_qp, p1 *_C_struct_ibv_qp_attr, p2 _C_int) _C_int {
-	return C.ibv_modify_qp(p0, p1, p2)
+func _C_ibv_get_device_name(device *_C_struct_ibv_device) *_C_char {
+	return C.ibv_get_device_name(device)
 }
 
-func _C_ibv_modify_srq(p0 *_C_struct_ibv_srq, p1 *_C_struct_ibv_srq_attr, p2 _C_int) _C_int {
-	return C.ibv_modify_srq(p0, p1, p2)
+func _C_ibv_modify_qp(qp *_C_struct_ibv_qp, attr *_C_struct_ibv_qp_attr, attrMask _C_int) _C_int {
+	return C.ibv_modify_qp(qp, attr, attrMask)
 }
 
-func _C_ibv_node_type_str(p0 int32) *_C_char { return C.ibv_node_type_str(p0) }
-func _C2_ibv_open_device(p0 *_C_struct_ibv_device) (*_C_struct_ibv_context, error) {
-	r, err := C.ibv_open_device(p0)
+func _C_ibv_modify_srq(srq *_C_struct_ibv_srq, srqAttr *_C_struct_ibv_srq_attr, srqAttrMask _C_int) _C_int {
+	return C.ibv_modify_srq(srq, srqAttr, srqAttrMask)
+}
+
+func _C_ibv_node_type_str(nodeType int32) *_C_char { return C.ibv_node_type_str(nodeType) }
+
+func _C2_ibv_open_device(device *_C_struct_ibv_device) (*_C_struct_ibv_context, error) {
+	r, err := C.ibv_open_device(device)
 	return r, err
 }
 
-func _C_ibv_poll_cq(p0 *_C_struct_ibv_cq, p1 _C_int, p2 *_C_struct_ibv_wc) _C_int {
-	return C.ibv_poll_cq(p0, p1, p2)
+func _C_ibv_poll_cq(cq *_C_struct_ibv_cq, numEntries _C_int, wc *_C_struct_ibv_wc) _C_int {
+	return C.ibv_poll_cq(cq, numEntries, wc)
 }
 
-func _C_ibv_query_device(p0 *_C_struct_ibv_context, p1 *_C_struct_ibv_device_attr) _C_int {
-	return C.ibv_query_device(p0, p1)
+func _C_ibv_query_device(context *_C_struct_ibv_context, deviceAttr *_C_struct_ibv_device_attr) _C_int {
+	return C.ibv_query_device(context, deviceAttr)
 }
 
-func _C_ibv_query_qp(p0 *_C_struct_ibv_qp, p1 *_C_struct_ibv_qp_attr, p2 _C_int, p3 *_C_struct_ibv_qp_init_attr) _C_int {
-	return C.ibv_query_qp(p0, p1, p2, p3)
+func _C_ibv_query_qp(qp *_C_struct_ibv_qp, attr *_C_struct_ibv_qp_attr, attrMask _C_int, initAttr *_C_struct_ibv_qp_init_attr) _C_int {
+	return C.ibv_query_qp(qp, attr, attrMask, initAttr)
 }
 
-func _C_ibv_query_srq(p0 *_C_struct_ibv_srq, p1 *_C_struct_ibv_srq_attr) _C_int {
-	return C.ibv_query_srq(p0, p1)
+func _C_ibv_query_srq(srq *_C_struct_ibv_srq, srqAttr *_C_struct_ibv_srq_attr) _C_int {
+	return C.ibv_query_srq(srq, srqAttr)
 }
 
-func _C2_ibv_reg_mr(p0 *_C_struct_ibv_pd, p1 unsafe.Pointer, p2 _C_size_t, p3 _C_int) (*_C_struct_ibv_mr, error) {
-	r, err := C.ibv_reg_mr(p0, p1, p2, p3)
+func _C2_ibv_reg_mr(pd *_C_struct_ibv_pd, addr unsafe.Pointer, length _C_size_t, access _C_int) (*_C_struct_ibv_mr, error) {
+	r, err := C.ibv_reg_mr(pd, addr, length, access)
 	return r, err
 }
 
-func _C_memset(p0 unsafe.Pointer, p1 _C_int, p2 _C_size_t) unsafe.Pointer {
-	return C.memset(p0, p1, p2)
+func _C_memset(s unsafe.Pointer, c _C_int, n _C_size_t) unsafe.Pointer {
+	return C.memset(s, c, n)
 }
 
-func _C_posix_memalign(p0 *unsafe.Pointer, p1 _C_size_t, p2 _C_size_t) _C_int {
-	return C.posix_memalign(p0, p1, p2)
+func _C_posix_memalign(memptr *unsafe.Pointer, alignment _C_size_t, size _C_size_t) _C_int {
+	return C.posix_memalign(memptr, alignment, size)
 }
 
 func _C2_rdma_create_event_channel() (*_C_struct_rdma_event_channel, error) {
@@ -245,6 +260,7 @@ func _C2_rdma_create_event_channel() (*_C_struct_rdma_event_channel, error) {
 // and cgo checks the whole object a pointer argument points into unless
 // the call itself takes the field's address (see the cgo documentation,
 // "Passing pointers").
+
 func _C2_rdma_create_id(ch *_C_struct_rdma_event_channel, id **_C_struct_rdma_cm_id, ctx unsafe.Pointer, ps uint32) (_C_int, error) {
 	v := *id
 	r, err := C.rdma_create_id(ch, &v, ctx, ps)
@@ -252,120 +268,126 @@ func _C2_rdma_create_id(ch *_C_struct_rdma_event_channel, id **_C_struct_rdma_cm
 	return r, err
 }
 
-func _C2_rdma_create_qp(p0 *_C_struct_rdma_cm_id, p1 *_C_struct_ibv_pd, p2 *_C_struct_ibv_qp_init_attr) (_C_int, error) {
-	r, err := C.rdma_create_qp(p0, p1, p2)
+func _C2_rdma_create_qp(id *_C_struct_rdma_cm_id, pd *_C_struct_ibv_pd, qpInitAttr *_C_struct_ibv_qp_init_attr) (_C_int, error) {
+	r, err := C.rdma_create_qp(id, pd, qpInitAttr)
 	return r, err
 }
 
-func _C_rdma_destroy_event_channel(p0 *_C_struct_rdma_event_channel) {
-	C.rdma_destroy_event_channel(p0)
+func _C_rdma_destroy_event_channel(channel *_C_struct_rdma_event_channel) {
+	C.rdma_destroy_event_channel(channel)
 }
 
-func _C2_rdma_destroy_id(p0 *_C_struct_rdma_cm_id) (_C_int, error) {
-	r, err := C.rdma_destroy_id(p0)
+func _C2_rdma_destroy_id(id *_C_struct_rdma_cm_id) (_C_int, error) {
+	r, err := C.rdma_destroy_id(id)
 	return r, err
 }
 
-func _C_rdma_destroy_qp(p0 *_C_struct_rdma_cm_id) { C.rdma_destroy_qp(p0) }
-func _C2_rdma_disconnect(p0 *_C_struct_rdma_cm_id) (_C_int, error) {
-	r, err := C.rdma_disconnect(p0)
+func _C_rdma_destroy_qp(id *_C_struct_rdma_cm_id) { C.rdma_destroy_qp(id) }
+
+func _C2_rdma_disconnect(id *_C_struct_rdma_cm_id) (_C_int, error) {
+	r, err := C.rdma_disconnect(id)
 	return r, err
 }
 
-func _C_rdma_free_devices(p0 **_C_struct_ibv_context) { C.rdma_free_devices(p0) }
-func _C2_rdma_get_devices(p0 *_C_int) (**_C_struct_ibv_context, error) {
-	r, err := C.rdma_get_devices(p0)
+func _C_rdma_free_devices(list **_C_struct_ibv_context) { C.rdma_free_devices(list) }
+
+func _C2_rdma_get_devices(numDevices *_C_int) (**_C_struct_ibv_context, error) {
+	r, err := C.rdma_get_devices(numDevices)
 	return r, err
 }
 
-func _C2_rdma_init_qp_attr(p0 *_C_struct_rdma_cm_id, p1 *_C_struct_ibv_qp_attr, p2 *_C_int) (_C_int, error) {
-	r, err := C.rdma_init_qp_attr(p0, p1, p2)
+func _C2_rdma_init_qp_attr(id *_C_struct_rdma_cm_id, qpAttr *_C_struct_ibv_qp_attr, qpAttrMask *_C_int) (_C_int, error) {
+	r, err := C.rdma_init_qp_attr(id, qpAttr, qpAttrMask)
 	return r, err
 }
 
-func _C2_rdma_resolve_route(p0 *_C_struct_rdma_cm_id, p1 _C_int) (_C_int, error) {
-	r, err := C.rdma_resolve_route(p0, p1)
+func _C2_rdma_resolve_route(id *_C_struct_rdma_cm_id, timeoutMs _C_int) (_C_int, error) {
+	r, err := C.rdma_resolve_route(id, timeoutMs)
 	return r, err
 }
 
-func _C_srqc_bench_post(p0 *_C_struct_ibv_pd, p1 _C_uint64_t) _C_int64_t {
-	return C.srqc_bench_post(p0, p1)
+func _C_srqc_bench_post(pd *_C_struct_ibv_pd, n _C_uint64_t) _C_int64_t {
+	return C.srqc_bench_post(pd, n)
 }
 
-func _C2_srqc_create_srq(p0 *_C_struct_ibv_context, p1 *_C_struct_ibv_pd, p2 *_C_struct_ibv_cq, p3 _C_int, p4 *_C_struct_ibv_srq_attr) (*_C_struct_ibv_srq, error) {
-	r, err := C.srqc_create_srq(p0, p1, p2, p3, p4)
+func _C2_srqc_create_srq(ctx *_C_struct_ibv_context, pd *_C_struct_ibv_pd, cq *_C_struct_ibv_cq, variant _C_int, attr *_C_struct_ibv_srq_attr) (*_C_struct_ibv_srq, error) {
+	r, err := C.srqc_create_srq(ctx, pd, cq, variant, attr)
 	return r, err
 }
 
-func _C_srqc_get_async(p0 *_C_struct_ibv_context, p1 *_C_struct_srqc_event) _C_int {
-	return C.srqc_get_async(p0, p1)
+func _C_srqc_get_async(ctx *_C_struct_ibv_context, out *_C_struct_srqc_event) _C_int {
+	return C.srqc_get_async(ctx, out)
 }
 
-func _C_srqc_get_cq_event(p0 *_C_struct_ibv_comp_channel, p1 _C_int) _C_int {
-	return C.srqc_get_cq_event(p0, p1)
+func _C_srqc_get_cq_event(ch *_C_struct_ibv_comp_channel, timeoutMs _C_int) _C_int {
+	return C.srqc_get_cq_event(ch, timeoutMs)
 }
 
 func _C_srqc_libibverbs_path() *_C_char { return C.srqc_libibverbs_path() }
-func _C_srqc_poll_cq(p0 *_C_struct_ibv_cq, p1 _C_int, p2 *_C_struct_ibv_wc, p3 *_C_struct_srqc_wc) _C_int {
-	return C.srqc_poll_cq(p0, p1, p2, p3)
+
+func _C_srqc_poll_cq(cq *_C_struct_ibv_cq, n _C_int, wcs *_C_struct_ibv_wc, out *_C_struct_srqc_wc) _C_int {
+	return C.srqc_poll_cq(cq, n, wcs, out)
 }
 
-func _C_srqc_post_recv(p0 *_C_struct_ibv_qp, p1 *_C_struct_ibv_recv_wr, p2 _C_int, p3 *_C_int) _C_int {
-	return C.srqc_post_recv(p0, p1, p2, p3)
+func _C_srqc_post_recv(qp *_C_struct_ibv_qp, wr *_C_struct_ibv_recv_wr, n _C_int, badIndex *_C_int) _C_int {
+	return C.srqc_post_recv(qp, wr, n, badIndex)
 }
 
-func _C_srqc_post_send(p0 *_C_struct_ibv_qp, p1 _C_uint64_t, p2 *_C_struct_srqc_send) _C_int {
-	return C.srqc_post_send(p0, p1, p2)
+func _C_srqc_post_send(qp *_C_struct_ibv_qp, wrID _C_uint64_t, s *_C_struct_srqc_send) _C_int {
+	return C.srqc_post_send(qp, wrID, s)
 }
 
-func _C_srqc_post_srq_recv(p0 *_C_struct_ibv_srq, p1 *_C_struct_ibv_recv_wr, p2 _C_int, p3 *_C_int, p4 unsafe.Pointer, p5 _C_size_t) _C_int {
-	return C.srqc_post_srq_recv(p0, p1, p2, p3, p4, p5)
+func _C_srqc_post_srq_recv(srq *_C_struct_ibv_srq, wr *_C_struct_ibv_recv_wr, n _C_int, badIndex *_C_int, scribble unsafe.Pointer, scribbleLen _C_size_t) _C_int {
+	return C.srqc_post_srq_recv(srq, wr, n, badIndex, scribble, scribbleLen)
 }
 
-func _C_srqc_probe_post_recv(p0 *_C_char, p1 _C_uint64_t, p2 *_C_int) _C_int {
-	return C.srqc_probe_post_recv(p0, p1, p2)
+func _C_srqc_probe_post_recv(name *_C_char, wrID _C_uint64_t, badIndex *_C_int) _C_int {
+	return C.srqc_probe_post_recv(name, wrID, badIndex)
 }
 
-func _C_srqc_probe_post_srq_recv(p0 *_C_char, p1 _C_uint64_t, p2 _C_int, p3 *_C_int) _C_int {
-	return C.srqc_probe_post_srq_recv(p0, p1, p2, p3)
+func _C_srqc_probe_post_srq_recv(name *_C_char, wrID _C_uint64_t, numSGE _C_int, badIndex *_C_int) _C_int {
+	return C.srqc_probe_post_srq_recv(name, wrID, numSGE, badIndex)
 }
 
-func _C_srqc_query_gid(p0 *_C_struct_ibv_context, p1 _C_uint8_t, p2 _C_int, p3 *_C_uint8_t) _C_int {
-	return C.srqc_query_gid(p0, p1, p2, p3)
+func _C_srqc_query_gid(ctx *_C_struct_ibv_context, port _C_uint8_t, idx _C_int, out *_C_uint8_t) _C_int {
+	return C.srqc_query_gid(ctx, port, idx, out)
 }
 
-func _C_srqc_query_port(p0 *_C_struct_ibv_context, p1 _C_uint8_t, p2 *_C_struct_ibv_port_attr) _C_int {
-	return C.srqc_query_port(p0, p1, p2)
+func _C_srqc_query_port(ctx *_C_struct_ibv_context, port _C_uint8_t, a *_C_struct_ibv_port_attr) _C_int {
+	return C.srqc_query_port(ctx, port, a)
 }
 
-func _C_srqc_req_notify_cq(p0 *_C_struct_ibv_cq) _C_int { return C.srqc_req_notify_cq(p0) }
-func _C_srqc_set_av(p0 *_C_struct_ibv_ah_attr, p1 *_C_uint8_t, p2 _C_int, p3 _C_int) {
-	C.srqc_set_av(p0, p1, p2, p3)
+func _C_srqc_req_notify_cq(cq *_C_struct_ibv_cq) _C_int { return C.srqc_req_notify_cq(cq) }
+
+func _C_srqc_set_av(ah *_C_struct_ibv_ah_attr, gid *_C_uint8_t, sgidIndex _C_int, port _C_int) {
+	C.srqc_set_av(ah, gid, sgidIndex, port)
 }
 
-func _C2_srqc_set_nonblock(p0 _C_int) (_C_int, error) {
-	r, err := C.srqc_set_nonblock(p0)
+func _C2_srqc_set_nonblock(fd _C_int) (_C_int, error) {
+	r, err := C.srqc_set_nonblock(fd)
 	return r, err
 }
 
-func _C_srqcm_accept(p0 *_C_struct_rdma_cm_id) _C_int { return C.srqcm_accept(p0) }
-func _C_srqcm_ack_timeout(p0 *_C_struct_rdma_cm_id, p1 _C_uint8_t) _C_int {
-	return C.srqcm_ack_timeout(p0, p1)
+func _C_srqcm_accept(id *_C_struct_rdma_cm_id) _C_int { return C.srqcm_accept(id) }
+
+func _C_srqcm_ack_timeout(id *_C_struct_rdma_cm_id, timeout _C_uint8_t) _C_int {
+	return C.srqcm_ack_timeout(id, timeout)
 }
 
-func _C_srqcm_bind_listen(p0 *_C_struct_rdma_cm_id, p1 *_C_char, p2 _C_int, p3 *_C_int) _C_int {
-	return C.srqcm_bind_listen(p0, p1, p2, p3)
+func _C_srqcm_bind_listen(id *_C_struct_rdma_cm_id, ip *_C_char, backlog _C_int, port *_C_int) _C_int {
+	return C.srqcm_bind_listen(id, ip, backlog, port)
 }
 
-func _C_srqcm_connect(p0 *_C_struct_rdma_cm_id) _C_int { return C.srqcm_connect(p0) }
-func _C_srqcm_next(p0 *_C_struct_rdma_event_channel, p1 _C_int, p2 *_C_struct_srqcm_event) _C_int {
-	return C.srqcm_next(p0, p1, p2)
+func _C_srqcm_connect(id *_C_struct_rdma_cm_id) _C_int { return C.srqcm_connect(id) }
+
+func _C_srqcm_next(ch *_C_struct_rdma_event_channel, timeoutMs _C_int, out *_C_struct_srqcm_event) _C_int {
+	return C.srqcm_next(ch, timeoutMs, out)
 }
 
-func _C_srqcm_post_read(p0 *_C_struct_ibv_qp, p1 _C_uint64_t, p2 _C_uint64_t, p3 _C_uint32_t, p4 _C_uint64_t, p5 _C_uint32_t, p6 _C_uint32_t) _C_int {
-	return C.srqcm_post_read(p0, p1, p2, p3, p4, p5, p6)
+func _C_srqcm_post_read(qp *_C_struct_ibv_qp, wrID _C_uint64_t, addr _C_uint64_t, lkey _C_uint32_t, raddr _C_uint64_t, rkey _C_uint32_t, length _C_uint32_t) _C_int {
+	return C.srqcm_post_read(qp, wrID, addr, lkey, raddr, rkey, length)
 }
 
-func _C_srqcm_resolve_addr(p0 *_C_struct_rdma_cm_id, p1 *_C_char, p2 _C_int, p3 _C_int) _C_int {
-	return C.srqcm_resolve_addr(p0, p1, p2, p3)
+func _C_srqcm_resolve_addr(id *_C_struct_rdma_cm_id, ip *_C_char, port _C_int, timeoutMs _C_int) _C_int {
+	return C.srqcm_resolve_addr(id, ip, port, timeoutMs)
 }
