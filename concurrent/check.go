@@ -285,6 +285,42 @@ func (c *checker) notice(r *Result, ops []Operation, info porcupine.Linearizatio
 // blame names the rule broken (see explain).
 func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []model.Step, cands []int) {
 	deadline := time.Now().Add(blameBudget)
+	votes := c.vote(ops, m, trace, cands, deadline)
+	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
+	// Without direct evidence (which needs no search; see below), a rule
+	// whose relaxation alone linearizes the whole history is the one
+	// broken (see blameDecisive).
+	if len(ev) == 0 && c.blameDecisive(r, ops, votes) {
+		return
+	}
+	ranked := c.rankByReach(ops, votes, ev, deadline)
+	r.Rule = r.NoticedBy
+	if len(ranked) > 0 {
+		r.Rule = ranked[0]
+	}
+	// Direct evidence in the history outranks the rest: a WR completed
+	// twice, a limit event more than its armings allow, a WR lost.
+	if len(ev) > 0 {
+		r.Rule = ev[0]
+		for _, rule := range ranked {
+			if slices.Contains(ev, rule) {
+				r.Rule = rule // the best ranked among the evidenced
+				break
+			}
+		}
+		r.Evidence = ev
+	}
+	for _, rule := range ranked {
+		if rule != r.Rule {
+			r.Also = append(r.Also, rule)
+		}
+	}
+}
+
+// vote diagnoses the sequential trace up to each candidate that fails
+// after state m (at most maxExplained of them, until deadline) and counts,
+// for each rule, the explanations that name it.
+func (c *checker) vote(ops []Operation, m *model.Model, trace []model.Step, cands []int, deadline time.Time) map[string]int {
 	votes := map[string]int{}
 	tried := 0
 	for _, i := range cands {
@@ -306,48 +342,55 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 			}
 		}
 	}
-	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
-	// Without direct evidence (which needs no search; see below), a rule
-	// whose relaxation alone linearizes the whole history is the one
-	// broken: the rules of the events the complaint differs in are tried
-	// first, then the rules the diagnoses name (most voted first), the
-	// rule that noticed, and the workload's others.
-	if len(ev) == 0 {
-		voted := slices.Collect(maps.Keys(votes))
-		slices.SortFunc(voted, func(a, b string) int {
-			if votes[a] != votes[b] {
-				return votes[b] - votes[a]
-			}
-			return model.Rank(a) - model.Rank(b)
-		})
-		rest := slices.Clone(workloadRules)
-		slices.SortStableFunc(rest, func(a, b string) int { return model.Rank(a) - model.Rank(b) })
-		favoured := eventRules(r.failDev)
-		var order []string
-		for _, rule := range slices.Concat(favoured, voted, []string{r.NoticedBy}, rest) {
-			if rule != "" && !slices.Contains(order, rule) {
-				order = append(order, rule)
-			}
+	return votes
+}
+
+// blameDecisive looks for a rule whose relaxation alone linearizes the
+// whole history, and if it finds one blames it in r and returns true. The
+// rules of the events the complaint differs in are tried first, then the
+// rules the diagnoses name (most voted first), the rule that noticed, and
+// the workload's others.
+func (c *checker) blameDecisive(r *Result, ops []Operation, votes map[string]int) bool {
+	voted := slices.Collect(maps.Keys(votes))
+	slices.SortFunc(voted, func(a, b string) int {
+		if votes[a] != votes[b] {
+			return votes[b] - votes[a]
 		}
-		if rule := c.decisive(ops, order, len(favoured), time.Now().Add(decisiveBudget)); rule != "" {
-			r.Rule, r.Decisive = rule, true
-			for _, o := range order {
-				if o != rule && votes[o] > 0 {
-					r.Also = append(r.Also, o)
-				}
-			}
-			return
+		return model.Rank(a) - model.Rank(b)
+	})
+	rest := slices.Clone(workloadRules)
+	slices.SortStableFunc(rest, func(a, b string) int { return model.Rank(a) - model.Rank(b) })
+	favoured := eventRules(r.failDev)
+	var order []string
+	for _, rule := range slices.Concat(favoured, voted, []string{r.NoticedBy}, rest) {
+		if rule != "" && !slices.Contains(order, rule) {
+			order = append(order, rule)
 		}
 	}
-	// Otherwise the candidates are the rules those diagnoses name. Each is
-	// tried on the whole history: a greedy linearization under the model with the
-	// rule relaxed, taking at each point the earliest-called operation
-	// that fits. The rule broken is the one whose linearization gets
-	// furthest (a rule that explains the failure by accident seldom
-	// explains what follows: a lost post also looks like a queue that
-	// holds too many, until the lost WR never completes). Ties go to the
-	// most voted, then to the rules only concurrency can break, then by
-	// model.Rank.
+	rule := c.decisive(ops, order, len(favoured), time.Now().Add(decisiveBudget))
+	if rule == "" {
+		return false
+	}
+	r.Rule, r.Decisive = rule, true
+	for _, o := range order {
+		if o != rule && votes[o] > 0 {
+			r.Also = append(r.Also, o)
+		}
+	}
+	return true
+}
+
+// rankByReach ranks the rules the diagnoses name (votes), and those the
+// history shows on its face (ev), best first. Each is tried on the whole
+// history: a greedy linearization under the model with the rule relaxed,
+// taking at each point the earliest-called operation that fits. The rule
+// broken is the one whose linearization gets furthest (a rule that
+// explains the failure by accident seldom explains what follows: a lost
+// post also looks like a queue that holds too many, until the lost WR
+// never completes). Ties go to the most voted, then to the rules only
+// concurrency can break, then by model.Rank. The rules not measured by
+// deadline rank last.
+func (c *checker) rankByReach(ops []Operation, votes map[string]int, ev []string, deadline time.Time) []string {
 	ranked := slices.Collect(maps.Keys(votes))
 	for _, rule := range ev {
 		if !slices.Contains(ranked, rule) {
@@ -379,27 +422,7 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 		}
 		return model.Rank(a) - model.Rank(b)
 	})
-	r.Rule = r.NoticedBy
-	if len(ranked) > 0 {
-		r.Rule = ranked[0]
-	}
-	// Direct evidence in the history outranks the rest: a WR completed
-	// twice, a limit event more than its armings allow, a WR lost.
-	if len(ev) > 0 {
-		r.Rule = ev[0]
-		for _, rule := range ranked {
-			if slices.Contains(ev, rule) {
-				r.Rule = rule // the best ranked among the evidenced
-				break
-			}
-		}
-		r.Evidence = ev
-	}
-	for _, rule := range ranked {
-		if rule != r.Rule {
-			r.Also = append(r.Also, rule)
-		}
-	}
+	return ranked
 }
 
 // evidence returns the rules the history shows broken on its face, in

@@ -17,7 +17,7 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-func runEmu(t testing.TB, seed uint64, devs ...emu.Deviation) *concurrent.History {
+func runEmu(t testing.TB, seed uint64, devs ...emu.Switch) *concurrent.History {
 	t.Helper()
 	h, err := concurrent.Run(context.Background(), emu.New(devs...), drivers.Config{}, concurrent.Options{Profile: model.Documented(), Seed: seed})
 	if err != nil {

@@ -77,20 +77,27 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes r for people; markdown makes it a Markdown document.
 func (r *Report) WriteText(w io.Writer, markdown bool) error {
-	var b strings.Builder
-	h := func(s string) {
-		if markdown {
-			fmt.Fprintf(&b, "\n## %s\n\n", s)
-		} else {
-			fmt.Fprintf(&b, "\n%s\n", strings.ToUpper(s))
+	t := textReport{markdown: markdown}
+	if markdown {
+		t.b.WriteString("# srqconform concurrent report\n\n")
+	} else {
+		t.b.WriteString("srqconform concurrent report\n")
+	}
+	fmt.Fprintf(&t.b, "device %s, kernel %s, profile %s\n", orDash(r.Device), orDash(r.Kernel), r.Profile)
+	fmt.Fprintf(&t.b, "verdict: %s\n", r.verdict())
+	t.heading("Histories")
+	t.histories(r.Runs)
+	for _, run := range r.Runs {
+		if res := run.Result; res != nil && res.Violation() {
+			t.violation(run)
 		}
 	}
-	if markdown {
-		b.WriteString("# srqconform concurrent report\n\n")
-	} else {
-		b.WriteString("srqconform concurrent report\n")
-	}
-	fmt.Fprintf(&b, "device %s, kernel %s, profile %s\n", orDash(r.Device), orDash(r.Kernel), r.Profile)
+	_, err := io.WriteString(w, t.b.String())
+	return err
+}
+
+// verdict is the report's one-line verdict.
+func (r *Report) verdict() string {
 	verdict := "LINEARIZABLE: every history has an order the model accepts"
 	if len(r.Runs) == 0 {
 		verdict = "NO HISTORIES: none was recorded"
@@ -115,90 +122,111 @@ func (r *Report) WriteText(w io.Writer, markdown bool) error {
 	if r.Interrupted {
 		verdict = "INTERRUPTED, " + verdict + " (so far)"
 	}
-	fmt.Fprintf(&b, "verdict: %s\n", verdict)
-	h("Histories")
-	if markdown {
-		b.WriteString("| seed | operations | by kind | most at once | recorded in | ops/s | checked in | verdict | rule |\n|--:|--:|---|--:|--:|--:|--:|---|---|\n")
+	return verdict
+}
+
+// textReport builds the text or Markdown report.
+type textReport struct {
+	b        strings.Builder
+	markdown bool
+}
+
+// heading writes a section heading.
+func (t *textReport) heading(s string) {
+	if t.markdown {
+		fmt.Fprintf(&t.b, "\n## %s\n\n", s)
+	} else {
+		fmt.Fprintf(&t.b, "\n%s\n", strings.ToUpper(s))
 	}
-	for _, run := range r.Runs {
+}
+
+// histories writes a line (or table row) per history.
+func (t *textReport) histories(runs []HistoryRun) {
+	if t.markdown {
+		t.b.WriteString("| seed | operations | by kind | most at once | recorded in | ops/s | checked in | verdict | rule |\n|--:|--:|---|--:|--:|--:|--:|---|---|\n")
+	}
+	for _, run := range runs {
 		res := run.Result
 		verdict, rule, check := "-", "", "-"
 		if res != nil {
 			verdict, rule, check = res.Verdict, res.Rule, res.Time.Round(time.Millisecond).String()
 		}
-		if markdown {
-			fmt.Fprintf(&b, "| %d | %d | %s | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, kinds(run.Kinds), run.Overlap, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
+		if t.markdown {
+			fmt.Fprintf(&t.b, "| %d | %d | %s | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, kinds(run.Kinds), run.Overlap, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
 		} else {
-			fmt.Fprintf(&b, "  seed %d: %d operations in %v (%.0f/s; %s; up to %d at once), checked in %s: %s %s\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), kinds(run.Kinds), run.Overlap, check, verdict, rule)
+			fmt.Fprintf(&t.b, "  seed %d: %d operations in %v (%.0f/s; %s; up to %d at once), checked in %s: %s %s\n", run.Seed, run.Ops, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), kinds(run.Kinds), run.Overlap, check, verdict, rule)
 		}
 	}
-	for _, run := range r.Runs {
-		res := run.Result
-		if res == nil || !res.Violation() {
-			continue
+}
+
+// violation writes the section of a violating history: what shows the
+// violation, then the reduced history (or the longest linearization).
+func (t *textReport) violation(run HistoryRun) {
+	b, res := &t.b, run.Result
+	t.heading(fmt.Sprintf("Violation, seed %d: %s", run.Seed, res.Rule))
+	ind := "  "
+	if t.markdown {
+		ind = ""
+	}
+	switch {
+	case res.Decisive:
+		fmt.Fprintf(b, "%swith %s waived the whole history linearizes\n", ind, res.Rule)
+	case len(res.Evidence) > 0:
+		fmt.Fprintf(b, "%sshown on its face: %s\n", ind, strings.Join(res.Evidence, ", "))
+	}
+	if len(res.Also) > 0 {
+		fmt.Fprintf(b, "%salso explained by: %s\n", ind, strings.Join(res.Also, ", "))
+	}
+	fmt.Fprintf(b, "%snoticed: %s\n", ind, res.Complaint)
+	if res.Failing != nil {
+		fmt.Fprintf(b, "%sno order places next: %s\n", ind, res.Failing)
+	}
+	if res.HTML != "" {
+		fmt.Fprintf(b, "%svisualisation: %s\n", ind, res.HTML)
+	}
+	ops := res.Reduced
+	what := fmt.Sprintf("reduced history (%d of %d operations, still without a linearization)", len(res.Reduced), run.Ops)
+	if len(ops) == 0 {
+		ops, what = res.Prefix, "the longest linearization found"
+	}
+	fmt.Fprintf(b, "\n%s%s; client, call .. return, operation:\n", ind, what)
+	if t.markdown {
+		b.WriteString("\n```\n")
+	}
+	if len(ops) > maxShown {
+		start, end := shownWindow(ops, res.Failing)
+		fmt.Fprintf(b, "%s  (%d operations before these and %d after them left out)\n", ind, start, len(ops)-end)
+		ops = ops[start:end]
+	}
+	for _, o := range ops {
+		ret := o.Return.String()
+		if o.Return == Forever {
+			ret = "never"
 		}
-		h(fmt.Sprintf("Violation, seed %d: %s", run.Seed, res.Rule))
-		ind := "  "
-		if markdown {
-			ind = ""
+		client := fmt.Sprint(o.Client)
+		if run.History != nil && o.Client < len(run.History.Clients) {
+			client = run.History.Clients[o.Client]
 		}
-		switch {
-		case res.Decisive:
-			fmt.Fprintf(&b, "%swith %s waived the whole history linearizes\n", ind, res.Rule)
-		case len(res.Evidence) > 0:
-			fmt.Fprintf(&b, "%sshown on its face: %s\n", ind, strings.Join(res.Evidence, ", "))
-		}
-		if len(res.Also) > 0 {
-			fmt.Fprintf(&b, "%salso explained by: %s\n", ind, strings.Join(res.Also, ", "))
-		}
-		fmt.Fprintf(&b, "%snoticed: %s\n", ind, res.Complaint)
-		if res.Failing != nil {
-			fmt.Fprintf(&b, "%sno order places next: %s\n", ind, res.Failing)
-		}
-		if res.HTML != "" {
-			fmt.Fprintf(&b, "%svisualisation: %s\n", ind, res.HTML)
-		}
-		ops := res.Reduced
-		what := fmt.Sprintf("reduced history (%d of %d operations, still without a linearization)", len(res.Reduced), run.Ops)
-		if len(ops) == 0 {
-			ops, what = res.Prefix, "the longest linearization found"
-		}
-		fmt.Fprintf(&b, "\n%s%s; client, call .. return, operation:\n", ind, what)
-		if markdown {
-			b.WriteString("\n```\n")
-		}
-		if len(ops) > maxShown {
-			// The operations up to where it failed, the last maxShown.
-			end := len(ops)
-			if res.Failing != nil {
-				for i, o := range ops {
-					if o.Call > res.Failing.Return {
-						end = i
-						break
-					}
-				}
+		fmt.Fprintf(b, "%s  [%s] %v .. %s  %s\n", ind, client, o.Call, ret, o)
+	}
+	if t.markdown {
+		b.WriteString("```\n")
+	}
+}
+
+// shownWindow is the slice ops[start:end] a report lists of a long
+// history: the last maxShown operations up to where it failed.
+func shownWindow(ops []Operation, failing *Operation) (start, end int) {
+	end = len(ops)
+	if failing != nil {
+		for i, o := range ops {
+			if o.Call > failing.Return {
+				end = i
+				break
 			}
-			start := max(0, end-maxShown)
-			fmt.Fprintf(&b, "%s  (%d operations before these and %d after them left out)\n", ind, start, len(ops)-end)
-			ops = ops[start:end]
-		}
-		for _, o := range ops {
-			ret := o.Return.String()
-			if o.Return == Forever {
-				ret = "never"
-			}
-			client := fmt.Sprint(o.Client)
-			if run.History != nil && o.Client < len(run.History.Clients) {
-				client = run.History.Clients[o.Client]
-			}
-			fmt.Fprintf(&b, "%s  [%s] %v .. %s  %s\n", ind, client, o.Call, ret, o)
-		}
-		if markdown {
-			b.WriteString("```\n")
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return max(0, end-maxShown), end
 }
 
 // maxShown bounds the operations a report lists for one violation.

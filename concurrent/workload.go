@@ -164,6 +164,47 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 	}
 	defer srq.Close()
 	h.Setup.Attr = model.SRQAttr{MaxWR: attr.MaxWR, MaxSGE: attr.MaxSGE, SRQLimit: attr.SRQLimit}
+	qps, err := setUpQPs(ctx, srq, opts, h)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &workload{opts: opts, info: info, h: h, srq: srq, ctx: runCtx, cancel: cancel,
+		rec: &recorder{start: time.Now(), max: int64(opts.MaxOps), ctx: runCtx, qpTypes: h.Setup.QPs}}
+	w.rec.stop = w.rec.start.Add(opts.Duration)
+	// A message carries its number as immediate data, so that its
+	// completion names it; iWARP has none (siw): plain Sends then, and
+	// each completion goes to the oldest message of its QP still owed one.
+	w.opcode = drivers.SendImm
+	if info.NoOpcodes.Has(drivers.SendImm) {
+		w.opcode = drivers.Send
+	}
+	for p := range opts.Posters {
+		w.spawn(fmt.Sprintf("poster %d", p), w.post)
+	}
+	for i, q := range qps {
+		w.spawn(fmt.Sprintf("qp%d (%s): sends and state changes", i, h.Setup.QPs[i]), func(c int, rng *rand.Rand) { w.send(i, q, c, rng) })
+	}
+	if !opts.NoArm {
+		w.spawn("limit arming", w.arm)
+	}
+	w.pollUntilDone()
+	time.Sleep(opts.Settle)
+	if w.firstErr == nil {
+		if err := pollOnce(srq, w.rec, w.poller, true); err != nil {
+			w.firstErr = err
+		}
+	}
+	h.Clients = w.rec.clients
+	h.Ops = w.rec.assemble()
+	h.Wall = w.rec.now()
+	return h, w.firstErr
+}
+
+// setUpQPs creates opts.RC RC and then opts.UD UD QPs on srq, records
+// their types in h's setup and takes each to RTS.
+func setUpQPs(ctx context.Context, srq drivers.SRQ, opts Options, h *History) ([]drivers.QP, error) {
 	var qps []drivers.QP
 	for i := range opts.RC + opts.UD {
 		t := drivers.RC
@@ -184,153 +225,179 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 			}
 		}
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rec := &recorder{start: time.Now(), max: int64(opts.MaxOps), ctx: runCtx, qpTypes: h.Setup.QPs}
-	rec.stop = rec.start.Add(opts.Duration)
-	var wrID, msgNo atomic.Uint64
-	// A message carries its number as immediate data, so that its
-	// completion names it; iWARP has none (siw): plain Sends then, and
-	// each completion goes to the oldest message of its QP still owed one.
-	opcode := drivers.SendImm
-	if info.NoOpcodes.Has(drivers.SendImm) {
-		opcode = drivers.Send
+	return qps, nil
+}
+
+// workload is one recording in progress: the SRQ, the recorder and the
+// client threads that drive the SRQ and its QPs.
+type workload struct {
+	opts   Options
+	info   drivers.Info
+	h      *History
+	srq    drivers.SRQ
+	rec    *recorder
+	ctx    context.Context // the run's: cancelled by fail
+	cancel context.CancelFunc
+	opcode drivers.Opcode // of every message: SendImm, or Send without it
+
+	wrID, msgNo atomic.Uint64
+	wg          sync.WaitGroup // the clients but the poller
+	poller      int            // the poller's client number
+
+	errOnce  sync.Once
+	firstErr error // read only once every client has stopped
+}
+
+// fail records the run's first error and stops every client.
+func (w *workload) fail(err error) {
+	w.errOnce.Do(func() { w.firstErr = err })
+	w.cancel()
+}
+
+// spawn starts the client name on an OS thread of its own, as an
+// application's are, with a random source of its own.
+func (w *workload) spawn(name string, body func(c int, rng *rand.Rand)) {
+	c := w.rec.client(name)
+	rng := rand.New(rand.NewPCG(w.opts.Seed, uint64(c)+1))
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		body(c, rng)
+	}()
+}
+
+// post is a poster client: lists of one to three receive WRs.
+func (w *workload) post(c int, rng *rand.Rand) {
+	for w.rec.more() {
+		n := 1 + rng.IntN(3)
+		wrs := make([]model.WR, n)
+		for i := range wrs {
+			wrs[i] = model.WR{ID: w.wrID.Add(1), NumSGE: 1, SGEs: []model.SGE{{Length: 128}}}
+		}
+		dw := make([]drivers.RecvWR, n)
+		for i, wr := range wrs {
+			dw[i] = drivers.RecvWR{ID: wr.ID, NumSGE: 1, SGEs: []drivers.SGE{{Length: 128}}}
+		}
+		call := w.rec.now()
+		e, bad := w.srq.Post(dw)
+		w.rec.add(c, Operation{Input: Input{Kind: KindPost, WRs: wrs}, Output: Output{Errno: e, BadWR: bad}, Call: call, Return: w.rec.now()})
+		pause(rng, e != 0)
+		switch {
+		case e != 0 && !w.info.Synchronous:
+			// A device's messages take milliseconds: a full SRQ
+			// stays full a while, and refused posts would crowd
+			// the history out.
+			time.Sleep(time.Duration(1+rng.IntN(3)) * time.Millisecond)
+		case e != 0:
+			// The same on an in-process device, at its pace: the
+			// messages that empty the SRQ, and fire its limit, get
+			// a larger share of the history.
+			time.Sleep(time.Duration(50+rng.IntN(150)) * time.Microsecond)
+		}
 	}
-	var wg sync.WaitGroup
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		cancel()
-	}
-	spawn := func(name string, body func(c int, rng *rand.Rand)) {
-		c := rec.client(name)
-		rng := rand.New(rand.NewPCG(opts.Seed, uint64(c)+1))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Each client is its own OS thread, as an application's are.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			body(c, rng)
-		}()
-	}
-	for p := range opts.Posters {
-		spawn(fmt.Sprintf("poster %d", p), func(c int, rng *rand.Rand) {
-			for rec.more() {
-				n := 1 + rng.IntN(3)
-				wrs := make([]model.WR, n)
-				for i := range wrs {
-					wrs[i] = model.WR{ID: wrID.Add(1), NumSGE: 1, SGEs: []model.SGE{{Length: 128}}}
-				}
-				dw := make([]drivers.RecvWR, n)
-				for i, w := range wrs {
-					dw[i] = drivers.RecvWR{ID: w.ID, NumSGE: 1, SGEs: []drivers.SGE{{Length: 128}}}
-				}
-				call := rec.now()
-				e, bad := srq.Post(dw)
-				rec.add(c, Operation{Input: Input{Kind: KindPost, WRs: wrs}, Output: Output{Errno: e, BadWR: bad}, Call: call, Return: rec.now()})
-				pause(rng, e != 0)
-				switch {
-				case e != 0 && !info.Synchronous:
-					// A device's messages take milliseconds: a full SRQ
-					// stays full a while, and refused posts would crowd
-					// the history out.
-					time.Sleep(time.Duration(1+rng.IntN(3)) * time.Millisecond)
-				case e != 0:
-					// The same on an in-process device, at its pace: the
-					// messages that empty the SRQ, and fire its limit, get
-					// a larger share of the history.
-					time.Sleep(time.Duration(50+rng.IntN(150)) * time.Microsecond)
-				}
+}
+
+// send is QP i's client: messages to it and, now and then, a cycle of
+// its state through ERR and RESET back to RTS.
+func (w *workload) send(i int, q drivers.QP, c int, rng *rand.Rand) {
+	state := drivers.RTS
+	// Let the posters go first, as an application posts before
+	// its peers send: an empty SRQ at the start proves nothing.
+	time.Sleep(2 * time.Millisecond)
+	for w.rec.more() {
+		if !w.opts.NoCycles && rng.IntN(12) == 0 {
+			var ok bool
+			if state, ok = w.cycle(i, q, state, c, rng); !ok {
+				return
 			}
-		})
-	}
-	for i, q := range qps {
-		typ := h.Setup.QPs[i]
-		spawn(fmt.Sprintf("qp%d (%s): sends and state changes", i, typ), func(c int, rng *rand.Rand) {
-			state := drivers.RTS
-			// Let the posters go first, as an application posts before
-			// its peers send: an empty SRQ at the start proves nothing.
-			time.Sleep(2 * time.Millisecond)
-			for rec.more() {
-				if !opts.NoCycles && rng.IntN(12) == 0 {
-					path := []drivers.QPState{drivers.Err, drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS}
-					if state != drivers.RTS {
-						path = path[1:]
-					}
-					for _, st := range path {
-						call := rec.now()
-						r := q.Modify(st)
-						o := Operation{Input: Input{Kind: KindModify, QP: i, State: model.QPState(st)}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()}
-						if cf, ok := q.(drivers.ConnectionFailer); ok && r != 0 {
-							if err := cf.ConnectionErr(); err != nil {
-								// The driver could not make its connection:
-								// the harness's failure, not the device's.
-								o.Output.Unknown, o.Return = true, Forever
-								rec.add(c, o)
-								fail(fmt.Errorf("concurrent: Modify(QP %d to %s) returned %s, the connection failed: %w", i, st, model.ErrnoName(r), err))
-								return
-							}
-						}
-						rec.add(c, o)
-						if r != 0 {
-							break
-						}
-						state = st
-						if st == drivers.Err && rng.IntN(2) == 0 {
-							break // stay in ERR for a while: messages meet it there
-						}
-					}
-					continue
-				}
-				no := uint32(msgNo.Add(1))
-				msg := model.Message{Opcode: model.Opcode(opcode), Len: uint32(rng.IntN(33)), Imm: no}
-				call := rec.now()
-				dctx, dcancel := context.WithTimeout(runCtx, opts.OpTimeout)
-				peer, err := q.Deliver(dctx, drivers.Message{Opcode: opcode, Len: msg.Len, Imm: no, Pattern: byte(no)})
-				dcancel()
-				o := Operation{Input: Input{Kind: KindMessage, QP: i, Msg: msg}, Output: Output{BadWR: -1, Peer: model.PeerStatus(peer)}, Call: call, Return: rec.now()}
-				if err != nil {
-					o.Output.Unknown, o.Return = true, Forever
-					rec.add(c, o)
-					if !errors.Is(err, context.Canceled) {
-						fail(fmt.Errorf("concurrent: Deliver(message %d to QP %d): %w", no, i, err))
-					}
-					return
-				}
-				rec.add(c, o)
-				pause(rng, false)
+			continue
+		}
+		no := uint32(w.msgNo.Add(1))
+		msg := model.Message{Opcode: model.Opcode(w.opcode), Len: uint32(rng.IntN(33)), Imm: no}
+		call := w.rec.now()
+		dctx, dcancel := context.WithTimeout(w.ctx, w.opts.OpTimeout)
+		peer, err := q.Deliver(dctx, drivers.Message{Opcode: w.opcode, Len: msg.Len, Imm: no, Pattern: byte(no)})
+		dcancel()
+		o := Operation{Input: Input{Kind: KindMessage, QP: i, Msg: msg}, Output: Output{BadWR: -1, Peer: model.PeerStatus(peer)}, Call: call, Return: w.rec.now()}
+		if err != nil {
+			o.Output.Unknown, o.Return = true, Forever
+			w.rec.add(c, o)
+			if !errors.Is(err, context.Canceled) {
+				w.fail(fmt.Errorf("concurrent: Deliver(message %d to QP %d): %w", no, i, err))
 			}
-		})
+			return
+		}
+		w.rec.add(c, o)
+		pause(rng, false)
 	}
-	if !opts.NoArm {
-		spawn("limit arming", func(c int, rng *rand.Rand) {
-			for rec.more() {
-				time.Sleep(time.Duration(100+rng.IntN(300)) * time.Microsecond)
-				l := 1 + uint32(rng.IntN(int(max(1, h.Setup.Attr.MaxWR-1))))
-				seen := rec.limits.Load()
-				call := rec.now()
-				r := srq.ModifyLimit(l)
-				rec.add(c, Operation{Input: Input{Kind: KindArm, Limit: l}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: rec.now()})
-				if r != 0 || rng.IntN(4) == 0 {
-					continue // now and then, arm again while armed
-				}
-				// As an application does, mostly wait for the event before
-				// arming again (or a while, if the count stays above the
-				// limit). An arming that overlaps a second event makes
-				// that event legal: a limit check that fires twice shows
-				// only when no arming falls between the two.
-				for wait := time.Now().Add(armWait(info)); rec.more() && rec.limits.Load() == seen && time.Now().Before(wait); {
-					time.Sleep(50 * time.Microsecond)
-				}
+}
+
+// cycle takes QP i from state towards ERR, RESET and back to RTS,
+// stopping at the first refusal (or, half the time, in ERR). It returns
+// the state the QP is left in, and false when the driver could not make
+// its connection (the run has failed).
+func (w *workload) cycle(i int, q drivers.QP, state drivers.QPState, c int, rng *rand.Rand) (drivers.QPState, bool) {
+	path := []drivers.QPState{drivers.Err, drivers.Reset, drivers.Init, drivers.RTR, drivers.RTS}
+	if state != drivers.RTS {
+		path = path[1:]
+	}
+	for _, st := range path {
+		call := w.rec.now()
+		r := q.Modify(st)
+		o := Operation{Input: Input{Kind: KindModify, QP: i, State: model.QPState(st)}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: w.rec.now()}
+		if cf, ok := q.(drivers.ConnectionFailer); ok && r != 0 {
+			if err := cf.ConnectionErr(); err != nil {
+				// The driver could not make its connection:
+				// the harness's failure, not the device's.
+				o.Output.Unknown, o.Return = true, Forever
+				w.rec.add(c, o)
+				w.fail(fmt.Errorf("concurrent: Modify(QP %d to %s) returned %s, the connection failed: %w", i, st, model.ErrnoName(r), err))
+				return state, false
 			}
-		})
+		}
+		w.rec.add(c, o)
+		if r != 0 {
+			break
+		}
+		state = st
+		if st == drivers.Err && rng.IntN(2) == 0 {
+			break // stay in ERR for a while: messages meet it there
+		}
 	}
-	// The poller runs until the others stop.
+	return state, true
+}
+
+// arm is the limit-arming client.
+func (w *workload) arm(c int, rng *rand.Rand) {
+	for w.rec.more() {
+		time.Sleep(time.Duration(100+rng.IntN(300)) * time.Microsecond)
+		l := 1 + uint32(rng.IntN(int(max(1, w.h.Setup.Attr.MaxWR-1))))
+		seen := w.rec.limits.Load()
+		call := w.rec.now()
+		r := w.srq.ModifyLimit(l)
+		w.rec.add(c, Operation{Input: Input{Kind: KindArm, Limit: l}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: w.rec.now()})
+		if r != 0 || rng.IntN(4) == 0 {
+			continue // now and then, arm again while armed
+		}
+		// As an application does, mostly wait for the event before
+		// arming again (or a while, if the count stays above the
+		// limit). An arming that overlaps a second event makes
+		// that event legal: a limit check that fires twice shows
+		// only when no arming falls between the two.
+		for wait := time.Now().Add(armWait(w.info)); w.rec.more() && w.rec.limits.Load() == seen && time.Now().Before(wait); {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+}
+
+// pollUntilDone runs the poller client until the other clients have
+// stopped, and one poll more.
+func (w *workload) pollUntilDone() {
 	workersDone := make(chan struct{})
 	var pollWG sync.WaitGroup
-	poller := rec.client("poller: completions and events")
+	w.poller = w.rec.client("poller: completions and events")
 	pollWG.Add(1)
 	go func() {
 		defer pollWG.Done()
@@ -343,8 +410,8 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 				stop = true
 			default:
 			}
-			if err := pollOnce(srq, rec, poller, false); err != nil {
-				fail(err)
+			if err := pollOnce(w.srq, w.rec, w.poller, false); err != nil {
+				w.fail(err)
 				return
 			}
 			if stop {
@@ -353,19 +420,9 @@ func Run(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Optio
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()
-	wg.Wait()
+	w.wg.Wait()
 	close(workersDone)
 	pollWG.Wait()
-	time.Sleep(opts.Settle)
-	if firstErr == nil {
-		if err := pollOnce(srq, rec, poller, true); err != nil {
-			firstErr = err
-		}
-	}
-	h.Clients = rec.clients
-	h.Ops = rec.assemble()
-	h.Wall = rec.now()
-	return h, firstErr
 }
 
 // armWait bounds how long the arming client waits for the event of its

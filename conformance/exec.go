@@ -204,10 +204,26 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	if _, ok := op.(model.CreateSRQ); !ok && x.srq == nil {
 		return obs, harness("%s before create_srq", op.Name())
 	}
-	if _, ok := op.(model.Poll); !ok {
-		start := time.Now()
-		defer func() { x.timing.add(phaseOf(op, obs), start) }()
+	if o, ok := op.(model.Poll); ok {
+		return x.poll(ctx, o, want)
 	}
+	start := time.Now()
+	defer func() { x.timing.add(phaseOf(op, obs), start) }()
+	var err error
+	switch op.(type) {
+	case model.CreateSRQ, model.CreateQP, model.CreateOther, model.DestroyQP, model.DestroySRQ:
+		err = x.doResource(ctx, op, &obs)
+	case model.Arrive, model.ArriveRest:
+		err = x.doArrive(ctx, op, want, &obs)
+	default:
+		err = x.doVerb(op, &obs)
+	}
+	return obs, err
+}
+
+// doResource performs an operation that creates or destroys an SRQ or QP
+// into obs.
+func (x *executor) doResource(ctx context.Context, op model.Op, obs *model.Observation) error {
 	switch o := op.(type) {
 	case model.CreateSRQ:
 		a := drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE, SRQLimit: o.Limit}
@@ -220,7 +236,7 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 			srq, attr, err = x.dev.CreateSRQEx(ctx, a, model.NumKeys, drivers.CreateVariant(o.Variant))
 		}
 		if err != nil {
-			return obs, optional("CreateSRQ(%s)", err, o)
+			return optional("CreateSRQ(%s)", err, o)
 		}
 		x.srq, obs.Attr = srq, fromDriverAttr(attr)
 	case model.CreateQP:
@@ -232,23 +248,77 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 			qp, obs.Errno, err = x.srq.CreateQPCaps(ctx, drivers.QPType(o.Type), drivers.RecvCaps(o.RecvCaps))
 		}
 		if err != nil {
-			return obs, optional("CreateQP(%s)", err, o)
+			return optional("CreateQP(%s)", err, o)
 		}
 		if qp != nil {
 			x.qps = append(x.qps, qp)
 		}
+	case model.CreateOther:
+		e, err := x.srq.CreateOther(drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE}, drivers.CreateVariant(o.Variant))
+		if err != nil {
+			return optional("CreateOther(%s)", err, o)
+		}
+		obs.Errno = e
+	case model.DestroyQP:
+		e, err := x.qps[o.QP].Destroy()
+		if err != nil {
+			return optional("DestroyQP(qp%d)", err, o.QP)
+		}
+		obs.Errno = e
+	case model.DestroySRQ:
+		e, err := x.srq.Destroy()
+		if err != nil {
+			return optional("DestroySRQ", err)
+		}
+		obs.Errno = e
+	}
+	return nil
+}
+
+// doArrive delivers a message, or the rest of one, into obs.
+func (x *executor) doArrive(ctx context.Context, op model.Op, want model.Observation, obs *model.Observation) error {
+	switch o := op.(type) {
+	case model.Arrive:
+		x.pattern++
+		msg := toDriverMessage(o.Msg, x.pattern)
+		if o.FirstPacketOnly {
+			if err := x.qps[o.QP].DeliverFirstPacket(ctx, msg); err != nil {
+				return harness("DeliverFirstPacket: %v", err)
+			}
+			obs.Peer = want.Peer
+			return nil
+		}
+		p, err := x.qps[o.QP].Deliver(ctx, msg)
+		if err != nil {
+			return harness("Deliver(%s): %v", o, err)
+		}
+		obs.Peer = model.PeerStatus(p)
+	case model.ArriveRest:
+		p, err := x.qps[o.QP].DeliverRest(ctx)
+		if err != nil {
+			return harness("DeliverRest: %v", err)
+		}
+		obs.Peer = model.PeerStatus(p)
+	}
+	return nil
+}
+
+// doVerb performs the other operations (posts, queries, modifies and
+// injected errors) into obs.
+func (x *executor) doVerb(op model.Op, obs *model.Observation) error {
+	switch o := op.(type) {
 	case model.Post:
 		wrs := toDriverWRs(o.WRs)
 		obs.Errno, obs.BadWR = x.srq.Post(wrs)
-		if err := madeInChild("Post", &obs); err != nil {
-			return obs, err
+		if err := madeInChild("Post", obs); err != nil {
+			return err
 		}
 		scribble(wrs) // the SRQ must have copied them (POST-COPY)
 	case model.PostRecv:
 		wr := []drivers.RecvWR{toDriverWR(o.WR)}
 		obs.Errno, obs.BadWR = x.qps[o.QP].PostRecv(wr[0])
-		if err := madeInChild("PostRecv", &obs); err != nil {
-			return obs, err
+		if err := madeInChild("PostRecv", obs); err != nil {
+			return err
 		}
 		scribble(wr)
 	case model.Query:
@@ -265,66 +335,25 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 		obs.Errno = x.qps[o.QP].Modify(drivers.QPState(o.State))
 		if c, ok := x.qps[o.QP].(drivers.ConnectionFailer); ok && obs.Errno != 0 {
 			if err := c.ConnectionErr(); err != nil {
-				return obs, harness("Modify(QP %d to %s): errno %d, the connection failed: %v", o.QP, o.State, obs.Errno, err)
+				return harness("Modify(QP %d to %s): errno %d, the connection failed: %v", o.QP, o.State, obs.Errno, err)
 			}
 		}
 	case model.Invalidate:
 		if err := x.srq.InvalidateKey(o.Key); err != nil {
-			return obs, harness("InvalidateKey(%d): %v", o.Key, err)
+			return harness("InvalidateKey(%d): %v", o.Key, err)
 		}
-	case model.Arrive:
-		x.pattern++
-		msg := toDriverMessage(o.Msg, x.pattern)
-		if o.FirstPacketOnly {
-			if err := x.qps[o.QP].DeliverFirstPacket(ctx, msg); err != nil {
-				return obs, harness("DeliverFirstPacket: %v", err)
-			}
-			obs.Peer = want.Peer
-			break
-		}
-		p, err := x.qps[o.QP].Deliver(ctx, msg)
-		if err != nil {
-			return obs, harness("Deliver(%s): %v", o, err)
-		}
-		obs.Peer = model.PeerStatus(p)
-	case model.ArriveRest:
-		p, err := x.qps[o.QP].DeliverRest(ctx)
-		if err != nil {
-			return obs, harness("DeliverRest: %v", err)
-		}
-		obs.Peer = model.PeerStatus(p)
-	case model.Poll:
-		return x.poll(ctx, o, want)
 	case model.InjectSRQError:
 		if err := x.srq.InjectSRQError(); err != nil {
-			return obs, harness("InjectSRQError: %v", err)
+			return harness("InjectSRQError: %v", err)
 		}
 	case model.InjectSQE:
 		if err := x.qps[o.QP].InjectSQE(); err != nil {
-			return obs, harness("InjectSQE: %v", err)
+			return harness("InjectSQE: %v", err)
 		}
-	case model.CreateOther:
-		e, err := x.srq.CreateOther(drivers.SRQAttr{MaxWR: o.MaxWR, MaxSGE: o.MaxSGE}, drivers.CreateVariant(o.Variant))
-		if err != nil {
-			return obs, optional("CreateOther(%s)", err, o)
-		}
-		obs.Errno = e
-	case model.DestroyQP:
-		e, err := x.qps[o.QP].Destroy()
-		if err != nil {
-			return obs, optional("DestroyQP(qp%d)", err, o.QP)
-		}
-		obs.Errno = e
-	case model.DestroySRQ:
-		e, err := x.srq.Destroy()
-		if err != nil {
-			return obs, optional("DestroySRQ", err)
-		}
-		obs.Errno = e
 	default:
-		return obs, harness("unknown operation %T", op)
+		return harness("unknown operation %T", op)
 	}
-	return obs, nil
+	return nil
 }
 
 // poll collects completions and events until the model's expected numbers

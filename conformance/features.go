@@ -94,72 +94,82 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 			}
 		}
 	case model.Post:
-		if got.Errno != 0 && got.BadWR >= 0 {
-			if got.Errno == model.ENOMEM || got.Errno == -model.ENOMEM {
-				f.hit(featFull)
-			}
-			if len(o.WRs) > 1 {
-				switch got.BadWR {
-				case 0:
-					f.hit(featBadFirst)
-				case len(o.WRs) - 1:
-					f.hit(featBadLast)
-				default:
-					f.hit(featBadMid)
-				}
-			}
-		}
-		taken := len(o.WRs)
-		if got.Errno != 0 && got.BadWR >= 0 {
-			taken = got.BadWR
-		}
-		f.postedIn += taken
-		if !f.wrapped && before.Capacity > 0 && f.postedIn > int(before.Capacity) {
-			f.wrapped = true
-			f.hit(featWrapped)
-		}
+		f.observePost(o, before, got)
 	case model.Resize:
 		if got.Errno == 0 && before.Outstanding > 0 {
 			f.hit(featResizeOutstanding)
 		}
 	case model.Arrive:
-		if o.QP >= len(before.QPStates) || !before.QPStates[o.QP].Fetches() && before.QPStates[o.QP] != model.Err {
-			return
+		f.observeArrive(o, before)
+	}
+}
+
+// observePost counts the features of a post that agreed.
+func (f *featureTracker) observePost(o model.Post, before model.View, got model.Observation) {
+	if got.Errno != 0 && got.BadWR >= 0 {
+		if got.Errno == model.ENOMEM || got.Errno == -model.ENOMEM {
+			f.hit(featFull)
 		}
-		st := before.QPStates[o.QP]
-		switch {
-		case st == model.Err:
-			f.hit(featAfterErr)
-		case st == model.SQD || st == model.SQE:
-			f.hit(featSQDSQE)
-		case st == model.RTS && f.revived[o.QP]:
-			f.hit(featRevived)
+		if len(o.WRs) > 1 {
+			switch got.BadWR {
+			case 0:
+				f.hit(featBadFirst)
+			case len(o.WRs) - 1:
+				f.hit(featBadLast)
+			default:
+				f.hit(featBadMid)
+			}
 		}
-		if st == model.RTS && f.resumed[o.QP] {
-			f.hit(featResumed)
-		}
-		if !o.Msg.Opcode.Consumes() || before.Outstanding == 0 || !st.Fetches() {
-			return
-		}
-		f.qpsTook[o.QP] = true
-		if len(f.qpsTook) >= 3 {
-			f.hit(featThreeQPs)
-		}
-		need := uint64(o.Msg.Len)
-		if before.QPTypes[o.QP] == model.UD {
-			need += model.UDHeader
-		}
-		switch {
-		case need+1 == before.HeadBytes:
-			f.hit(featUnder)
-		case need == before.HeadBytes:
-			f.hit(featExact)
-		case need == before.HeadBytes+1:
-			f.hit(featOver)
-		}
-		if before.HeadZeroPastFirst && o.Msg.Opcode.Scatters() {
-			f.hit(featZeroPastFirst)
-		}
+	}
+	taken := len(o.WRs)
+	if got.Errno != 0 && got.BadWR >= 0 {
+		taken = got.BadWR
+	}
+	f.postedIn += taken
+	if !f.wrapped && before.Capacity > 0 && f.postedIn > int(before.Capacity) {
+		f.wrapped = true
+		f.hit(featWrapped)
+	}
+}
+
+// observeArrive counts the features of a message that agreed.
+func (f *featureTracker) observeArrive(o model.Arrive, before model.View) {
+	if o.QP >= len(before.QPStates) || !before.QPStates[o.QP].Fetches() && before.QPStates[o.QP] != model.Err {
+		return
+	}
+	st := before.QPStates[o.QP]
+	switch {
+	case st == model.Err:
+		f.hit(featAfterErr)
+	case st == model.SQD || st == model.SQE:
+		f.hit(featSQDSQE)
+	case st == model.RTS && f.revived[o.QP]:
+		f.hit(featRevived)
+	}
+	if st == model.RTS && f.resumed[o.QP] {
+		f.hit(featResumed)
+	}
+	if !o.Msg.Opcode.Consumes() || before.Outstanding == 0 || !st.Fetches() {
+		return
+	}
+	f.qpsTook[o.QP] = true
+	if len(f.qpsTook) >= 3 {
+		f.hit(featThreeQPs)
+	}
+	need := uint64(o.Msg.Len)
+	if before.QPTypes[o.QP] == model.UD {
+		need += model.UDHeader
+	}
+	switch {
+	case need+1 == before.HeadBytes:
+		f.hit(featUnder)
+	case need == before.HeadBytes:
+		f.hit(featExact)
+	case need == before.HeadBytes+1:
+		f.hit(featOver)
+	}
+	if before.HeadZeroPastFirst && o.Msg.Opcode.Scatters() {
+		f.hit(featZeroPastFirst)
 	}
 }
 

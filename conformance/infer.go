@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -99,153 +100,211 @@ func Infer(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		opts.Cases = InferCases // each of its many runs a count, not a budget
 	}
 	opts.defaults()
-	inf := &Inference{}
-	runs := func(p model.Profile, cases int, shrink time.Duration) (*Report, error) {
-		o := opts
-		o.Profile, o.Cases, o.ShrinkTime = p, cases, shrink
-		if cases < 0 {
-			o.Duration = 0 // scenarios only
-		}
-		inf.Runs++
-		return Check(ctx, drv, cfg, o)
+	x := &inferrer{ctx: ctx, drv: drv, cfg: cfg, opts: opts, logf: logf, inf: &Inference{}, how: map[string]string{}, open: model.Open()}
+	x.p = x.open
+	err := x.scenarios()
+	if err == nil && opts.Cases > 0 {
+		err = x.probeFields()
 	}
-	// Probes only need to know whether a run fails: shrinking a failing
-	// random case would cost time for nothing.
-	const probeShrink = time.Millisecond
-	how := map[string]string{}
-	open := model.Open()
-	p := open
-	var info drivers.Info
-	// stopped returns the partial inference once ctx is cancelled: p holds
-	// only what finished runs showed.
-	stopped := func() (*Inference, error) {
-		inf.Interrupted = true
-		inf.describe(p, open, how, drv.Name(), cfg, info, opts)
-		return inf, fmt.Errorf("infer: stopped after %d runs: %w", inf.Runs, context.Cause(ctx))
+	if err == nil {
+		err = x.statuses()
 	}
-
-	// Phase 1: scenarios, every field open, to a fixed point.
-	for pass := 1; ; pass++ {
-		rep, err := runs(p, -1, opts.ShrinkTime)
-		if ctx.Err() != nil {
-			return stopped()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("infer: scenarios, pass %d: %w", pass, err)
-		}
-		info = rep.Device
-		if len(rep.Failures) > 0 {
-			logf("pass %d: %d rules failed under the open profile (the last run will show them)", pass, len(rep.Failures))
-		}
-		next, changed, err := narrow(p, rep.Resolved)
-		if err != nil {
-			return nil, fmt.Errorf("infer: scenarios, pass %d: %w", pass, err)
-		}
-		logf("pass %d: scenarios with %d fields open narrowed %d", pass, len(p.OpenFields()), len(changed))
-		for _, f := range changed {
-			how[f] = "scenarios"
-		}
-		if len(changed) == 0 {
-			break
-		}
-		p = next
+	if err == nil {
+		err = x.last()
 	}
-
-	// Phase 2: rule out values one at a time with random cases.
-	if opts.Cases > 0 {
-		caps := capsOf(info)
-		for _, f := range p.OpenFields() {
-			if neverProbed[f] != "" {
-				continue
-			}
-			var keep []string
-			for _, v := range p.FieldTexts(f) {
-				q := p
-				if err := q.SetField(f, []string{v}); err != nil {
-					return nil, fmt.Errorf("infer: %w", err)
-				}
-				rep, err := runs(q, opts.Cases, probeShrink)
-				if ctx.Err() != nil {
-					return stopped()
-				}
-				if err != nil {
-					logf("%s = %s: inconclusive, the run stopped: %v", f, v, err)
-					keep = append(keep, v)
-					continue
-				}
-				if fail := refutes(rep, p, caps); fail != nil {
-					logf("%s = %s: ruled out by %s (%s)", f, v, fail.Source, fail.Trace.Deviation)
-					continue
-				}
-				keep = append(keep, v)
-			}
-			if len(keep) == 0 {
-				return nil, fmt.Errorf("infer: every value of %s was ruled out (%s): the device fits no profile the model knows", f, strings.Join(p.FieldTexts(f), " | "))
-			}
-			if len(keep) < len(p.FieldTexts(f)) {
-				if err := p.SetField(f, keep); err != nil {
-					return nil, fmt.Errorf("infer: %w", err)
-				}
-				if how[f] == "" {
-					how[f] = "random cases"
-				} else {
-					how[f] += " and random cases"
-				}
-			}
-		}
-	}
-
-	// Phase 3: the completion statuses.
-	statusType := reflect.TypeFor[model.StatusSet]()
-	for _, f := range model.FieldNames() {
-		if reflect.ValueOf(p).FieldByName(f).Type() != statusType {
-			continue
-		}
-		var set model.StatusSet
-		for range 32 {
-			q := p
-			reflect.ValueOf(&q).Elem().FieldByName(f).Set(reflect.ValueOf(set))
-			rep, err := runs(q, opts.Cases, probeShrink)
-			if ctx.Err() != nil {
-				return stopped()
-			}
-			if err != nil {
-				// The set found so far may miss statuses: leave it open.
-				logf("%s: inconclusive after %q, the run stopped: %v", f, set.String(), err)
-				set = 0
-				break
-			}
-			s, ok, err := newStatus(rep, p, capsOf(rep.Device))
-			if err != nil {
-				return nil, fmt.Errorf("infer: %s: %w", f, err)
-			}
-			if !ok {
-				break
-			}
-			if set.Has(s) {
-				return nil, fmt.Errorf("infer: %s: the device showed %s again though the set allows it: the model's status check is not the one it reports", f, s)
-			}
-			logf("%s: the device showed %s", f, s)
-			set |= model.Statuses(s)
-		}
-		if set != 0 {
-			reflect.ValueOf(&p).Elem().FieldByName(f).Set(reflect.ValueOf(set))
-			how[f] = "the completions' statuses"
-		}
-	}
-
-	// Phase 4: the whole suite against the inferred profile.
-	rep, err := runs(p, opts.Cases, opts.ShrinkTime)
-	if ctx.Err() != nil {
-		return stopped()
+	if errors.Is(err, errInferStopped) {
+		// The partial inference: p holds only what finished runs showed.
+		x.inf.Interrupted = true
+		x.inf.describe(x.p, x.open, x.how, drv.Name(), cfg, x.info, opts)
+		return x.inf, fmt.Errorf("infer: stopped after %d runs: %w", x.inf.Runs, context.Cause(ctx))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("infer: the last run, against the inferred profile: %w", err)
+		return nil, err
 	}
-	inf.Report = rep
-	inf.describe(p, open, how, drv.Name(), cfg, info, opts)
-	logf("%d of %d fields shown in %d runs", inf.shown(), len(inf.Fields), inf.Runs)
-	return inf, nil
+	x.inf.describe(x.p, x.open, x.how, drv.Name(), cfg, x.info, opts)
+	logf("%d of %d fields shown in %d runs", x.inf.shown(), len(x.inf.Fields), x.inf.Runs)
+	return x.inf, nil
+}
+
+// inferrer is one inference in progress: the profile narrowed so far
+// (p, from open) and how each field was narrowed.
+type inferrer struct {
+	ctx     context.Context
+	drv     drivers.Driver
+	cfg     drivers.Config
+	opts    Options
+	logf    func(format string, a ...any)
+	inf     *Inference
+	how     map[string]string // field -> what narrowed it
+	open, p model.Profile
+	info    drivers.Info // the device, as the last scenario pass saw it
+}
+
+// errInferStopped is what an inference phase returns when ctx was
+// cancelled during one of its runs.
+var errInferStopped = errors.New("infer: stopped")
+
+// probeShrink is the shrink time of the probes of phases 2 and 3: they
+// only need to know whether a run fails, and shrinking a failing random
+// case would cost time for nothing.
+const probeShrink = time.Millisecond
+
+// run makes one run of the suite against p: cases random cases (< 0:
+// scenarios only), shrinking for at most shrink. Its error is
+// errInferStopped when ctx was cancelled during the run.
+func (x *inferrer) run(p model.Profile, cases int, shrink time.Duration) (*Report, error) {
+	o := x.opts
+	o.Profile, o.Cases, o.ShrinkTime = p, cases, shrink
+	if cases < 0 {
+		o.Duration = 0 // scenarios only
+	}
+	x.inf.Runs++
+	rep, err := Check(x.ctx, x.drv, x.cfg, o)
+	if x.ctx.Err() != nil {
+		return rep, errInferStopped
+	}
+	return rep, err
+}
+
+// scenarios is phase 1: the scenarios, every field open, to a fixed
+// point.
+func (x *inferrer) scenarios() error {
+	for pass := 1; ; pass++ {
+		rep, err := x.run(x.p, -1, x.opts.ShrinkTime)
+		if errors.Is(err, errInferStopped) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("infer: scenarios, pass %d: %w", pass, err)
+		}
+		x.info = rep.Device
+		if len(rep.Failures) > 0 {
+			x.logf("pass %d: %d rules failed under the open profile (the last run will show them)", pass, len(rep.Failures))
+		}
+		next, changed, err := narrow(x.p, rep.Resolved)
+		if err != nil {
+			return fmt.Errorf("infer: scenarios, pass %d: %w", pass, err)
+		}
+		x.logf("pass %d: scenarios with %d fields open narrowed %d", pass, len(x.p.OpenFields()), len(changed))
+		for _, f := range changed {
+			x.how[f] = "scenarios"
+		}
+		if len(changed) == 0 {
+			return nil
+		}
+		x.p = next
+	}
+}
+
+// probeFields is phase 2: it rules out the values of every field still
+// open one at a time, with random cases.
+func (x *inferrer) probeFields() error {
+	caps := capsOf(x.info)
+	for _, f := range x.p.OpenFields() {
+		if neverProbed[f] != "" {
+			continue
+		}
+		var keep []string
+		for _, v := range x.p.FieldTexts(f) {
+			q := x.p
+			if err := q.SetField(f, []string{v}); err != nil {
+				return fmt.Errorf("infer: %w", err)
+			}
+			rep, err := x.run(q, x.opts.Cases, probeShrink)
+			if errors.Is(err, errInferStopped) {
+				return err
+			}
+			if err != nil {
+				x.logf("%s = %s: inconclusive, the run stopped: %v", f, v, err)
+				keep = append(keep, v)
+				continue
+			}
+			if fail := refutes(rep, x.p, caps); fail != nil {
+				x.logf("%s = %s: ruled out by %s (%s)", f, v, fail.Source, fail.Trace.Deviation)
+				continue
+			}
+			keep = append(keep, v)
+		}
+		if len(keep) == 0 {
+			return fmt.Errorf("infer: every value of %s was ruled out (%s): the device fits no profile the model knows", f, strings.Join(x.p.FieldTexts(f), " | "))
+		}
+		if len(keep) < len(x.p.FieldTexts(f)) {
+			if err := x.p.SetField(f, keep); err != nil {
+				return fmt.Errorf("infer: %w", err)
+			}
+			if x.how[f] == "" {
+				x.how[f] = "random cases"
+			} else {
+				x.how[f] += " and random cases"
+			}
+		}
+	}
+	return nil
+}
+
+// statuses is phase 3: the completion-status sets.
+func (x *inferrer) statuses() error {
+	statusType := reflect.TypeFor[model.StatusSet]()
+	for _, f := range model.FieldNames() {
+		if reflect.ValueOf(x.p).FieldByName(f).Type() != statusType {
+			continue
+		}
+		set, err := x.statusSet(f)
+		if err != nil {
+			return err
+		}
+		if set != 0 {
+			reflect.ValueOf(&x.p).Elem().FieldByName(f).Set(reflect.ValueOf(set))
+			x.how[f] = "the completions' statuses"
+		}
+	}
+	return nil
+}
+
+// statusSet grows the status set of field f from empty by every status
+// the device shows for it, until none is new; 0 leaves the field open.
+func (x *inferrer) statusSet(f string) (model.StatusSet, error) {
+	var set model.StatusSet
+	for range 32 {
+		q := x.p
+		reflect.ValueOf(&q).Elem().FieldByName(f).Set(reflect.ValueOf(set))
+		rep, err := x.run(q, x.opts.Cases, probeShrink)
+		if errors.Is(err, errInferStopped) {
+			return 0, err
+		}
+		if err != nil {
+			// The set found so far may miss statuses: leave it open.
+			x.logf("%s: inconclusive after %q, the run stopped: %v", f, set.String(), err)
+			return 0, nil
+		}
+		s, ok, err := newStatus(rep, x.p, capsOf(rep.Device))
+		if err != nil {
+			return 0, fmt.Errorf("infer: %s: %w", f, err)
+		}
+		if !ok {
+			break
+		}
+		if set.Has(s) {
+			return 0, fmt.Errorf("infer: %s: the device showed %s again though the set allows it: the model's status check is not the one it reports", f, s)
+		}
+		x.logf("%s: the device showed %s", f, s)
+		set |= model.Statuses(s)
+	}
+	return set, nil
+}
+
+// last is phase 4: the whole suite against the inferred profile, into
+// inf.Report.
+func (x *inferrer) last() error {
+	rep, err := x.run(x.p, x.opts.Cases, x.opts.ShrinkTime)
+	if errors.Is(err, errInferStopped) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("infer: the last run, against the inferred profile: %w", err)
+	}
+	x.inf.Report = rep
+	return nil
 }
 
 // InferredShown reports whether an inferred profile's note marks its field

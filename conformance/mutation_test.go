@@ -74,8 +74,8 @@ func TestEmulatorConformsToTheDocumentedProfile(t *testing.T) {
 const sampleEvery = 3
 
 // mutantsOf returns the mutants of a catalogue, in its order.
-func mutantsOf(c []emu.DeviationInfo) []emu.DeviationInfo {
-	var out []emu.DeviationInfo
+func mutantsOf(c []emu.SwitchInfo) []emu.SwitchInfo {
+	var out []emu.SwitchInfo
 	for _, d := range c {
 		if d.Kind == emu.KindMutant {
 			out = append(out, d)
@@ -115,7 +115,7 @@ func TestMutantsAreCaughtWithinTheDefaultBudget(t *testing.T) {
 		n, err = strconv.Atoi(v)
 		require.NoError(t, err, "SRQCONFORM_CATCH_SEEDS=%q: want a number", v)
 	}
-	caught := func(m emu.DeviationInfo, seed uint64, rules []string) (bool, time.Duration) {
+	caught := func(m emu.SwitchInfo, seed uint64, rules []string) (bool, time.Duration) {
 		rep, err := conformance.Check(context.Background(), emu.New(m.Name), drivers.Config{}, conformance.Options{
 			Cases: -1, Duration: conformance.DefaultBudget, Seed: seed, FailFast: true, Rules: rules, ShrinkTime: 2 * time.Second})
 		require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestEveryMutantIsBlamedExactly(t *testing.T) {
 	require.NotEmpty(t, mutants)
 	if os.Getenv("SRQCONFORM_SWEEP_SEEDS") == "" {
 		// A sample of the mutants: .ci/run sweeps them all.
-		var some []emu.DeviationInfo
+		var some []emu.SwitchInfo
 		for i, m := range mutants {
 			if i%sampleEvery == 0 {
 				some = append(some, m)
@@ -233,7 +233,7 @@ func TestRealDriverBehavioursPassTheirProfileAndFailTheDocumented(t *testing.T) 
 		t.Run(name, func(t *testing.T) {
 			p, err := model.ProfileByName(name)
 			require.NoError(t, err)
-			rep := check(t, emu.New(emu.Deviation(name)), p, 200, 20261122)
+			rep := check(t, emu.New(emu.Switch(name)), p, 200, 20261122)
 			for _, f := range rep.Failures {
 				t.Errorf("%s (%s):\n%s", f.Rule, f.Source, f.Trace.Text())
 			}
@@ -252,7 +252,7 @@ func TestRealDriverBehavioursPassTheirProfileAndFailTheDocumented(t *testing.T) 
 				}
 			}
 			sort.Strings(want)
-			doc := check(t, emu.New(emu.Deviation(name)), model.Documented(), 100, 20261122)
+			doc := check(t, emu.New(emu.Switch(name)), model.Documented(), 100, 20261122)
 			assert.Equal(t, want, failing(doc), "emulated %s held to the documented profile", name)
 			for _, r := range doc.Rules {
 				assert.NotEqual(t, conformance.Blocked, r.Status, "rule %s blocked: %s", r.Rule.ID, r.Reason)
@@ -302,7 +302,7 @@ func TestCounterexamplesAreOneMinimal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays every counterexample of six mutants less one step at a time")
 	}
-	for _, m := range []emu.Deviation{emu.LIFO, emu.LimitAtEqual, emu.SlotLeak, emu.PostAllOrNothing, emu.UDNoGRH, emu.WriteConsumes} {
+	for _, m := range []emu.Switch{emu.LIFO, emu.LimitAtEqual, emu.SlotLeak, emu.PostAllOrNothing, emu.UDNoGRH, emu.WriteConsumes} {
 		t.Run(string(m), func(t *testing.T) {
 			rep := check(t, emu.New(m), model.Documented(), 100, 3)
 			require.NotEmpty(t, rep.Failures)

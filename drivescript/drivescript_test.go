@@ -40,7 +40,7 @@ func TestScriptsReachEveryVerb(t *testing.T) {
 // TestScriptsTellMutantsApart: hand-written mutants of the emulator differ
 // from it on some script of the first 200.
 func TestScriptsTellMutantsApart(t *testing.T) {
-	for _, m := range []emu.Deviation{emu.LIFO, emu.LimitAtEqual, emu.CapacityOneOver, emu.WrongByteLen, emu.SRQErrorSilent} {
+	for _, m := range []emu.Switch{emu.LIFO, emu.LimitAtEqual, emu.CapacityOneOver, emu.WrongByteLen, emu.SRQErrorSilent} {
 		found := -1
 		for seed := range uint64(200) {
 			a := Transcript(context.Background(), emu.New(), seed, 80)

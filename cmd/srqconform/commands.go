@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -61,198 +62,266 @@ func fail(stderr io.Writer, format string, a ...any) int {
 	return exitUsage
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", stdout, stderr, "run [flags]")
-	var dev deviceFlags
-	dev.register(fs.FlagSet)
-	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file (.yaml, .json)")
-	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
-	cases := fs.Int("cases", 0, "number of random cases (0: scenarios only); with no -cases and no -duration the budget is time: "+defaultBudgetText())
-	duration := fs.Duration("duration", 0, "time budget for the random cases: run them until it is spent (with -cases, at most that many)")
-	failFast := fs.Bool("failfast", false, "stop at the first failure (diagnosed and reported)")
-	steps := fs.Int("steps", 40, "most steps per random case")
-	rules := fs.String("rules", "", "comma-separated rule IDs: run only their scenarios")
-	format := fs.String("format", "text", "report format: "+strings.Join(render.Formats, ", "))
-	out := fs.String("o", "", "write the report to this file (default: standard output)")
-	replayDir := fs.String("replay-dir", "", "save every counterexample as a replay file in this directory")
-	wait := fs.Duration("wait", 2*time.Second, "how long a poll waits for expected completions and events")
-	settle := fs.Duration("settle", 0, "how long a poll then looks for unexpected ones (0: the driver's default)")
-	quiet := fs.Bool("q", false, "no progress on the terminal")
-	progressLog := fs.Bool("progress-log", false, "print a line per finished scenario or random case on stderr, terminal or not (for logs and the vm console: where a run stands when it stops)")
-	runs := fs.Int("runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last (an interrupted or failed run's, when one stops the sequence)")
-	jsonOut := fs.String("json", "", "also write the JSON report to this file")
-	knownFile := fs.String("known", "", "a file of rules the device is known to break, one \"RULE-ID # why\" a line: when only those fail the exit status is 0 (the report still shows them)")
-	parallel := fs.Int("parallel", 1, "with -runs: make up to this many runs at once, each in a process of its own with its own device context (waits on the device overlap; the reports and the exit status are as without it)")
-	if ok, code := fs.parse(args); !ok {
-		return code
-	}
+// runFlags are the flags of srqconform run.
+type runFlags struct {
+	dev                                                 deviceFlags
+	profile, rules, format, out, replayDir, json, known string
+	seed                                                uint64
+	cases, steps, runs, parallel                        int
+	duration, wait, settle                              time.Duration
+	failFast, quiet, progressLog                        bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	f.dev.register(fs)
+	fs.StringVar(&f.profile, "profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file (.yaml, .json)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed for the random cases (0: pick one; it is reported)")
+	fs.IntVar(&f.cases, "cases", 0, "number of random cases (0: scenarios only); with no -cases and no -duration the budget is time: "+defaultBudgetText())
+	fs.DurationVar(&f.duration, "duration", 0, "time budget for the random cases: run them until it is spent (with -cases, at most that many)")
+	fs.BoolVar(&f.failFast, "failfast", false, "stop at the first failure (diagnosed and reported)")
+	fs.IntVar(&f.steps, "steps", 40, "most steps per random case")
+	fs.StringVar(&f.rules, "rules", "", "comma-separated rule IDs: run only their scenarios")
+	fs.StringVar(&f.format, "format", "text", "report format: "+strings.Join(render.Formats, ", "))
+	fs.StringVar(&f.out, "o", "", "write the report to this file (default: standard output)")
+	fs.StringVar(&f.replayDir, "replay-dir", "", "save every counterexample as a replay file in this directory")
+	fs.DurationVar(&f.wait, "wait", 2*time.Second, "how long a poll waits for expected completions and events")
+	fs.DurationVar(&f.settle, "settle", 0, "how long a poll then looks for unexpected ones (0: the driver's default)")
+	fs.BoolVar(&f.quiet, "q", false, "no progress on the terminal")
+	fs.BoolVar(&f.progressLog, "progress-log", false, "print a line per finished scenario or random case on stderr, terminal or not (for logs and the vm console: where a run stands when it stops)")
+	fs.IntVar(&f.runs, "runs", 1, "repeat the whole run with seeds seed, seed+1, ...; the report is the first deviating run's, else the last (an interrupted or failed run's, when one stops the sequence)")
+	fs.StringVar(&f.json, "json", "", "also write the JSON report to this file")
+	fs.StringVar(&f.known, "known", "", "a file of rules the device is known to break, one \"RULE-ID # why\" a line: when only those fail the exit status is 0 (the report still shows them)")
+	fs.IntVar(&f.parallel, "parallel", 1, "with -runs: make up to this many runs at once, each in a process of its own with its own device context (waits on the device overlap; the reports and the exit status are as without it)")
+}
+
+// runSetup is what the flags of srqconform run resolve to.
+type runSetup struct {
+	opts  conformance.Options
+	drv   drivers.Driver
+	known conformance.Known
+	outs  outputs
+}
+
+// resolve checks the parsed flags of srqconform run and turns them into
+// the options of its runs; its error is a usage error.
+func (f *runFlags) resolve(fs *flagSet) (runSetup, error) {
+	var s runSetup
 	if fs.NArg() > 0 {
-		return fail(stderr, "run takes no arguments, got %q", fs.Args())
+		return s, fmt.Errorf("run takes no arguments, got %q", fs.Args())
 	}
-	if *parallel < 1 {
-		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
+	if f.parallel < 1 {
+		return s, fmt.Errorf("-parallel must be at least 1, got %d", f.parallel)
 	}
-	known, err := conformance.ReadKnown(*knownFile)
-	if err != nil {
-		return fail(stderr, "%v", err)
+	var err error
+	if s.known, err = conformance.ReadKnown(f.known); err != nil {
+		return s, err
 	}
-	if err := dev.checkDevice(); err != nil {
-		return fail(stderr, "%v", err)
+	if err := f.dev.checkDevice(); err != nil {
+		return s, err
 	}
 	if err := fs.durations("wait", "settle"); err != nil {
-		return fail(stderr, "%v", err)
+		return s, err
 	}
-	if *runs < 1 {
-		return fail(stderr, "-runs must be at least 1, got %d", *runs)
+	if f.runs < 1 {
+		return s, fmt.Errorf("-runs must be at least 1, got %d", f.runs)
 	}
-	if *cases < 0 || *steps <= 0 {
-		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
+	if f.cases < 0 || f.steps <= 0 {
+		return s, fmt.Errorf("-cases must be >= 0 and -steps > 0 (got %d, %d)", f.cases, f.steps)
 	}
-	if !validFormat(*format) {
-		return fail(stderr, "unknown format %q: want one of %s", *format, strings.Join(render.Formats, ", "))
+	if !validFormat(f.format) {
+		return s, fmt.Errorf("unknown format %q: want one of %s", f.format, strings.Join(render.Formats, ", "))
 	}
-	p, err := profileArg(*profile)
+	p, err := profileArg(f.profile)
 	if err != nil {
-		return fail(stderr, "%v", err)
+		return s, err
 	}
-	drv, err := driverByName(dev.driver)
-	if err != nil {
-		return fail(stderr, "%v", err)
+	if s.drv, err = driverByName(f.dev.driver); err != nil {
+		return s, err
 	}
-	if *duration < 0 {
-		return fail(stderr, "-duration must not be negative, got %v", *duration)
+	if f.duration < 0 {
+		return s, fmt.Errorf("-duration must not be negative, got %v", f.duration)
 	}
-	opts := conformance.Options{Profile: p, Seed: *seed, Cases: *cases, Steps: *steps, Wait: *wait, Settle: *settle, Duration: *duration, FailFast: *failFast}
-	casesSet, durationSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		casesSet = casesSet || f.Name == "cases"
-		durationSet = durationSet || f.Name == "duration"
-	})
+	s.opts = conformance.Options{Profile: p, Seed: f.seed, Cases: f.cases, Steps: f.steps, Wait: f.wait, Settle: f.settle, Duration: f.duration, FailFast: f.failFast}
+	casesSet, durationSet := fs.set("cases"), fs.set("duration")
 	switch {
 	case !casesSet && !durationSet:
-		opts.Cases, opts.Duration = -1, defaultBudget[dev.driver] // explore deeply by default
-	case *duration > 0 && !casesSet:
-		opts.Cases = -1 // the budget alone decides
-		opts.Duration = *duration
-	case *cases == 0:
-		opts.Cases, opts.Duration = -1, 0
+		s.opts.Cases, s.opts.Duration = -1, defaultBudget[f.dev.driver] // explore deeply by default
+	case f.duration > 0 && !casesSet:
+		s.opts.Cases = -1 // the budget alone decides
+		s.opts.Duration = f.duration
+	case f.cases == 0:
+		s.opts.Cases, s.opts.Duration = -1, 0
 	}
-	if opts.Rules, err = parseRules(*rules); err != nil {
-		return fail(stderr, "%v", err)
+	if s.opts.Rules, err = parseRules(f.rules); err != nil {
+		return s, err
 	}
-	outs := outputs{report: *out, format: *format, json: *jsonOut, replayDir: *replayDir}
-	if err := outs.check(); err != nil {
-		return fail(stderr, "%v", err)
+	s.outs = outputs{report: f.out, format: f.format, json: f.json, replayDir: f.replayDir}
+	if err := s.outs.check(); err != nil {
+		return s, err
 	}
+	return s, nil
+}
+
+// progress returns the progress callback -progress-log and -q ask for,
+// or nil for none.
+func (f *runFlags) progress(stderr io.Writer) func(done, total int, what string) {
 	switch {
-	case *progressLog:
+	case f.progressLog:
 		start := time.Now()
-		opts.Progress = func(done, total int, what string) {
+		return func(done, total int, what string) {
 			fmt.Fprintf(stderr, "srqconform: [%d/%d %s] %s\n", done, total, time.Since(start).Round(time.Second), what)
 		}
-	case !*quiet && isTerminal(stderr):
-		opts.Progress = func(done, total int, what string) {
+	case !f.quiet && isTerminal(stderr):
+		return func(done, total int, what string) {
 			fmt.Fprintf(stderr, "\r\033[K[%d/%d] %s", done, total, what)
 			if done == total {
 				fmt.Fprint(stderr, "\r\033[K")
 			}
 		}
 	}
+	return nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run", stdout, stderr, "run [flags]")
+	var f runFlags
+	f.register(fs.FlagSet)
+	if ok, code := fs.parse(args); !ok {
+		return code
+	}
+	s, err := f.resolve(fs)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	s.opts.Progress = f.progress(stderr)
 	ctx, stop := interruptible(stderr)
 	defer stop()
-	if opts.Seed == 0 {
-		opts.Seed = uint64(time.Now().UnixNano()) >> 1
+	if s.opts.Seed == 0 {
+		s.opts.Seed = uint64(time.Now().UnixNano()) >> 1
 	}
-	var rep *conformance.Report
-	var deviatingSeeds []uint64
-	next := func(i int) (*conformance.Report, error) {
-		o := opts
-		o.Seed = opts.Seed + uint64(i)
-		return conformance.Check(ctx, drv, dev.config(), o)
+	seq := runSequence{runs: f.runs, seed: s.opts.Seed, known: s.known, stderr: stderr}
+	seq.next = func(i int) (*conformance.Report, error) {
+		o := s.opts
+		o.Seed = s.opts.Seed + uint64(i)
+		return conformance.Check(ctx, s.drv, f.dev.config(), o)
 	}
-	isolated := isolatedRuns(dev.driver, *runs, *parallel)
-	var lost []string // the runs whose child gave no report
-	if isolated {
+	seq.isolated = isolatedRuns(f.dev.driver, f.runs, f.parallel)
+	if seq.isolated {
 		var cleanup func()
-		next, cleanup = runChildren(ctx, fs.FlagSet, opts.Seed, *runs, *parallel, stderr)
+		seq.next, cleanup = runChildren(ctx, fs.FlagSet, s.opts.Seed, f.runs, f.parallel, stderr)
 		defer cleanup()
 	}
 	started := time.Now()
-	total, inconclusive := 0, 0
-	unknownElsewhere := false // a run failed a rule -known does not list
-	for i := range *runs {
-		if rep != nil && interrupted(ctx) { // between two runs
-			rep.Interrupted = true
+	if code, done := seq.run(ctx); done {
+		return code
+	}
+	rep := seq.rep
+	if len(seq.lost) > 0 {
+		if rep == nil {
+			fmt.Fprintf(stderr, "srqconform: no run gave a report:\n%s\n", strings.Join(seq.lost, "\n"))
+			return exitHarness
+		}
+		rep.Error = strings.Join(append(seq.lost, rep.Error), "; ")
+		rep.Error = strings.TrimSuffix(rep.Error, "; ")
+	}
+	if f.runs > 1 {
+		wall := time.Since(started)
+		fmt.Fprintf(stderr, "%d of %d runs deviated; %d inconclusive steps; %d steps in %v (%.1f steps/s, %d at once)\n", len(seq.deviatingSeeds), f.runs,
+			seq.inconclusive, seq.total, wall.Round(time.Millisecond), float64(seq.total)/wall.Seconds(), min(f.parallel, f.runs))
+	}
+	if err := s.outs.write(rep, stdout, stderr); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return finalStatus(rep, s.outs, seq.deviatingSeeds, s.known, seq.unknownElsewhere, stderr)
+}
+
+// runSequence makes the runs of srqconform run one after another (or
+// gathers them from child processes when isolated) and keeps the report
+// to show: the first deviating run's, else the last.
+type runSequence struct {
+	runs     int
+	seed     uint64
+	known    conformance.Known
+	isolated bool // each run in a child process (runChildren)
+	next     func(i int) (*conformance.Report, error)
+	stderr   io.Writer
+
+	rep              *conformance.Report
+	deviatingSeeds   []uint64
+	lost             []string // the runs whose child gave no report
+	total            int      // steps over every run
+	inconclusive     int
+	unknownElsewhere bool // a run failed a rule -known does not list
+}
+
+// run makes the runs. When done is true the command ends at once with
+// code (no run could report); otherwise q.rep is the report to write.
+func (q *runSequence) run(ctx context.Context) (code int, done bool) {
+	for i := range q.runs {
+		if q.rep != nil && interrupted(ctx) { // between two runs
+			q.rep.Interrupted = true
 			break
 		}
-		o := opts
-		o.Seed = opts.Seed + uint64(i)
-		r, err := next(i)
+		seed := q.seed + uint64(i)
+		r, err := q.next(i)
 		if r == nil { // the device did not open, or a child gave no report
-			if rep != nil && interrupted(ctx) {
-				rep.Interrupted = true
+			if q.rep != nil && interrupted(ctx) {
+				q.rep.Interrupted = true
 				break
 			}
-			if isolated && !interrupted(ctx) {
+			if q.isolated && !interrupted(ctx) {
 				// The child died (a device value it could not survive):
 				// that costs its own run only; the others are made and
 				// reported, with the loss as the report's Error (exit 3).
-				lost = append(lost, fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, *runs, o.Seed, err))
+				q.lost = append(q.lost, fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, q.runs, seed, err))
 				continue
 			}
-			if rep != nil { // keep the runs already made: report them, stopped
-				rep.Error = fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, *runs, o.Seed, err)
+			if q.rep != nil { // keep the runs already made: report them, stopped
+				q.rep.Error = fmt.Sprintf("run %d of %d (seed %d) gave no report: %v", i+1, q.runs, seed, err)
 				break
 			}
 			if interrupted(ctx) {
-				fmt.Fprintf(stderr, "srqconform: interrupted before the device opened; no report\n")
-				return exitInterrupted
+				fmt.Fprintf(q.stderr, "srqconform: interrupted before the device opened; no report\n")
+				return exitInterrupted, true
 			}
-			return fail(stderr, "%v", err)
+			return fail(q.stderr, "%v", err), true
 		}
-		total += r.StepsRun
-		inconclusive += r.Inconclusive
-		if err != nil && !r.Interrupted && r.Error == "" {
-			r.Error = err.Error() // Check sets one of them; make sure
-		}
-		if *runs > 1 {
-			var failing []string
-			for _, f := range r.Failures {
-				failing = append(failing, f.Rule)
-			}
-			fmt.Fprintf(stderr, "run %d/%d seed %d: conformant=%v steps=%d elapsed=%v failing=%v inconclusive=%d%s\n", i+1, *runs, o.Seed, r.Conformant(), r.StepsRun, r.Elapsed.Round(time.Millisecond), failing, r.Inconclusive, stoppedNote(r))
-		}
-		if r.Interrupted || r.Error != "" {
-			rep = r // the partial report, which says why it stopped
+		if stop := q.add(i, seed, r, err); stop {
 			break
 		}
-		if !r.Conformant() {
-			deviatingSeeds = append(deviatingSeeds, o.Seed)
-			if known == nil || !r.FailingOnly() || len(known.Unknown(r, io.Discard)) > 0 {
-				unknownElsewhere = true
-			}
+	}
+	return 0, false
+}
+
+// add counts run i's report r (err is what made it) and says whether the
+// sequence stops there.
+func (q *runSequence) add(i int, seed uint64, r *conformance.Report, err error) (stop bool) {
+	q.total += r.StepsRun
+	q.inconclusive += r.Inconclusive
+	if err != nil && !r.Interrupted && r.Error == "" {
+		r.Error = err.Error() // Check sets one of them; make sure
+	}
+	if q.runs > 1 {
+		var failing []string
+		for _, f := range r.Failures {
+			failing = append(failing, f.Rule)
 		}
-		if rep == nil || rep.Conformant() { // keep the first deviating run
-			rep = r
+		fmt.Fprintf(q.stderr, "run %d/%d seed %d: conformant=%v steps=%d elapsed=%v failing=%v inconclusive=%d%s\n", i+1, q.runs, seed, r.Conformant(), r.StepsRun, r.Elapsed.Round(time.Millisecond), failing, r.Inconclusive, stoppedNote(r))
+	}
+	if r.Interrupted || r.Error != "" {
+		q.rep = r // the partial report, which says why it stopped
+		return true
+	}
+	if !r.Conformant() {
+		q.deviatingSeeds = append(q.deviatingSeeds, seed)
+		if q.known == nil || !r.FailingOnly() || len(q.known.Unknown(r, io.Discard)) > 0 {
+			q.unknownElsewhere = true
 		}
 	}
-	if len(lost) > 0 {
-		if rep == nil {
-			fmt.Fprintf(stderr, "srqconform: no run gave a report:\n%s\n", strings.Join(lost, "\n"))
-			return exitHarness
-		}
-		rep.Error = strings.Join(append(lost, rep.Error), "; ")
-		rep.Error = strings.TrimSuffix(rep.Error, "; ")
+	if q.rep == nil || q.rep.Conformant() { // keep the first deviating run
+		q.rep = r
 	}
-	if *runs > 1 {
-		wall := time.Since(started)
-		fmt.Fprintf(stderr, "%d of %d runs deviated; %d inconclusive steps; %d steps in %v (%.1f steps/s, %d at once)\n", len(deviatingSeeds), *runs,
-			inconclusive, total, wall.Round(time.Millisecond), float64(total)/wall.Seconds(), min(*parallel, *runs))
-	}
-	if err := outs.write(rep, stdout, stderr); err != nil {
-		return fail(stderr, "%v", err)
-	}
-	return finalStatus(rep, outs, deviatingSeeds, known, unknownElsewhere, stderr)
+	return false
 }
 
 // stoppedNote says, on a per-run line, why a run stopped early.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,136 +14,189 @@ import (
 
 	"github.com/srqconform/srqconform/concurrent"
 	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/drivers"
+	"github.com/srqconform/srqconform/model"
 )
+
+// concurrentFlags are the flags of srqconform concurrent.
+type concurrentFlags struct {
+	dev                                                         deviceFlags
+	profile, htmlDir, historyDir, checkFile, format, out, known string
+	seed                                                        uint64
+	runs, maxOps, posters, rc, ud                               int
+	duration, checkTimeout, reduce                              time.Duration
+	noCycles, noArm, recordOnly                                 bool
+}
+
+func (f *concurrentFlags) register(fs *flag.FlagSet) {
+	f.dev.register(fs)
+	fs.StringVar(&f.profile, "profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the first history's client choices (0: pick one; it is reported)")
+	fs.IntVar(&f.runs, "runs", 1, "histories to record and check, with seeds seed, seed+1, ...")
+	fs.DurationVar(&f.duration, "duration", 2*time.Second, "most time one history records")
+	fs.IntVar(&f.maxOps, "max-ops", 600, "most operations one history holds (porcupine's search grows with it)")
+	fs.IntVar(&f.posters, "posters", 2, "threads posting lists to the SRQ")
+	fs.IntVar(&f.rc, "rc", 0, "RC QPs, each with a sender thread (0 with -ud 0: 2 RC and, where the device has UD, 1 UD)")
+	fs.IntVar(&f.ud, "ud", 0, "UD QPs, each with a sender thread")
+	fs.BoolVar(&f.noCycles, "no-cycles", false, "leave the QPs in RTS (otherwise senders take their QP to ERR and back through RESET now and then)")
+	fs.BoolVar(&f.noArm, "no-arm", false, "never arm the SRQ limit")
+	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
+	fs.DurationVar(&f.reduce, "reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
+	fs.StringVar(&f.htmlDir, "html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
+	fs.StringVar(&f.historyDir, "history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
+	fs.StringVar(&f.checkFile, "check", "", "check this saved history (-history-dir), or every history a JSON report holds (vm -concurrent -json keeps the violating ones), instead of running a device")
+	fs.BoolVar(&f.recordOnly, "record-only", false, "record the histories into the JSON report without checking them (vm -concurrent checks them on the host, where there is memory for porcupine)")
+	fs.StringVar(&f.format, "format", "text", "report format: text, markdown or json")
+	fs.StringVar(&f.out, "o", "", "write the report to this file (default: standard output)")
+	fs.StringVar(&f.known, "known", "", "a file of rules the device is known to break (see run -known): violations of only those exit 0")
+}
+
+// check checks the parsed flags of srqconform concurrent; its error is a
+// usage error.
+func (f *concurrentFlags) check(fs *flagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("concurrent takes no arguments, got %q", fs.Args())
+	}
+	if !slices.Contains([]string{"text", "markdown", "json"}, f.format) {
+		return fmt.Errorf("unknown format %q: want text, markdown or json", f.format)
+	}
+	if f.runs < 1 || f.maxOps < 1 || f.posters < 1 || f.rc < 0 || f.ud < 0 {
+		return fmt.Errorf("-runs, -max-ops and -posters must be at least 1 and -rc, -ud at least 0 (got %d, %d, %d, %d, %d)", f.runs, f.maxOps, f.posters, f.rc, f.ud)
+	}
+	if err := fs.durations("duration", "check-timeout", "reduce"); err != nil {
+		return err
+	}
+	if f.duration == 0 {
+		return fmt.Errorf("-duration must be positive")
+	}
+	if err := f.dev.checkDevice(); err != nil {
+		return err
+	}
+	if f.checkFile != "" {
+		for _, name := range []string{"driver", "d", "i", "x", "conn", "deviations", "profile", "seed", "runs", "duration", "max-ops", "posters", "rc", "ud", "no-cycles", "no-arm", "history-dir", "record-only"} {
+			if fs.set(name) {
+				return fmt.Errorf("-%s goes with a run on a device, not with -check (a saved history holds its profile and operations)", name)
+			}
+		}
+	}
+	return nil
+}
+
+// baseCheckOptions are the checker's options from -check-timeout and
+// -reduce.
+func (f *concurrentFlags) baseCheckOptions() concurrent.CheckOptions {
+	reduceBudget := f.reduce
+	if reduceBudget == 0 {
+		reduceBudget = -1
+	}
+	return concurrent.CheckOptions{Timeout: f.checkTimeout, ReduceBudget: reduceBudget}
+}
+
+// checkOptions are the checker's options for the history of seed.
+func (f *concurrentFlags) checkOptions(seed uint64) concurrent.CheckOptions {
+	o := f.baseCheckOptions()
+	if f.htmlDir != "" {
+		o.HTML = filepath.Join(f.htmlDir, fmt.Sprintf("violation-%d.html", seed))
+	}
+	return o
+}
 
 // cmdConcurrent runs concurrent workloads on a device and checks each
 // history for linearizability against the model (package concurrent), or
 // checks a saved history (-check).
 func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("concurrent", stdout, stderr, "concurrent [flags]")
-	var dev deviceFlags
-	dev.register(fs.FlagSet)
-	profile := fs.String("profile", "documented", "profile the device is held to: a built-in name (see srqconform profiles) or a profile file")
-	seed := fs.Uint64("seed", 0, "seed of the first history's client choices (0: pick one; it is reported)")
-	runs := fs.Int("runs", 1, "histories to record and check, with seeds seed, seed+1, ...")
-	duration := fs.Duration("duration", 2*time.Second, "most time one history records")
-	maxOps := fs.Int("max-ops", 600, "most operations one history holds (porcupine's search grows with it)")
-	posters := fs.Int("posters", 2, "threads posting lists to the SRQ")
-	rc := fs.Int("rc", 0, "RC QPs, each with a sender thread (0 with -ud 0: 2 RC and, where the device has UD, 1 UD)")
-	ud := fs.Int("ud", 0, "UD QPs, each with a sender thread")
-	noCycles := fs.Bool("no-cycles", false, "leave the QPs in RTS (otherwise senders take their QP to ERR and back through RESET now and then)")
-	noArm := fs.Bool("no-arm", false, "never arm the SRQ limit")
-	checkTimeout := fs.Duration("check-timeout", concurrent.DefaultCheckTimeout, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
-	reduce := fs.Duration("reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
-	htmlDir := fs.String("html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
-	historyDir := fs.String("history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
-	checkFile := fs.String("check", "", "check this saved history (-history-dir), or every history a JSON report holds (vm -concurrent -json keeps the violating ones), instead of running a device")
-	recordOnly := fs.Bool("record-only", false, "record the histories into the JSON report without checking them (vm -concurrent checks them on the host, where there is memory for porcupine)")
-	format := fs.String("format", "text", "report format: text, markdown or json")
-	out := fs.String("o", "", "write the report to this file (default: standard output)")
-	knownFile := fs.String("known", "", "a file of rules the device is known to break (see run -known): violations of only those exit 0")
+	var f concurrentFlags
+	f.register(fs.FlagSet)
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(stderr, "concurrent takes no arguments, got %q", fs.Args())
-	}
-	if !slices.Contains([]string{"text", "markdown", "json"}, *format) {
-		return fail(stderr, "unknown format %q: want text, markdown or json", *format)
-	}
-	if *runs < 1 || *maxOps < 1 || *posters < 1 || *rc < 0 || *ud < 0 {
-		return fail(stderr, "-runs, -max-ops and -posters must be at least 1 and -rc, -ud at least 0 (got %d, %d, %d, %d, %d)", *runs, *maxOps, *posters, *rc, *ud)
-	}
-	if err := fs.durations("duration", "check-timeout", "reduce"); err != nil {
+	if err := f.check(fs); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if *duration == 0 {
-		return fail(stderr, "-duration must be positive")
-	}
-	if err := dev.checkDevice(); err != nil {
-		return fail(stderr, "%v", err)
-	}
-	if *checkFile != "" {
-		for _, f := range []string{"driver", "d", "i", "x", "conn", "deviations", "profile", "seed", "runs", "duration", "max-ops", "posters", "rc", "ud", "no-cycles", "no-arm", "history-dir", "record-only"} {
-			if fs.set(f) {
-				return fail(stderr, "-%s goes with a run on a device, not with -check (a saved history holds its profile and operations)", f)
-			}
-		}
-	}
-	known, err := conformance.ReadKnown(*knownFile)
+	known, err := conformance.ReadKnown(f.known)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
-	if err := checkWritable(*out); err != nil {
+	if err := checkWritable(f.out); err != nil {
 		return fail(stderr, "-o: %v", err)
 	}
-	for _, d := range []struct{ flag, dir string }{{"-html", *htmlDir}, {"-history-dir", *historyDir}} {
+	for _, d := range []struct{ flag, dir string }{{"-html", f.htmlDir}, {"-history-dir", f.historyDir}} {
 		if err := checkDir(d.dir); err != nil {
 			return fail(stderr, "%s: %v", d.flag, err)
 		}
 	}
-	reduceBudget := *reduce
-	if reduceBudget == 0 {
-		reduceBudget = -1
-	}
-	checkOpts := func(seed uint64) concurrent.CheckOptions {
-		o := concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: reduceBudget}
-		if *htmlDir != "" {
-			o.HTML = filepath.Join(*htmlDir, fmt.Sprintf("violation-%d.html", seed))
-		}
-		return o
-	}
-	rep := &concurrent.Report{}
 	ctx, stop := interruptible(stderr)
 	defer stop()
-	if *checkFile != "" {
-		if data, err := os.ReadFile(*checkFile); err == nil && isConcurrentReport(data) {
-			// A report with its histories (vm -concurrent -json): check
-			// them all again.
-			return hostConcurrentReport(ctx, data, 0, "", concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: reduceBudget}, *htmlDir, *format, *out, "", known, stdout, stderr)
-		}
-		h, err := concurrent.ReadHistory(*checkFile)
-		if err != nil {
-			return fail(stderr, "%v", err)
-		}
-		rep.Device, rep.Kernel, rep.Profile = h.Device, h.Kernel, h.Profile
-		run := concurrent.NewHistoryRun(h, nil)
+	if f.checkFile != "" {
+		return f.checkSaved(ctx, known, stdout, stderr)
+	}
+	p, err := profileArg(f.profile)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	drv, err := driverByName(f.dev.driver)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	rep := &concurrent.Report{Profile: p.Name}
+	if err := f.record(ctx, drv, p, rep, stderr); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return concurrentStatus(rep, f.format, f.out, known, stdout, stderr)
+}
+
+// checkSaved is srqconform concurrent -check: it checks a saved history,
+// or every history of a JSON report, again.
+func (f *concurrentFlags) checkSaved(ctx context.Context, known conformance.Known, stdout, stderr io.Writer) int {
+	if data, err := os.ReadFile(f.checkFile); err == nil && isConcurrentReport(data) {
+		// A report with its histories (vm -concurrent -json): check
+		// them all again.
+		return hostConcurrentReport(ctx, data, 0, "", f.baseCheckOptions(), f.htmlDir, f.format, f.out, "", known, stdout, stderr)
+	}
+	h, err := concurrent.ReadHistory(f.checkFile)
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	rep := &concurrent.Report{Device: h.Device, Kernel: h.Kernel, Profile: h.Profile}
+	run := concurrent.NewHistoryRun(h, nil)
+	run.History = h
+	res, err := checkUnlessInterrupted(ctx, h, f.checkOptions(h.Seed))
+	switch {
+	case interrupted(ctx):
+		rep.Interrupted = true
+	case err != nil:
+		return fail(stderr, "%v", err)
+	default:
+		run = concurrent.NewHistoryRun(h, res)
 		run.History = h
-		res, err := checkUnlessInterrupted(ctx, h, checkOpts(h.Seed))
-		switch {
-		case interrupted(ctx):
-			rep.Interrupted = true
-		case err != nil:
-			return fail(stderr, "%v", err)
-		default:
-			run = concurrent.NewHistoryRun(h, res)
-			run.History = h
-		}
-		rep.Runs = append(rep.Runs, run)
-		return concurrentStatus(rep, *format, *out, known, stdout, stderr)
 	}
-	p, err := profileArg(*profile)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	drv, err := driverByName(dev.driver)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	rep.Profile = p.Name
-	first := *seed
+	rep.Runs = append(rep.Runs, run)
+	return concurrentStatus(rep, f.format, f.out, known, stdout, stderr)
+}
+
+// record records -runs histories on drv and checks each (unless
+// -record-only), into rep. It stops at the first error, which it sets in
+// rep; the error it returns is one writing a history (-history-dir).
+func (f *concurrentFlags) record(ctx context.Context, drv drivers.Driver, p model.Profile, rep *concurrent.Report, stderr io.Writer) error {
+	first := f.seed
 	if first == 0 {
 		first = uint64(time.Now().UnixNano()) & (1<<53 - 1)
 	}
-	for i := range *runs {
+	unchecked := func(h *concurrent.History) {
+		run := concurrent.NewHistoryRun(h, nil)
+		run.History = h
+		rep.Runs = append(rep.Runs, run)
+	}
+	for i := range f.runs {
 		s := first + uint64(i)
-		h, err := concurrent.Run(ctx, drv, dev.config(), concurrent.Options{Profile: p, Seed: s, Duration: *duration, MaxOps: *maxOps,
-			Posters: *posters, RC: *rc, UD: *ud, NoCycles: *noCycles, NoArm: *noArm})
+		h, err := concurrent.Run(ctx, drv, f.dev.config(), concurrent.Options{Profile: p, Seed: s, Duration: f.duration, MaxOps: f.maxOps,
+			Posters: f.posters, RC: f.rc, UD: f.ud, NoCycles: f.noCycles, NoArm: f.noArm})
 		if h != nil {
 			rep.Device, rep.Kernel = h.Device, h.Kernel
-			if *historyDir != "" {
-				if werr := h.WriteFile(filepath.Join(*historyDir, fmt.Sprintf("history-%d.json", s))); werr != nil {
-					return fail(stderr, "%v", werr)
+			if f.historyDir != "" {
+				if werr := h.WriteFile(filepath.Join(f.historyDir, fmt.Sprintf("history-%d.json", s))); werr != nil {
+					return werr
 				}
 			}
 		}
@@ -151,39 +205,33 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 			// checking it could take minutes.
 			rep.Interrupted = true
 			if h != nil && len(h.Ops) > 0 {
-				run := concurrent.NewHistoryRun(h, nil)
-				run.History = h
-				rep.Runs = append(rep.Runs, run)
+				unchecked(h)
 			}
-			break
+			return nil
 		}
 		if err != nil {
 			rep.Error = err.Error()
 			if h == nil || !h.Complete() {
-				break
+				return nil
 			}
 		}
-		if *recordOnly {
-			run := concurrent.NewHistoryRun(h, nil)
-			run.History = h
-			rep.Runs = append(rep.Runs, run)
+		if f.recordOnly {
+			unchecked(h)
 			fmt.Fprintf(stderr, "srqconform concurrent: seed %d: %d operations in %v, recorded\n", s, len(h.Ops), h.Wall.Round(time.Millisecond))
 			if rep.Error != "" {
-				break
+				return nil
 			}
 			continue
 		}
-		res, cerr := checkUnlessInterrupted(ctx, h, checkOpts(s))
+		res, cerr := checkUnlessInterrupted(ctx, h, f.checkOptions(s))
 		if interrupted(ctx) {
-			run := concurrent.NewHistoryRun(h, nil)
-			run.History = h
-			rep.Runs = append(rep.Runs, run)
+			unchecked(h)
 			rep.Interrupted = true
-			break
+			return nil
 		}
 		if cerr != nil {
 			rep.Error = cerr.Error()
-			break
+			return nil
 		}
 		run := concurrent.NewHistoryRun(h, res)
 		if res.Violation() {
@@ -192,10 +240,10 @@ func cmdConcurrent(args []string, stdout, stderr io.Writer) int {
 		rep.Runs = append(rep.Runs, run)
 		fmt.Fprintf(stderr, "srqconform concurrent: seed %d: %d operations in %v, %s in %v %s\n", s, len(h.Ops), h.Wall.Round(time.Millisecond), res.Verdict, res.Time.Round(time.Millisecond), res.Rule)
 		if rep.Error != "" {
-			break
+			return nil
 		}
 	}
-	return concurrentStatus(rep, *format, *out, known, stdout, stderr)
+	return nil
 }
 
 // concurrentStatus writes the report and returns the exit status: 3 when

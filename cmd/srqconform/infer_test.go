@@ -81,9 +81,9 @@ func TestInferReproducesTheBuiltInProfiles(t *testing.T) {
 
 			check := func(p model.Profile) *conformance.Report {
 				t.Helper()
-				var opts []emu.Deviation
+				var opts []emu.Switch
 				if set != "" {
-					opts = append(opts, emu.Deviation(set))
+					opts = append(opts, emu.Switch(set))
 				}
 				rep, err := conformance.Check(context.Background(), emu.New(opts...), drivers.Config{},
 					conformance.Options{Profile: p, Seed: uint64(inferSeed), Cases: inferCases})

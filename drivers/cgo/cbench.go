@@ -2,11 +2,6 @@
 
 package cgo
 
-/*
-#include "srqc.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"time"
@@ -22,12 +17,12 @@ func PostFromC(dev drivers.Device, n int) (time.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("PostFromC: %T is not a cgo device", dev)
 	}
-	pd := C.ibv_alloc_pd(d.ctx)
+	pd := _C_ibv_alloc_pd(d.ctx)
 	if pd == nil {
 		return 0, fmt.Errorf("ibv_alloc_pd returned NULL, want a PD")
 	}
-	defer C.ibv_dealloc_pd(pd)
-	ns := C.srqc_bench_post(pd, C.uint64_t(n))
+	defer _C_ibv_dealloc_pd(pd)
+	ns := _C_srqc_bench_post(pd, _C_uint64_t(n))
 	if ns < 0 {
 		return 0, fmt.Errorf("srqc_bench_post: errno %d, want 0", -ns)
 	}

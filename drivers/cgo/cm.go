@@ -2,15 +2,6 @@
 
 package cgo
 
-/*
-#cgo LDFLAGS: -lrdmacm
-#include <errno.h>
-#include <stdlib.h>
-#include "srqc.h"
-#include "srqcm.h"
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
@@ -29,8 +20,8 @@ const cmTimeout = 5 * time.Second
 // listener on the device's IPv4 address; every receiver is the passive
 // side of a connection its peer makes to the listener.
 type cm struct {
-	ch     *C.struct_rdma_event_channel
-	listen *C.struct_rdma_cm_id
+	ch     *_C_struct_rdma_event_channel
+	listen *_C_struct_rdma_cm_id
 	addr   string
 	port   int
 }
@@ -63,14 +54,14 @@ func cmAddr(opt string) (string, error) {
 // openCM opens the device through librdmacm (rdma_get_devices), so that
 // the PD, CQs and SRQ share the ibv_context its connection ids use.
 func (d *device) openCM(name string) error {
-	var n C.int
-	list, err := C.rdma_get_devices(&n)
+	var n _C_int
+	list, err := _C2_rdma_get_devices(&n)
 	if list == nil {
 		return nullErr("rdma_get_devices", err)
 	}
 	d.cmDevs = list
 	for _, c := range unsafe.Slice(list, int(n)) {
-		if C.GoString(C.ibv_get_device_name(c.device)) == name {
+		if _C_GoString(_C_ibv_get_device_name(c.device)) == name {
 			d.ctx = c
 			return nil
 		}
@@ -84,10 +75,10 @@ func (s *srq) startCM() error {
 	c := &cm{addr: s.dev.cmAddr}
 	s.cm = c
 	var err error
-	if c.ch, err = C.rdma_create_event_channel(); c.ch == nil {
+	if c.ch, err = _C2_rdma_create_event_channel(); c.ch == nil {
 		return nullErr("rdma_create_event_channel", err)
 	}
-	if r, err := C.srqc_set_nonblock(c.ch.fd); r != 0 {
+	if r, err := _C2_srqc_set_nonblock(c.ch.fd); r != 0 {
 		return fmt.Errorf("cgo: fcntl(rdma_cm channel fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
 	}
 	if err := c.startListening(); err != nil {
@@ -95,7 +86,7 @@ func (s *srq) startCM() error {
 	}
 	if c.listen.verbs != nil && c.listen.verbs != s.dev.ctx {
 		return fmt.Errorf("cgo: the rdma_cm listener on %s is bound to device %s, not %s; give the device's address with the driver option cm_addr",
-			c.addr, C.GoString(C.ibv_get_device_name(c.listen.verbs.device)), s.dev.info.Name)
+			c.addr, _C_GoString(_C_ibv_get_device_name(c.listen.verbs.device)), s.dev.info.Name)
 	}
 	return nil
 }
@@ -108,7 +99,7 @@ func (s *srq) startCM() error {
 // not shown to help). The
 // QPs already connected keep their own ids. The caller holds dev.mu.
 func (c *cm) relisten() error {
-	if r, err := C.rdma_destroy_id(c.listen); r != 0 {
+	if r, err := _C2_rdma_destroy_id(c.listen); r != 0 {
 		return fmt.Errorf("cgo: rdma_destroy_id(listener on port %d) returned %d (%v), want 0", c.port, int(r), err)
 	}
 	c.listen = nil
@@ -118,13 +109,13 @@ func (c *cm) relisten() error {
 // startListening makes the listener: an id bound to c.addr on a port
 // rdma_cm picks, listening.
 func (c *cm) startListening() error {
-	if r, err := C.rdma_create_id(c.ch, &c.listen, nil, C.RDMA_PS_TCP); r != 0 {
+	if r, err := _C2_rdma_create_id(c.ch, &c.listen, nil, _C_RDMA_PS_TCP); r != 0 {
 		return fmt.Errorf("cgo: rdma_create_id(listener) returned %d (%v), want 0", int(r), err)
 	}
-	ip := C.CString(c.addr)
-	defer C.free(unsafe.Pointer(ip))
-	var port C.int
-	if r := C.srqcm_bind_listen(c.listen, ip, 64, &port); r != 0 {
+	ip := _C_CString(c.addr)
+	defer _C_free(unsafe.Pointer(ip))
+	var port _C_int
+	if r := _C_srqcm_bind_listen(c.listen, ip, 64, &port); r != 0 {
 		return verbErr(fmt.Sprintf("rdma_bind_addr+rdma_listen(%s:0)", c.addr), int(r))
 	}
 	c.port = int(port)
@@ -138,13 +129,13 @@ func (c *cm) stop() error {
 	}
 	var errs []error
 	if c.listen != nil {
-		if r, err := C.rdma_destroy_id(c.listen); r != 0 {
+		if r, err := _C2_rdma_destroy_id(c.listen); r != 0 {
 			errs = append(errs, fmt.Errorf("cgo: rdma_destroy_id(listener) returned %d (%v), want 0", int(r), err))
 		}
 		c.listen = nil
 	}
 	if c.ch != nil {
-		C.rdma_destroy_event_channel(c.ch)
+		_C_rdma_destroy_event_channel(c.ch)
 		c.ch = nil
 	}
 	return errors.Join(errs...)
@@ -166,16 +157,16 @@ func cmEventName(e int) string {
 // accepts, and returns it. Events for other ids (the disconnects of
 // dropped connections) are dropped: the driver learns a connection's
 // fate from its QP's completions.
-func (c *cm) await(what string, want int, ok func(*C.struct_srqcm_event) bool) (C.struct_srqcm_event, error) {
+func (c *cm) await(what string, want int, ok func(*_C_struct_srqcm_event) bool) (_C_struct_srqcm_event, error) {
 	deadline := time.Now().Add(cmTimeout)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return C.struct_srqcm_event{}, fmt.Errorf("cgo: %s: no %s within %v, want one", what, cmEventName(want), cmTimeout)
+			return _C_struct_srqcm_event{}, fmt.Errorf("cgo: %s: no %s within %v, want one", what, cmEventName(want), cmTimeout)
 		}
-		var ev C.struct_srqcm_event
-		r := C.srqcm_next(c.ch, C.int(left/time.Millisecond+1), &ev)
-		if r == C.ETIMEDOUT {
+		var ev _C_struct_srqcm_event
+		r := _C_srqcm_next(c.ch, _C_int(left/time.Millisecond+1), &ev)
+		if r == _C_ETIMEDOUT {
 			continue
 		}
 		if r != 0 {
@@ -220,39 +211,39 @@ func (q *qp) connectCM() error {
 	what := fmt.Sprintf("connect QP %d through rdma_cm to %s:%d", q.idx, c.addr, c.port)
 	// Each call that can block is named for InCall while it runs.
 	defer s.dev.enter(what + ": rdma_create_id(peer)")()
-	if r, err := C.rdma_create_id(c.ch, &q.pid, nil, C.RDMA_PS_TCP); r != 0 {
+	if r, err := _C2_rdma_create_id(c.ch, &q.pid, nil, _C_RDMA_PS_TCP); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_create_id(peer) returned %d (%v), want 0", what, int(r), err)
 	}
 	pid := q.pid
-	mine := func(ev *C.struct_srqcm_event) bool { return ev.id == pid }
-	ip := C.CString(c.addr)
-	defer C.free(unsafe.Pointer(ip))
+	mine := func(ev *_C_struct_srqcm_event) bool { return ev.id == pid }
+	ip := _C_CString(c.addr)
+	defer _C_free(unsafe.Pointer(ip))
 	s.dev.enter(what + ": rdma_resolve_addr")
-	if r := C.srqcm_resolve_addr(pid, ip, C.int(c.port), C.int(cmTimeout/time.Millisecond)); r != 0 {
+	if r := _C_srqcm_resolve_addr(pid, ip, _C_int(c.port), _C_int(cmTimeout/time.Millisecond)); r != 0 {
 		return verbErr(what+": rdma_resolve_addr", int(r))
 	}
-	if _, err := c.await(what, C.RDMA_CM_EVENT_ADDR_RESOLVED, mine); err != nil {
+	if _, err := c.await(what, _C_RDMA_CM_EVENT_ADDR_RESOLVED, mine); err != nil {
 		return err
 	}
 	s.dev.enter(what + ": rdma_resolve_route")
-	if r, err := C.rdma_resolve_route(pid, C.int(cmTimeout/time.Millisecond)); r != 0 {
+	if r, err := _C2_rdma_resolve_route(pid, _C_int(cmTimeout/time.Millisecond)); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_resolve_route returned %d (%v), want 0", what, int(r), err)
 	}
-	if _, err := c.await(what, C.RDMA_CM_EVENT_ROUTE_RESOLVED, mine); err != nil {
+	if _, err := c.await(what, _C_RDMA_CM_EVENT_ROUTE_RESOLVED, mine); err != nil {
 		return err
 	}
 	var err error
 	s.dev.enter(what + ": ibv_create_cq(peer)")
-	if q.pcq, err = C.ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.pcq == nil {
+	if q.pcq, err = _C2_ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.pcq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(CQ of peer %d)", q.idx), err)
 	}
-	var pa C.struct_ibv_qp_init_attr
+	var pa _C_struct_ibv_qp_init_attr
 	pa.send_cq, pa.recv_cq = q.pcq, q.pcq
-	pa.qp_type = C.IBV_QPT_RC
+	pa.qp_type = _C_IBV_QPT_RC
 	pa.cap.max_send_wr, pa.cap.max_send_sge = 4, 1
 	pa.cap.max_recv_wr, pa.cap.max_recv_sge = 1, 1
 	s.dev.enter(what + ": rdma_create_qp(peer)")
-	if r, err := C.rdma_create_qp(pid, s.pd, &pa); r != 0 {
+	if r, err := _C2_rdma_create_qp(pid, s.pd, &pa); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_create_qp(peer) returned %d (%v), want 0", what, int(r), err)
 	}
 	q.peer = pid.qp
@@ -260,28 +251,28 @@ func (q *qp) connectCM() error {
 		return err
 	}
 	s.dev.enter(what + ": rdma_connect")
-	if r := C.srqcm_connect(pid); r != 0 {
-		if r == C.ECONNREFUSED || r == C.EADDRNOTAVAIL || r == C.EADDRINUSE {
+	if r := _C_srqcm_connect(pid); r != 0 {
+		if r == _C_ECONNREFUSED || r == _C_EADDRNOTAVAIL || r == _C_EADDRINUSE {
 			return fmt.Errorf("%w: %w", errCMRefused, verbErr(what+": rdma_connect", int(r)))
 		}
 		return verbErr(what+": rdma_connect", int(r))
 	}
 	s.dev.enter(what + ": waiting for CONNECT_REQUEST")
-	ev, err := c.await(what, C.RDMA_CM_EVENT_CONNECT_REQUEST, func(ev *C.struct_srqcm_event) bool { return ev.listen_id == c.listen })
+	ev, err := c.await(what, _C_RDMA_CM_EVENT_CONNECT_REQUEST, func(ev *_C_struct_srqcm_event) bool { return ev.listen_id == c.listen })
 	if err != nil {
 		return err
 	}
 	q.rid = ev.id
 	s.dev.enter(what + ": ibv_create_cq(receiver)")
-	if q.scq, err = C.ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.scq == nil {
+	if q.scq, err = _C2_ibv_create_cq(s.dev.ctx, 16, nil, nil, 0); q.scq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
 	}
-	var ia C.struct_ibv_qp_init_attr
+	var ia _C_struct_ibv_qp_init_attr
 	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
-	ia.qp_type = C.IBV_QPT_RC
+	ia.qp_type = _C_IBV_QPT_RC
 	ia.cap.max_send_wr, ia.cap.max_send_sge = 1, 1
 	s.dev.enter(what + ": rdma_create_qp(receiver, with SRQ)")
-	if r, err := C.rdma_create_qp(q.rid, s.pd, &ia); r != 0 {
+	if r, err := _C2_rdma_create_qp(q.rid, s.pd, &ia); r != 0 {
 		return fmt.Errorf("cgo: %s: rdma_create_qp(receiver, with SRQ) returned %d (%v), want 0", what, int(r), err)
 	}
 	q.qp = q.rid.qp
@@ -291,13 +282,13 @@ func (q *qp) connectCM() error {
 		return err
 	}
 	s.dev.enter(what + ": rdma_accept")
-	if r := C.srqcm_accept(q.rid); r != 0 {
+	if r := _C_srqcm_accept(q.rid); r != 0 {
 		return verbErr(what+": rdma_accept", int(r))
 	}
 	rid := q.rid
 	s.dev.enter(what + ": waiting for ESTABLISHED")
 	for range 2 { // ESTABLISHED on both ends, in either order
-		if _, err := c.await(what, C.RDMA_CM_EVENT_ESTABLISHED, func(ev *C.struct_srqcm_event) bool { return ev.id == pid || ev.id == rid }); err != nil {
+		if _, err := c.await(what, _C_RDMA_CM_EVENT_ESTABLISHED, func(ev *_C_struct_srqcm_event) bool { return ev.id == pid || ev.id == rid }); err != nil {
 			return err
 		}
 	}
@@ -312,20 +303,20 @@ func (q *qp) connectCM() error {
 func (q *qp) dropCM() error {
 	var errs []error
 	for _, o := range []struct {
-		id   **C.struct_rdma_cm_id
-		qp   **C.struct_ibv_qp
-		cq   **C.struct_ibv_cq
+		id   **_C_struct_rdma_cm_id
+		qp   **_C_struct_ibv_qp
+		cq   **_C_struct_ibv_cq
 		what string
 	}{{&q.rid, &q.qp, &q.scq, "receiver"}, {&q.pid, &q.peer, &q.pcq, "peer"}} {
 		if *o.id != nil {
 			if *o.qp != nil {
 				leave := q.s.dev.enter(fmt.Sprintf("rdma_destroy_qp(%s %d)", o.what, q.idx))
-				C.rdma_destroy_qp(*o.id)
+				_C_rdma_destroy_qp(*o.id)
 				leave()
 				*o.qp = nil
 			}
 			leave := q.s.dev.enter(fmt.Sprintf("rdma_destroy_id(%s %d)", o.what, q.idx))
-			r, err := C.rdma_destroy_id(*o.id)
+			r, err := _C2_rdma_destroy_id(*o.id)
 			leave()
 			if r != 0 {
 				errs = append(errs, fmt.Errorf("cgo: rdma_destroy_id(%s %d) returned %d (%v), want 0", o.what, q.idx, int(r), err))
@@ -333,7 +324,7 @@ func (q *qp) dropCM() error {
 			*o.id = nil
 		}
 		if *o.cq != nil {
-			if r := C.ibv_destroy_cq(*o.cq); r != 0 {
+			if r := _C_ibv_destroy_cq(*o.cq); r != 0 {
 				errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(%s %d)", o.what, q.idx), int(r)))
 			}
 			*o.cq = nil
@@ -395,7 +386,7 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 			if errors.Is(err, errCMRefused) {
 				q.cmErr = fmt.Errorf("%w (after %d attempts)", err, cmConnectTries)
 			}
-			return int(C.EIO)
+			return int(_C_EIO)
 		}
 		q.vstate = to
 		return 0
@@ -415,15 +406,15 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 		}
 		if err != nil {
 			q.cmErr = err
-			return int(C.EIO)
+			return int(_C_EIO)
 		}
 		q.vstate = to
 		return 0
 	case q.qp == nil:
-		return int(C.EINVAL)
+		return int(_C_EINVAL)
 	}
 	a, mask := q.attrs(q.vstate, to, q.pqpn, 0)
-	r := int(C.ibv_modify_qp(q.qp, &a, mask))
+	r := int(_C_ibv_modify_qp(q.qp, &a, mask))
 	if r == 0 {
 		q.vstate = to
 	}
@@ -439,23 +430,23 @@ func (q *qp) modifyCM(to drivers.QPState) int {
 // message. A Send that meets an empty SRQ makes siw terminate the
 // connection: the Read then completes in error (peerErr). The caller
 // holds dev.mu.
-func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_wc_status, error) {
+func (q *qp) deliverCM(ctx context.Context, sd *_C_struct_srqc_send) (_C_enum_ibv_wc_status, error) {
 	if !q.peerReady || q.peerFailed || q.peer == nil {
 		// No connection: the message cannot leave the peer.
-		return C.IBV_WC_WR_FLUSH_ERR, nil
+		return _C_IBV_WC_WR_FLUSH_ERR, nil
 	}
 	s := q.s
 	s.sends++
-	if r := C.srqc_post_send(q.peer, C.uint64_t(s.sends), sd); r != 0 {
+	if r := _C_srqc_post_send(q.peer, _C_uint64_t(s.sends), sd); r != 0 {
 		q.peerFailed = true
-		if r == -C.EINVAL || r == C.EINVAL || r == -C.EOPNOTSUPP || r == C.EOPNOTSUPP {
+		if r == -_C_EINVAL || r == _C_EINVAL || r == -_C_EOPNOTSUPP || r == _C_EOPNOTSUPP {
 			return 0, fmt.Errorf("%w: ibv_post_send(peer %d, opcode %d) returned %s: the provider refuses the opcode", drivers.ErrUnsupported, q.idx, int(sd.opcode), errnoName(int(r)))
 		}
 		return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, opcode %d, len %d)", q.idx, int(sd.opcode), int(sd.length)), int(r))
 	}
 	s.sends++
-	if r := C.srqcm_post_read(q.peer, C.uint64_t(s.sends), C.uint64_t(s.peer.addr(peerBufSize-8)), C.uint32_t(s.peer.lkey),
-		C.uint64_t(s.target.addr(0)), C.uint32_t(s.target.rkey), 8); r != 0 {
+	if r := _C_srqcm_post_read(q.peer, _C_uint64_t(s.sends), _C_uint64_t(s.peer.addr(peerBufSize-8)), _C_uint32_t(s.peer.lkey),
+		_C_uint64_t(s.target.addr(0)), _C_uint32_t(s.target.rkey), 8); r != 0 {
 		q.peerFailed = true
 		if s.dev.info.Provider != "siw" {
 			return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, witness RDMA Read)", q.idx), int(r))
@@ -469,13 +460,13 @@ func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_
 		// libsiw's doorbell with -ENOTCONN outside RTS and ERROR.
 		st, err := q.abort(ctx, fmt.Sprintf("the witness Read refused by ibv_post_send (%s) after the Send was posted", errnoName(int(r))))
 		if errors.Is(err, errNothingFlushed) {
-			return C.IBV_WC_WR_FLUSH_ERR, nil
+			return _C_IBV_WC_WR_FLUSH_ERR, nil
 		}
 		if err != nil {
 			return 0, err
 		}
-		if st == C.IBV_WC_SUCCESS {
-			st = C.IBV_WC_WR_FLUSH_ERR // the Send left, the receiver did not answer
+		if st == _C_IBV_WC_SUCCESS {
+			st = _C_IBV_WC_WR_FLUSH_ERR // the Send left, the receiver did not answer
 		}
 		return st, nil
 	}
@@ -502,7 +493,7 @@ func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_
 			// WR) in ERROR with siw_sq_flush_wr of that empty list, so
 			// the WQE libsiw wrote to the mapped SQ is never flushed,
 			// nor by a later modify to ERR (already ERROR). Seen on 6.1.
-			return C.IBV_WC_WR_FLUSH_ERR, nil
+			return _C_IBV_WC_WR_FLUSH_ERR, nil
 		}
 		if err != nil {
 			return 0, err
@@ -514,11 +505,11 @@ func (q *qp) deliverCM(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_
 		q.peerFailed = true
 		return 0, err
 	}
-	if first != C.IBV_WC_SUCCESS {
+	if first != _C_IBV_WC_SUCCESS {
 		q.peerFailed = true
 		return first, nil
 	}
-	if second != C.IBV_WC_SUCCESS {
+	if second != _C_IBV_WC_SUCCESS {
 		q.peerFailed = true
 	}
 	return second, nil
@@ -532,7 +523,7 @@ const witnessWait = 2 * time.Second
 // waitWitness waits for the witness Read's completion; after witnessWait
 // it disconnects the peer (rdma_disconnect), which flushes the Read, and
 // returns that status. The caller holds dev.mu.
-func (q *qp) waitWitness(ctx context.Context) (C.enum_ibv_wc_status, error) {
+func (q *qp) waitWitness(ctx context.Context) (_C_enum_ibv_wc_status, error) {
 	st, ok, err := q.pollPeer(ctx, witnessWait, "the witness Read")
 	if err != nil || ok {
 		return st, err
@@ -548,7 +539,7 @@ func (q *qp) waitWitness(ctx context.Context) (C.enum_ibv_wc_status, error) {
 		// drivers/infiniband/sw/siw/siw_qp.c siw_qp_nextstate_from_term
 		// and siw_qp_nextstate_from_close call siw_sq_flush, which
 		// completes the ORQ's Reads, only while a TX WQE is active.
-		return C.IBV_WC_WR_FLUSH_ERR, nil
+		return _C_IBV_WC_WR_FLUSH_ERR, nil
 	}
 	return st, err
 }
@@ -560,14 +551,14 @@ var errNothingFlushed = errors.New("nothing flushed")
 // makes siw flush its send queue, and waits up to sendTimeout for one
 // completion, whose status it returns. why says what went before, for the
 // harness error when nothing comes. The caller holds dev.mu.
-func (q *qp) abort(ctx context.Context, why string) (C.enum_ibv_wc_status, error) {
+func (q *qp) abort(ctx context.Context, why string) (_C_enum_ibv_wc_status, error) {
 	q.peerFailed = true
-	if r, err := C.rdma_disconnect(q.pid); r != 0 {
+	if r, err := _C2_rdma_disconnect(q.pid); r != 0 {
 		return 0, fmt.Errorf("cgo: Deliver on QP %d: %s, and rdma_disconnect(peer) returned %d (%v), want 0", q.idx, why, int(r), err)
 	}
-	var a C.struct_ibv_qp_attr
-	a.qp_state = C.IBV_QPS_ERR
-	if r := C.ibv_modify_qp(q.peer, &a, C.IBV_QP_STATE); r != 0 {
+	var a _C_struct_ibv_qp_attr
+	a.qp_state = _C_IBV_QPS_ERR
+	if r := _C_ibv_modify_qp(q.peer, &a, _C_IBV_QP_STATE); r != 0 {
 		return 0, verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, ERR) after %s", q.idx, why), int(r))
 	}
 	st, ok, err := q.pollPeer(ctx, sendTimeout, "a flushed completion")
@@ -595,23 +586,23 @@ func (q *qp) ConnectionErr() error {
 // verbs mode builds by hand are refused here (rxe on 6.12: INIT->RTR
 // EINVAL). The caller holds dev.mu.
 func (q *qp) peerUpCM(psn uint32) error {
-	for _, st := range []C.enum_ibv_qp_state{C.IBV_QPS_RESET, C.IBV_QPS_INIT, C.IBV_QPS_RTR, C.IBV_QPS_RTS} {
-		var a C.struct_ibv_qp_attr
-		var mask C.int
+	for _, st := range []_C_enum_ibv_qp_state{_C_IBV_QPS_RESET, _C_IBV_QPS_INIT, _C_IBV_QPS_RTR, _C_IBV_QPS_RTS} {
+		var a _C_struct_ibv_qp_attr
+		var mask _C_int
 		a.qp_state = st
-		if st != C.IBV_QPS_RESET {
-			if r, err := C.rdma_init_qp_attr(q.pid, &a, &mask); r != 0 {
+		if st != _C_IBV_QPS_RESET {
+			if r, err := _C2_rdma_init_qp_attr(q.pid, &a, &mask); r != 0 {
 				return fmt.Errorf("cgo: rdma_init_qp_attr(peer %d, state %d) returned %d (%v), want 0", q.idx, int(st), int(r), err)
 			}
 		}
 		a.qp_state = st
-		mask |= C.IBV_QP_STATE
-		if st == C.IBV_QPS_RTS {
-			a.sq_psn = C.uint32_t(psn)
+		mask |= _C_IBV_QP_STATE
+		if st == _C_IBV_QPS_RTS {
+			a.sq_psn = _C_uint32_t(psn)
 			a.timeout, a.retry_cnt, a.rnr_retry = q.ackTimer(), retryCount, rnrRetry
-			mask |= C.IBV_QP_SQ_PSN | C.IBV_QP_TIMEOUT | C.IBV_QP_RETRY_CNT | C.IBV_QP_RNR_RETRY
+			mask |= _C_IBV_QP_SQ_PSN | _C_IBV_QP_TIMEOUT | _C_IBV_QP_RETRY_CNT | _C_IBV_QP_RNR_RETRY
 		}
-		if r := C.ibv_modify_qp(q.peer, &a, C.int(mask)); r != 0 {
+		if r := _C_ibv_modify_qp(q.peer, &a, _C_int(mask)); r != 0 {
 			return verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, to state %d, mask %#x, attributes from rdma_init_qp_attr)", q.idx, int(st), int(mask)), int(r))
 		}
 	}
@@ -669,11 +660,11 @@ func (q *qp) awaitLastWQE() error {
 // receiver in RESET, INIT or ERR then took about 470 ms to be refused,
 // against 67 ms, and the rdma_cm suite on 6.1 ran at 38 steps a second
 // (reports/rxe-rdmacm.md). iWARP has no such timeout (TCP retransmits).
-func (q *qp) ackTimeoutCM(what string, id *C.struct_rdma_cm_id) error {
+func (q *qp) ackTimeoutCM(what string, id *_C_struct_rdma_cm_id) error {
 	if q.s.dev.iwarp {
 		return nil
 	}
-	if r := C.srqcm_ack_timeout(id, ackTimeout); r != 0 {
+	if r := _C_srqcm_ack_timeout(id, ackTimeout); r != 0 {
 		return verbErr(what+": rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", int(r))
 	}
 	return nil

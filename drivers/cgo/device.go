@@ -2,14 +2,6 @@
 
 package cgo
 
-/*
-#include <errno.h>
-#include <stdlib.h>
-#include "srqc.h"
-#include "srqcm.h"
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
@@ -37,7 +29,7 @@ func (driver) Name() string { return "cgo" }
 // region it made: the async event channel is per context.
 type device struct {
 	mu       sync.Mutex
-	ctx      *C.struct_ibv_context
+	ctx      *_C_struct_ibv_context
 	port     int
 	gidIndex int
 	gid      [16]byte
@@ -53,7 +45,7 @@ type device struct {
 	// mode ctx is librdmacm's context from cmDevs, and cmAddr the
 	// address its listeners bind.
 	conn   string
-	cmDevs **C.struct_ibv_context
+	cmDevs **_C_struct_ibv_context
 	cmAddr string
 	// iwarp says the transport is iWARP: a Send's completion there does
 	// not prove the receiver processed it (deliverCM's witness Read).
@@ -101,17 +93,17 @@ func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, err
 	if port < 1 || port > 255 {
 		return nil, fmt.Errorf("cgo: Open: port %d, want 1..255", cfg.Port)
 	}
-	var n C.int
-	list, err := C.ibv_get_device_list(&n)
+	var n _C_int
+	list, err := _C2_ibv_get_device_list(&n)
 	if list == nil {
 		return nil, fmt.Errorf("cgo: ibv_get_device_list returned NULL (errno %v); is the ib_uverbs module loaded?", err)
 	}
-	defer C.ibv_free_device_list(list)
+	defer _C_ibv_free_device_list(list)
 	devs := unsafe.Slice(list, int(n))
 	var names []string
-	var dev *C.struct_ibv_device
+	var dev *_C_struct_ibv_device
 	for _, d := range devs {
-		name := C.GoString(C.ibv_get_device_name(d))
+		name := _C_GoString(_C_ibv_get_device_name(d))
 		names = append(names, name)
 		if dev == nil && (cfg.Device == "" || cfg.Device == name) {
 			dev = d
@@ -123,12 +115,12 @@ func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, err
 		}
 		return nil, fmt.Errorf("cgo: Open: no device %q; ibv_get_device_list found %s", cfg.Device, strings.Join(names, ", "))
 	}
-	name := C.GoString(C.ibv_get_device_name(dev))
-	conn, err := cmMode(cfg.Options["conn"], dev.transport_type == C.IBV_TRANSPORT_IWARP)
+	name := _C_GoString(_C_ibv_get_device_name(dev))
+	conn, err := cmMode(cfg.Options["conn"], dev.transport_type == _C_IBV_TRANSPORT_IWARP)
 	if err != nil {
 		return nil, err
 	}
-	d := &device{port: port, gidIndex: cfg.GIDIndex, conn: conn, iwarp: dev.transport_type == C.IBV_TRANSPORT_IWARP}
+	d := &device{port: port, gidIndex: cfg.GIDIndex, conn: conn, iwarp: dev.transport_type == _C_IBV_TRANSPORT_IWARP}
 	if conn == connRDMACM {
 		if d.cmAddr, err = cmAddr(cfg.Options["cm_addr"]); err != nil {
 			return nil, err
@@ -138,7 +130,7 @@ func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, err
 			return nil, err
 		}
 	} else {
-		c, err := C.ibv_open_device(dev)
+		c, err := _C2_ibv_open_device(dev)
 		if c == nil {
 			return nil, nullErr(fmt.Sprintf("ibv_open_device(%s)", name), err)
 		}
@@ -152,21 +144,21 @@ func (driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, err
 }
 
 // setup queries the device and port and fills in Info.
-func (d *device) setup(name string, dev *C.struct_ibv_device) error {
-	var da C.struct_ibv_device_attr
-	if r := C.ibv_query_device(d.ctx, &da); r != 0 {
+func (d *device) setup(name string, dev *_C_struct_ibv_device) error {
+	var da _C_struct_ibv_device_attr
+	if r := _C_ibv_query_device(d.ctx, &da); r != 0 {
 		return verbErr(fmt.Sprintf("ibv_query_device(%s)", name), int(r))
 	}
-	var pa C.struct_ibv_port_attr
-	if r := C.srqc_query_port(d.ctx, C.uint8_t(d.port), &pa); r != 0 {
+	var pa _C_struct_ibv_port_attr
+	if r := _C_srqc_query_port(d.ctx, _C_uint8_t(d.port), &pa); r != 0 {
 		return verbErr(fmt.Sprintf("ibv_query_port(%s, port %d)", name, d.port), int(r))
 	}
-	if pa.state != C.IBV_PORT_ACTIVE {
-		return fmt.Errorf("cgo: ibv_query_port(%s, port %d): state %d, want IBV_PORT_ACTIVE (%d)", name, d.port, int(pa.state), int(C.IBV_PORT_ACTIVE))
+	if pa.state != _C_IBV_PORT_ACTIVE {
+		return fmt.Errorf("cgo: ibv_query_port(%s, port %d): state %d, want IBV_PORT_ACTIVE (%d)", name, d.port, int(pa.state), int(_C_IBV_PORT_ACTIVE))
 	}
 	// First, so that Close can drain the async events of a device whose
 	// setup fails below: on a blocking fd that read waits forever.
-	if r, err := C.srqc_set_nonblock(d.ctx.async_fd); r != 0 {
+	if r, err := _C2_srqc_set_nonblock(d.ctx.async_fd); r != 0 {
 		return fmt.Errorf("cgo: fcntl(async_fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
 	}
 	d.asyncNonblock = true
@@ -175,7 +167,7 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		if d.gidIndex < 0 || d.gidIndex >= int(pa.gid_tbl_len) {
 			return fmt.Errorf("cgo: Open(%s): GID index %d, want 0..%d", name, d.gidIndex, int(pa.gid_tbl_len)-1)
 		}
-		if r := C.srqc_query_gid(d.ctx, C.uint8_t(d.port), C.int(d.gidIndex), (*C.uint8_t)(unsafe.Pointer(&d.gid[0]))); r != 0 {
+		if r := _C_srqc_query_gid(d.ctx, _C_uint8_t(d.port), _C_int(d.gidIndex), (*_C_uint8_t)(unsafe.Pointer(&d.gid[0]))); r != 0 {
 			return verbErr(fmt.Sprintf("ibv_query_gid(%s, port %d, index %d)", name, d.port, d.gidIndex), int(r))
 		}
 		if d.gid == [16]byte{} {
@@ -191,7 +183,7 @@ func (d *device) setup(name string, dev *C.struct_ibv_device) error {
 		MaxSRQSGE:    uint32(da.max_srq_sge),
 		MaxQPWR:      uint32(da.max_qp_wr),
 		MaxSGE:       uint32(da.max_sge),
-		SRQResize:    da.device_cap_flags&C.IBV_DEVICE_SRQ_RESIZE != 0,
+		SRQResize:    da.device_cap_flags&_C_IBV_DEVICE_SRQ_RESIZE != 0,
 		MaxMessage:   maxMessage,
 		MaxUDMessage: mtuBytes(d.mtu),
 		MaxSGELength: maxSGELength,
@@ -225,13 +217,13 @@ func mtuBytes(m uint32) uint32 {
 
 // provider names the provider from the device name ("rxe0" -> "rxe",
 // "mlx5_0" -> "mlx5"), or the node type when the name has no prefix.
-func provider(name string, dev *C.struct_ibv_device) string {
+func provider(name string, dev *_C_struct_ibv_device) string {
 	p := strings.TrimRight(name, "0123456789")
 	p = strings.TrimSuffix(p, "_")
 	if p != "" {
 		return p
 	}
-	return C.GoString(C.ibv_node_type_str(dev.node_type))
+	return _C_GoString(_C_ibv_node_type_str(dev.node_type))
 }
 
 func kernelRelease() string {
@@ -248,11 +240,11 @@ func rdmaCore() string {
 	if v := os.Getenv("SRQCONFORM_RDMA_CORE"); v != "" {
 		return v
 	}
-	p := C.srqc_libibverbs_path()
+	p := _C_srqc_libibverbs_path()
 	if p == nil {
 		return "unknown"
 	}
-	path := C.GoString(p)
+	path := _C_GoString(p)
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
@@ -288,10 +280,10 @@ func (d *device) Close() error {
 	}
 	switch {
 	case d.cmDevs != nil:
-		C.rdma_free_devices(d.cmDevs) // closes librdmacm's contexts
+		_C_rdma_free_devices(d.cmDevs) // closes librdmacm's contexts
 		d.cmDevs, d.ctx = nil, nil
 	case d.ctx != nil:
-		if r := C.ibv_close_device(d.ctx); r != 0 {
+		if r := _C_ibv_close_device(d.ctx); r != 0 {
 			errs = append(errs, verbErr(fmt.Sprintf("ibv_close_device(%s)", d.info.Name), int(r)))
 		}
 		d.ctx = nil
@@ -313,18 +305,18 @@ const (
 // the ones srqconform watches with their SRQ. The caller holds d.mu.
 func (d *device) drainEvents() error {
 	for {
-		var ev C.struct_srqc_event
-		r := C.srqc_get_async(d.ctx, &ev)
-		if r == C.EAGAIN {
+		var ev _C_struct_srqc_event
+		r := _C_srqc_get_async(d.ctx, &ev)
+		if r == _C_EAGAIN {
 			return nil
 		}
 		if r != 0 {
 			return verbErr("ibv_get_async_event", int(r))
 		}
 		switch ev._type {
-		case C.IBV_EVENT_SRQ_LIMIT_REACHED, C.IBV_EVENT_SRQ_ERR:
+		case _C_IBV_EVENT_SRQ_LIMIT_REACHED, _C_IBV_EVENT_SRQ_ERR:
 			t := evSRQLimit
-			if ev._type == C.IBV_EVENT_SRQ_ERR {
+			if ev._type == _C_IBV_EVENT_SRQ_ERR {
 				t = evSRQErr
 			}
 			for _, s := range d.srqs {
@@ -332,7 +324,7 @@ func (d *device) drainEvents() error {
 					s.events = append(s.events, drivers.Event{Type: t, QP: -1})
 				}
 			}
-		case C.IBV_EVENT_QP_LAST_WQE_REACHED:
+		case _C_IBV_EVENT_QP_LAST_WQE_REACHED:
 			for _, s := range d.srqs {
 				if i, ok := s.byQPN[uint32(ev.qpn)]; ok {
 					s.events = append(s.events, drivers.Event{Type: evLastWQE, QP: i})
@@ -340,14 +332,14 @@ func (d *device) drainEvents() error {
 					d.sawLastWQE = true
 				}
 			}
-		case C.IBV_EVENT_QP_FATAL, C.IBV_EVENT_QP_REQ_ERR, C.IBV_EVENT_QP_ACCESS_ERR:
+		case _C_IBV_EVENT_QP_FATAL, _C_IBV_EVENT_QP_REQ_ERR, _C_IBV_EVENT_QP_ACCESS_ERR:
 			// Filed for the SRQ's receivers only: the peers' own errors
 			// (a siw sender that met a TERMINATE) are not the SRQ's.
 			t := evQPFatal
 			switch ev._type {
-			case C.IBV_EVENT_QP_REQ_ERR:
+			case _C_IBV_EVENT_QP_REQ_ERR:
 				t = evQPReqErr
-			case C.IBV_EVENT_QP_ACCESS_ERR:
+			case _C_IBV_EVENT_QP_ACCESS_ERR:
 				t = evQPAccess
 			}
 			for _, s := range d.srqs {

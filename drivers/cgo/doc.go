@@ -1,7 +1,12 @@
 // Package cgo is the srqconform driver for real RDMA devices: it drives
 // libibverbs through cgo and implements drivers.Driver under the name "cgo".
 //
-// Every file that uses cgo is built only with
+// One file, cwrap.go, uses cgo: it names every C function, type and
+// constant the driver uses (C.name as _C_name, and _C2_name for the form
+// that also returns errno), each function a thin wrapper that makes the
+// one call, as Go's net package keeps its resolver's C in
+// cgo_unix_cgo.go. The driver's logic is plain Go against those names.
+// It and the logic are built only with
 //
 //	//go:build linux && cgo && rdma
 //
@@ -31,8 +36,9 @@
 // (CreateSRQ, posts, polls and events), qp.go (receiver QPs, their peers
 // and delivery), conn.go and cm.go (the verbs and rdma_cm connection
 // modes), pool.go (what the next SRQ reuses), probe.go (calls made in a
-// child process), then srqc.c for the C helpers. layout.go and stub.go
-// are the untagged parts.
+// child process), then cwrap.go for the calls into C and srqc.c and
+// srqcm.c for the C helpers. layout.go and stub.go are the untagged
+// parts.
 //
 // Tests: the tagged tests need a device and skip without one; vm_test.go
 // (untagged, SRQCONFORM_VM_TEST=1) runs them inside QEMU guests with rxe0

@@ -2,11 +2,6 @@
 
 package cgo
 
-/*
-#include "srqc.h"
-*/
-import "C"
-
 import (
 	"errors"
 	"fmt"
@@ -28,42 +23,42 @@ import (
 // keeps the kit of its last closed SRQ and the next SRQ takes it
 // (device.takeKit).
 type kit struct {
-	pd     *C.struct_ibv_pd
+	pd     *_C_struct_ibv_pd
 	keys   []*region
 	target *region
 	peer   *region
-	ch     *C.struct_ibv_comp_channel
-	cq     *C.struct_ibv_cq
+	ch     *_C_struct_ibv_comp_channel
+	cq     *_C_struct_ibv_cq
 	// peers holds idle peers by QP type, and sendCQs idle send CQs of
 	// receivers: creating them was a third of create_qp under TCG, and a
 	// peer is reset and connected afresh before it sends (qp.connectPeer).
 	peers   map[drivers.QPType][]peer
-	sendCQs []*C.struct_ibv_cq
+	sendCQs []*_C_struct_ibv_cq
 }
 
 // peer is a peer QP with its CQ and, on UD, its address handle to the
 // port's own GID.
 type peer struct {
-	qp *C.struct_ibv_qp
-	cq *C.struct_ibv_cq
-	ah *C.struct_ibv_ah
+	qp *_C_struct_ibv_qp
+	cq *_C_struct_ibv_cq
+	ah *_C_struct_ibv_ah
 }
 
 // destroy destroys the address handle, the QP and the CQ.
 func (p peer) destroy() error {
 	var errs []error
 	if p.ah != nil {
-		if r := C.ibv_destroy_ah(p.ah); r != 0 {
+		if r := _C_ibv_destroy_ah(p.ah); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_ah(idle peer)", int(r)))
 		}
 	}
 	if p.qp != nil {
-		if r := C.ibv_destroy_qp(p.qp); r != 0 {
+		if r := _C_ibv_destroy_qp(p.qp); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_qp(idle peer)", int(r)))
 		}
 	}
 	if p.cq != nil {
-		if r := C.ibv_destroy_cq(p.cq); r != 0 {
+		if r := _C_ibv_destroy_cq(p.cq); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_cq(idle peer's CQ)", int(r)))
 		}
 	}
@@ -90,7 +85,7 @@ func (rs *kit) putPeer(t drivers.QPType, p peer) {
 }
 
 // takeSendCQ returns an idle, empty send CQ, if there is one.
-func (rs *kit) takeSendCQ() *C.struct_ibv_cq {
+func (rs *kit) takeSendCQ() *_C_struct_ibv_cq {
 	if len(rs.sendCQs) == 0 {
 		return nil
 	}
@@ -101,16 +96,16 @@ func (rs *kit) takeSendCQ() *C.struct_ibv_cq {
 
 // putSendCQ empties cq and keeps it for a later receiver; a CQ that
 // cannot be polled is destroyed instead.
-func (rs *kit) putSendCQ(cq *C.struct_ibv_cq) error {
-	var wc C.struct_ibv_wc
+func (rs *kit) putSendCQ(cq *_C_struct_ibv_cq) error {
+	var wc _C_struct_ibv_wc
 	for {
-		r := C.ibv_poll_cq(cq, 1, &wc)
+		r := _C_ibv_poll_cq(cq, 1, &wc)
 		if r == 0 {
 			rs.sendCQs = append(rs.sendCQs, cq)
 			return nil
 		}
 		if r < 0 {
-			if d := C.ibv_destroy_cq(cq); d != 0 {
+			if d := _C_ibv_destroy_cq(cq); d != 0 {
 				return verbErr("ibv_destroy_cq(a receiver's send CQ that ibv_poll_cq refused)", int(d))
 			}
 			return nil
@@ -119,7 +114,7 @@ func (rs *kit) putSendCQ(cq *C.struct_ibv_cq) error {
 }
 
 // regionAccess is the access of the keys' regions and the RDMA target.
-const regionAccess = C.int(C.IBV_ACCESS_LOCAL_WRITE | C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC)
+const regionAccess = _C_int(_C_IBV_ACCESS_LOCAL_WRITE | _C_IBV_ACCESS_REMOTE_WRITE | _C_IBV_ACCESS_REMOTE_READ | _C_IBV_ACCESS_REMOTE_ATOMIC)
 
 // takeKit returns a kit with at least keys key regions, every one
 // registered (a region a case deregistered is registered again, so it has
@@ -131,7 +126,7 @@ func (d *device) takeKit(keys int) (*kit, error) {
 	d.idle = nil
 	if rs == nil {
 		rs = &kit{}
-		pd, err := C.ibv_alloc_pd(d.ctx)
+		pd, err := _C2_ibv_alloc_pd(d.ctx)
 		if pd == nil {
 			return nil, nullErr("ibv_alloc_pd", err)
 		}
@@ -149,15 +144,15 @@ func (d *device) takeKit(keys int) (*kit, error) {
 
 // makeCQ creates the completion channel (non-blocking) and the shared
 // receive CQ on it.
-func (rs *kit) makeCQ(ctx *C.struct_ibv_context) error {
+func (rs *kit) makeCQ(ctx *_C_struct_ibv_context) error {
 	var err error
-	if rs.ch, err = C.ibv_create_comp_channel(ctx); rs.ch == nil {
+	if rs.ch, err = _C2_ibv_create_comp_channel(ctx); rs.ch == nil {
 		return nullErr("ibv_create_comp_channel", err)
 	}
-	if r, err := C.srqc_set_nonblock(rs.ch.fd); r != 0 {
+	if r, err := _C2_srqc_set_nonblock(rs.ch.fd); r != 0 {
 		return fmt.Errorf("cgo: fcntl(comp channel fd, O_NONBLOCK) returned %d (%v), want 0", int(r), err)
 	}
-	if rs.cq, err = C.ibv_create_cq(ctx, cqDepth, nil, rs.ch, 0); rs.cq == nil {
+	if rs.cq, err = _C2_ibv_create_cq(ctx, cqDepth, nil, rs.ch, 0); rs.cq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(%d entries)", cqDepth), err)
 	}
 	return nil
@@ -170,9 +165,9 @@ func (rs *kit) drainCQ() error {
 	if rs.cq == nil {
 		return nil
 	}
-	var wc C.struct_ibv_wc
+	var wc _C_struct_ibv_wc
 	for {
-		r := C.ibv_poll_cq(rs.cq, 1, &wc)
+		r := _C_ibv_poll_cq(rs.cq, 1, &wc)
 		if r < 0 {
 			return fmt.Errorf("cgo: ibv_poll_cq(receive CQ, draining it for the next SRQ) returned %d, want >= 0", int(r))
 		}
@@ -181,7 +176,7 @@ func (rs *kit) drainCQ() error {
 		}
 	}
 	for {
-		r := C.srqc_get_cq_event(rs.ch, 0)
+		r := _C_srqc_get_cq_event(rs.ch, 0)
 		if r < 0 {
 			return fmt.Errorf("cgo: ibv_get_cq_event(receive CQ, draining it for the next SRQ) returned %d, want 0 or an event", int(r))
 		}
@@ -207,7 +202,7 @@ func (rs *kit) fill(keys int) error {
 		}
 	}
 	if rs.peer == nil {
-		if rs.peer, err = register(rs.pd, peerBufSize, C.IBV_ACCESS_LOCAL_WRITE, "peer buffer"); err != nil {
+		if rs.peer, err = register(rs.pd, peerBufSize, _C_IBV_ACCESS_LOCAL_WRITE, "peer buffer"); err != nil {
 			return err
 		}
 	}
@@ -221,11 +216,11 @@ func (rs *kit) fill(keys int) error {
 }
 
 // reregister registers a deregistered region's memory again.
-func (r *region) reregister(pd *C.struct_ibv_pd) error {
+func (r *region) reregister(pd *_C_struct_ibv_pd) error {
 	if r.mr != nil {
 		return nil
 	}
-	mr, err := C.ibv_reg_mr(pd, r.buf, C.size_t(r.size), r.access)
+	mr, err := _C2_ibv_reg_mr(pd, r.buf, _C_size_t(r.size), r.access)
 	if mr == nil {
 		return nullErr(fmt.Sprintf("ibv_reg_mr(%s again, %d bytes, access %#x)", r.what, r.size, int(r.access)), err)
 	}
@@ -247,7 +242,7 @@ func (rs *kit) release() error {
 	}
 	rs.peers = nil
 	for _, cq := range rs.sendCQs {
-		if r := C.ibv_destroy_cq(cq); r != 0 {
+		if r := _C_ibv_destroy_cq(cq); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_cq(idle send CQ)", int(r)))
 		}
 	}
@@ -258,19 +253,19 @@ func (rs *kit) release() error {
 	}
 	rs.keys, rs.peer, rs.target = nil, nil, nil
 	if rs.cq != nil {
-		if r := C.ibv_destroy_cq(rs.cq); r != 0 {
+		if r := _C_ibv_destroy_cq(rs.cq); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_cq(receive CQ)", int(r)))
 		}
 		rs.cq = nil
 	}
 	if rs.ch != nil {
-		if r := C.ibv_destroy_comp_channel(rs.ch); r != 0 {
+		if r := _C_ibv_destroy_comp_channel(rs.ch); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_comp_channel", int(r)))
 		}
 		rs.ch = nil
 	}
 	if rs.pd != nil {
-		if r := C.ibv_dealloc_pd(rs.pd); r != 0 {
+		if r := _C_ibv_dealloc_pd(rs.pd); r != 0 {
 			errs = append(errs, verbErr("ibv_dealloc_pd", int(r)))
 		}
 		rs.pd = nil

@@ -2,12 +2,6 @@
 
 package cgo
 
-/*
-#include <stdlib.h>
-#include "srqc.h"
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
@@ -61,13 +55,13 @@ func runProbe(spec string) int {
 		fmt.Fprintf(os.Stderr, "srqconform cgo probe: wr_id %q: %v\n", f[2], err)
 		return 2
 	}
-	name := C.CString(f[1])
-	defer C.free(unsafe.Pointer(name))
-	var bad C.int
+	name := _C_CString(f[1])
+	defer _C_free(unsafe.Pointer(name))
+	var bad _C_int
 	var r int
 	what := "a PD, CQ, SRQ and QP"
 	if f[0] == "post_recv" {
-		r = int(C.srqc_probe_post_recv(name, C.uint64_t(id), &bad))
+		r = int(_C_srqc_probe_post_recv(name, _C_uint64_t(id), &bad))
 	} else {
 		n, err := strconv.ParseInt(f[3], 10, 32)
 		if err != nil {
@@ -75,7 +69,7 @@ func runProbe(spec string) int {
 			return 2
 		}
 		what = "a PD, memory region and SRQ"
-		r = int(C.srqc_probe_post_srq_recv(name, C.uint64_t(id), C.int(n), &bad))
+		r = int(_C_srqc_probe_post_srq_recv(name, _C_uint64_t(id), _C_int(n), &bad))
 	}
 	if r <= -1000 {
 		fmt.Fprintf(os.Stderr, "srqconform cgo probe: making the device %s, %s failed: %v\n", f[1], what, syscall.Errno(-1000-r))

@@ -2,14 +2,6 @@
 
 package cgo
 
-/*
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include "srqc.h"
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
@@ -72,16 +64,16 @@ type qp struct {
 	caps        drivers.RecvCaps
 	createErrno int
 
-	qp, peer   *C.struct_ibv_qp
-	scq, pcq   *C.struct_ibv_cq // the receiver's and the peer's send CQs
-	ah         *C.struct_ibv_ah // UD: the peer's address handle to the receiver
+	qp, peer   *_C_struct_ibv_qp
+	scq, pcq   *_C_struct_ibv_cq // the receiver's and the peer's send CQs
+	ah         *_C_struct_ibv_ah // UD: the peer's address handle to the receiver
 	qpn, pqpn  uint32
 	peerReady  bool          // the peer is in RTS and (RC) connected to the receiver
 	peerFailed bool          // the peer's last send failed: reconnect before the next
 	lastDrain  time.Duration // how long the last Modify(SQD) waited (tests)
 	// rdma_cm mode: the connection's ids (receiver, peer), the state
 	// Modify took the QP to, and the last connection failure.
-	rid, pid *C.struct_rdma_cm_id
+	rid, pid *_C_struct_rdma_cm_id
 	vstate   drivers.QPState
 	cmErr    error
 	// lastWQEs counts the QP's LAST_WQE_REACHED events read, and
@@ -101,9 +93,9 @@ type qp struct {
 // The statuses peerOutcome reads are libibverbs' own: these fail to
 // compile otherwise.
 var (
-	_ = [1]int{}[C.IBV_WC_SUCCESS-wcSuccess]
-	_ = [1]int{}[C.IBV_WC_RETRY_EXC_ERR-wcRetryExceeded]
-	_ = [1]int{}[C.IBV_WC_RNR_RETRY_EXC_ERR-wcRNRExceeded]
+	_ = [1]int{}[_C_IBV_WC_SUCCESS-wcSuccess]
+	_ = [1]int{}[_C_IBV_WC_RETRY_EXC_ERR-wcRetryExceeded]
+	_ = [1]int{}[_C_IBV_WC_RNR_RETRY_EXC_ERR-wcRNRExceeded]
 )
 
 var _ drivers.QP = (*qp)(nil)
@@ -154,27 +146,27 @@ func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.Recv
 func (q *qp) create() error {
 	s := q.s
 	ctx := s.dev.ctx
-	qt := C.enum_ibv_qp_type(C.IBV_QPT_RC)
+	qt := _C_enum_ibv_qp_type(_C_IBV_QPT_RC)
 	if q.typ == drivers.UD {
-		qt = C.IBV_QPT_UD
+		qt = _C_IBV_QPT_UD
 	}
 	var err error
 	if q.scq = s.kit.takeSendCQ(); q.scq == nil {
-		if q.scq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.scq == nil {
+		if q.scq, err = _C2_ibv_create_cq(ctx, 16, nil, nil, 0); q.scq == nil {
 			return nullErr(fmt.Sprintf("ibv_create_cq(send CQ of QP %d)", q.idx), err)
 		}
 	}
-	var ia C.struct_ibv_qp_init_attr
+	var ia _C_struct_ibv_qp_init_attr
 	ia.send_cq, ia.recv_cq, ia.srq = q.scq, s.cq, s.srq
 	ia.qp_type = qt
 	ia.cap.max_send_wr, ia.cap.max_send_sge = 1, 1
 	switch q.caps {
 	case drivers.RecvCapsAboveWR:
-		ia.cap.max_recv_wr, ia.cap.max_recv_sge = C.uint32_t(s.dev.info.MaxQPWR+1), 1
+		ia.cap.max_recv_wr, ia.cap.max_recv_sge = _C_uint32_t(s.dev.info.MaxQPWR+1), 1
 	case drivers.RecvCapsAboveSGE:
-		ia.cap.max_recv_wr, ia.cap.max_recv_sge = 1, C.uint32_t(s.dev.info.MaxSGE+1)
+		ia.cap.max_recv_wr, ia.cap.max_recv_sge = 1, _C_uint32_t(s.dev.info.MaxSGE+1)
 	}
-	if q.qp, err = C.ibv_create_qp(s.pd, &ia); q.qp == nil {
+	if q.qp, err = _C2_ibv_create_qp(s.pd, &ia); q.qp == nil {
 		var e syscall.Errno
 		if q.caps != drivers.RecvCapsZero && errors.As(err, &e) && e != 0 {
 			q.createErrno = int(e) // the verb's own answer, not the harness failing
@@ -191,22 +183,22 @@ func (q *qp) create() error {
 		}
 		return nil
 	}
-	if q.pcq, err = C.ibv_create_cq(ctx, 16, nil, nil, 0); q.pcq == nil {
+	if q.pcq, err = _C2_ibv_create_cq(ctx, 16, nil, nil, 0); q.pcq == nil {
 		return nullErr(fmt.Sprintf("ibv_create_cq(CQ of peer %d)", q.idx), err)
 	}
-	var pa C.struct_ibv_qp_init_attr
+	var pa _C_struct_ibv_qp_init_attr
 	pa.send_cq, pa.recv_cq = q.pcq, q.pcq
 	pa.qp_type = qt
 	pa.cap.max_send_wr, pa.cap.max_send_sge = 4, 1
 	pa.cap.max_recv_wr, pa.cap.max_recv_sge = 1, 1
-	if q.peer, err = C.ibv_create_qp(s.pd, &pa); q.peer == nil {
+	if q.peer, err = _C2_ibv_create_qp(s.pd, &pa); q.peer == nil {
 		return nullErr(fmt.Sprintf("ibv_create_qp(peer %d, %s)", q.idx, typeName(q.typ)), err)
 	}
 	q.pqpn = uint32(q.peer.qp_num)
 	if q.typ == drivers.UD {
-		var ah C.struct_ibv_ah_attr
+		var ah _C_struct_ibv_ah_attr
 		q.av(&ah)
-		if q.ah, err = C.ibv_create_ah(s.pd, &ah); q.ah == nil {
+		if q.ah, err = _C2_ibv_create_ah(s.pd, &ah); q.ah == nil {
 			return nullErr(fmt.Sprintf("ibv_create_ah(peer %d to the port's GID index %d)", q.idx, s.dev.gidIndex), err)
 		}
 		return q.connectPeer(0)
@@ -222,7 +214,7 @@ func (q *qp) destroy() error {
 	}
 	var errs []error
 	if q.qp != nil {
-		if r := C.ibv_destroy_qp(q.qp); r != 0 {
+		if r := _C_ibv_destroy_qp(q.qp); r != 0 {
 			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_qp(receiver %d)", q.idx), int(r)))
 		}
 		q.qp = nil
@@ -230,7 +222,7 @@ func (q *qp) destroy() error {
 	if q.scq != nil {
 		if errors.Join(errs...) == nil {
 			errs = append(errs, q.s.kit.putSendCQ(q.scq))
-		} else if r := C.ibv_destroy_cq(q.scq); r != 0 {
+		} else if r := _C_ibv_destroy_cq(q.scq); r != 0 {
 			errs = append(errs, verbErr(fmt.Sprintf("ibv_destroy_cq(send CQ of receiver %d)", q.idx), int(r)))
 		}
 		q.scq = nil
@@ -288,29 +280,29 @@ func typeName(t drivers.QPType) string {
 
 // av fills a RoCE address vector to the port's own GID: peer and
 // receiver reach each other through the device's loopback.
-func (q *qp) av(ah *C.struct_ibv_ah_attr) {
+func (q *qp) av(ah *_C_struct_ibv_ah_attr) {
 	d := q.s.dev
-	C.srqc_set_av(ah, (*C.uint8_t)(unsafe.Pointer(&d.gid[0])), C.int(d.gidIndex), C.int(d.port))
+	_C_srqc_set_av(ah, (*_C_uint8_t)(unsafe.Pointer(&d.gid[0])), _C_int(d.gidIndex), _C_int(d.port))
 }
 
 // Attribute masks (enum ibv_qp_attr_mask).
 const (
-	mState       = C.IBV_QP_STATE
-	mAccess      = C.IBV_QP_ACCESS_FLAGS
-	mPkey        = C.IBV_QP_PKEY_INDEX
-	mPort        = C.IBV_QP_PORT
-	mQkey        = C.IBV_QP_QKEY
-	mAV          = C.IBV_QP_AV
-	mMTU         = C.IBV_QP_PATH_MTU
-	mTimeout     = C.IBV_QP_TIMEOUT
-	mRetry       = C.IBV_QP_RETRY_CNT
-	mRNRRetry    = C.IBV_QP_RNR_RETRY
-	mRQPSN       = C.IBV_QP_RQ_PSN
-	mMaxRdAtomic = C.IBV_QP_MAX_QP_RD_ATOMIC
-	mMinRNR      = C.IBV_QP_MIN_RNR_TIMER
-	mSQPSN       = C.IBV_QP_SQ_PSN
-	mMaxDestRd   = C.IBV_QP_MAX_DEST_RD_ATOMIC
-	mDestQPN     = C.IBV_QP_DEST_QPN
+	mState       = _C_IBV_QP_STATE
+	mAccess      = _C_IBV_QP_ACCESS_FLAGS
+	mPkey        = _C_IBV_QP_PKEY_INDEX
+	mPort        = _C_IBV_QP_PORT
+	mQkey        = _C_IBV_QP_QKEY
+	mAV          = _C_IBV_QP_AV
+	mMTU         = _C_IBV_QP_PATH_MTU
+	mTimeout     = _C_IBV_QP_TIMEOUT
+	mRetry       = _C_IBV_QP_RETRY_CNT
+	mRNRRetry    = _C_IBV_QP_RNR_RETRY
+	mRQPSN       = _C_IBV_QP_RQ_PSN
+	mMaxRdAtomic = _C_IBV_QP_MAX_QP_RD_ATOMIC
+	mMinRNR      = _C_IBV_QP_MIN_RNR_TIMER
+	mSQPSN       = _C_IBV_QP_SQ_PSN
+	mMaxDestRd   = _C_IBV_QP_MAX_DEST_RD_ATOMIC
+	mDestQPN     = _C_IBV_QP_DEST_QPN
 )
 
 // attrs returns the attributes and mask for moving a QP of type t from
@@ -318,17 +310,17 @@ const (
 // PSN. Standard transitions get what they need; an illegal one gets the
 // mask of the standard transition into the same state, and the kernel
 // decides.
-func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (C.struct_ibv_qp_attr, C.int) {
-	var a C.struct_ibv_qp_attr
-	a.qp_state = C.enum_ibv_qp_state(to)
-	mask := C.int(mState)
+func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (_C_struct_ibv_qp_attr, _C_int) {
+	var a _C_struct_ibv_qp_attr
+	a.qp_state = _C_enum_ibv_qp_state(to)
+	mask := _C_int(mState)
 	rc := q.typ == drivers.RC
 	switch to {
 	case drivers.Init:
-		a.pkey_index, a.port_num = 0, C.uint8_t(q.s.dev.port)
+		a.pkey_index, a.port_num = 0, _C_uint8_t(q.s.dev.port)
 		mask |= mPkey | mPort
 		if rc {
-			a.qp_access_flags = C.IBV_ACCESS_REMOTE_WRITE | C.IBV_ACCESS_REMOTE_READ | C.IBV_ACCESS_REMOTE_ATOMIC
+			a.qp_access_flags = _C_IBV_ACCESS_REMOTE_WRITE | _C_IBV_ACCESS_REMOTE_READ | _C_IBV_ACCESS_REMOTE_ATOMIC
 			mask |= mAccess
 		} else {
 			a.qkey = qkey
@@ -336,8 +328,8 @@ func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (C.struct_ibv_qp
 		}
 	case drivers.RTR:
 		if rc {
-			a.path_mtu = C.enum_ibv_mtu(q.s.dev.mtu)
-			a.dest_qp_num = C.uint32_t(remote)
+			a.path_mtu = _C_enum_ibv_mtu(q.s.dev.mtu)
+			a.dest_qp_num = _C_uint32_t(remote)
 			a.rq_psn = rqPSN
 			a.max_dest_rd_atomic = 1
 			a.min_rnr_timer = minRNRTimer
@@ -348,7 +340,7 @@ func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (C.struct_ibv_qp
 		if cur == drivers.SQD || cur == drivers.SQE || cur == drivers.RTS {
 			break
 		}
-		a.sq_psn = C.uint32_t(psn)
+		a.sq_psn = _C_uint32_t(psn)
 		mask |= mSQPSN
 		if rc {
 			a.timeout, a.retry_cnt, a.rnr_retry, a.max_rd_atomic = q.ackTimer(), retryCount, rnrRetry, 1
@@ -359,10 +351,10 @@ func (q *qp) attrs(cur, to drivers.QPState, remote, psn uint32) (C.struct_ibv_qp
 }
 
 // state is the receiver's state as ibv_query_qp reads it.
-func (q *qp) state(which *C.struct_ibv_qp) (drivers.QPState, uint32, error) {
-	var a C.struct_ibv_qp_attr
-	var ia C.struct_ibv_qp_init_attr
-	if r := C.ibv_query_qp(which, &a, C.IBV_QP_STATE|C.IBV_QP_RQ_PSN, &ia); r != 0 {
+func (q *qp) state(which *_C_struct_ibv_qp) (drivers.QPState, uint32, error) {
+	var a _C_struct_ibv_qp_attr
+	var ia _C_struct_ibv_qp_init_attr
+	if r := _C_ibv_query_qp(which, &a, _C_IBV_QP_STATE|_C_IBV_QP_RQ_PSN, &ia); r != 0 {
 		return 0, 0, verbErr(fmt.Sprintf("ibv_query_qp(QP %d, STATE|RQ_PSN)", q.idx), int(r))
 	}
 	return drivers.QPState(a.qp_state), uint32(a.rq_psn), nil
@@ -375,7 +367,7 @@ func (q *qp) Modify(to drivers.QPState) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return int(C.EINVAL)
+		return int(_C_EINVAL)
 	}
 	if s.cm != nil {
 		return q.modifyCM(to)
@@ -385,7 +377,7 @@ func (q *qp) Modify(to drivers.QPState) int {
 		cur = drivers.Reset // the masks for an unknown state: those from RESET
 	}
 	a, mask := q.attrs(cur, to, q.pqpn, 0)
-	r := int(C.ibv_modify_qp(q.qp, &a, mask))
+	r := int(_C_ibv_modify_qp(q.qp, &a, mask))
 	if r == 0 && to == drivers.SQD {
 		q.lastDrain, _ = q.waitDrained()
 	}
@@ -408,12 +400,12 @@ const drainWait = time.Second
 func (q *qp) waitDrained() (time.Duration, error) {
 	start := time.Now()
 	for {
-		var a C.struct_ibv_qp_attr
-		var ia C.struct_ibv_qp_init_attr
-		if r := C.ibv_query_qp(q.qp, &a, C.IBV_QP_STATE, &ia); r != 0 {
+		var a _C_struct_ibv_qp_attr
+		var ia _C_struct_ibv_qp_init_attr
+		if r := _C_ibv_query_qp(q.qp, &a, _C_IBV_QP_STATE, &ia); r != 0 {
 			return time.Since(start), verbErr(fmt.Sprintf("ibv_query_qp(QP %d, STATE)", q.idx), int(r))
 		}
-		if a.sq_draining == 0 || a.qp_state != C.IBV_QPS_SQD {
+		if a.sq_draining == 0 || a.qp_state != _C_IBV_QPS_SQD {
 			return time.Since(start), nil
 		}
 		if time.Since(start) > drainWait {
@@ -449,8 +441,8 @@ func (q *qp) connectPeer(psn uint32) error {
 	}
 	// Flushed completions of the old connection, if any.
 	for {
-		var wc C.struct_ibv_wc
-		if C.ibv_poll_cq(q.pcq, 1, &wc) <= 0 {
+		var wc _C_struct_ibv_wc
+		if _C_ibv_poll_cq(q.pcq, 1, &wc) <= 0 {
 			break
 		}
 	}
@@ -461,7 +453,7 @@ func (q *qp) connectPeer(psn uint32) error {
 
 // ackTimer is the peer's local ACK timeout: longAckTimeout while a
 // silence is re-checked, else ackTimeout.
-func (q *qp) ackTimer() C.uint8_t {
+func (q *qp) ackTimer() _C_uint8_t {
 	if q.slowTimers {
 		return longAckTimeout
 	}
@@ -479,7 +471,7 @@ func (q *qp) peerUp(psn uint32) error {
 		if to == drivers.Init && q.typ == drivers.RC {
 			a.qp_access_flags = 0
 		}
-		if r := int(C.ibv_modify_qp(q.peer, &a, mask)); r != 0 {
+		if r := int(_C_ibv_modify_qp(q.peer, &a, mask)); r != 0 {
 			return verbErr(fmt.Sprintf("ibv_modify_qp(peer %d, %s->%s, mask %#x)", q.idx, from, to, int(mask)), r)
 		}
 		from = to
@@ -488,9 +480,9 @@ func (q *qp) peerUp(psn uint32) error {
 }
 
 // resetPeer moves a peer QP to RESET and reports whether it went.
-func (q *qp) resetPeer(p *C.struct_ibv_qp) bool {
+func (q *qp) resetPeer(p *_C_struct_ibv_qp) bool {
 	a, mask := q.attrs(drivers.RTS, drivers.Reset, 0, 0)
-	return C.ibv_modify_qp(p, &a, mask) == 0
+	return _C_ibv_modify_qp(p, &a, mask) == 0
 }
 
 // PostRecv is ibv_post_recv on the receiver's own receive queue.
@@ -499,7 +491,7 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return int(C.EINVAL), 0
+		return int(_C_EINVAL), 0
 	}
 	if s.dev.info.PostRecvUnsafe != "" {
 		// Made in a child process, on a QP made there the same way.
@@ -511,7 +503,7 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 		return r, bad
 	}
 	if q.qp == nil {
-		return int(C.EINVAL), 0 // rdma_cm mode, not connected: no QP to post to
+		return int(_C_EINVAL), 0 // rdma_cm mode, not connected: no QP to post to
 	}
 	s.postMu.Lock() // the list memory and the regions
 	defer s.postMu.Unlock()
@@ -520,8 +512,8 @@ func (q *qp) PostRecv(wr drivers.RecvWR) (int, int) {
 		panic(err)
 	}
 	defer s.putList(l)
-	var bad C.int
-	r := C.srqc_post_recv(q.qp, l.first(), 1, &bad)
+	var bad _C_int
+	r := _C_srqc_post_recv(q.qp, l.first(), 1, &bad)
 	return int(r), int(bad)
 }
 
@@ -532,14 +524,14 @@ const (
 )
 
 // Send opcodes (enum ibv_wr_opcode) by drivers.Opcode.
-var wrOpcodes = map[drivers.Opcode]C.int{
-	drivers.Send:     C.IBV_WR_SEND,
-	drivers.SendImm:  C.IBV_WR_SEND_WITH_IMM,
-	drivers.WriteImm: C.IBV_WR_RDMA_WRITE_WITH_IMM,
-	drivers.Write:    C.IBV_WR_RDMA_WRITE,
-	drivers.Read:     C.IBV_WR_RDMA_READ,
-	drivers.CmpSwap:  C.IBV_WR_ATOMIC_CMP_AND_SWP,
-	drivers.FetchAdd: C.IBV_WR_ATOMIC_FETCH_AND_ADD,
+var wrOpcodes = map[drivers.Opcode]_C_int{
+	drivers.Send:     _C_IBV_WR_SEND,
+	drivers.SendImm:  _C_IBV_WR_SEND_WITH_IMM,
+	drivers.WriteImm: _C_IBV_WR_RDMA_WRITE_WITH_IMM,
+	drivers.Write:    _C_IBV_WR_RDMA_WRITE,
+	drivers.Read:     _C_IBV_WR_RDMA_READ,
+	drivers.CmpSwap:  _C_IBV_WR_ATOMIC_CMP_AND_SWP,
+	drivers.FetchAdd: _C_IBV_WR_ATOMIC_FETCH_AND_ADD,
 }
 
 // Deliver has the peer send msg with one signaled WR and waits for its
@@ -560,28 +552,11 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if q.dead() {
-		return peerErr, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
-	}
-	op, ok := wrOpcodes[msg.Opcode]
-	if !ok {
-		return peerErr, fmt.Errorf("cgo: Deliver(opcode %d): unknown opcode, want 0..%d", msg.Opcode, drivers.FetchAdd)
+	op, err := q.checkMessage(msg)
+	if err != nil {
+		return peerErr, err
 	}
 	ud := q.typ == drivers.UD
-	if ud && msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm {
-		return peerErr, fmt.Errorf("cgo: Deliver(opcode %d) on UD QP %d: UD carries only Send and SendImm", msg.Opcode, q.idx)
-	}
-	limit := uint32(maxMessage)
-	if ud {
-		limit = s.dev.info.MaxUDMessage
-	}
-	if msg.Len > limit {
-		return peerErr, fmt.Errorf("cgo: Deliver(len %d) on %s QP %d: above the largest message %d", msg.Len, typeName(q.typ), q.idx, limit)
-	}
-	atomic := msg.Opcode == drivers.CmpSwap || msg.Opcode == drivers.FetchAdd
-	if atomic && msg.Len != 8 {
-		return peerErr, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
-	}
 	// In rdma_cm mode on InfiniBand transports (rxe) a peer whose send
 	// failed (receiver-not-ready, a refusal) is brought back by hand, as
 	// in verbs mode: the connection's receiver stays as it is, and rdma_cm
@@ -599,28 +574,9 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 			return peerErr, err
 		}
 	}
-	buf := cbytes(s.peer.buf, 0, uint64(max(msg.Len, 8)))
-	for i := range buf {
-		buf[i] = msg.Pattern + byte(i)
-	}
-	sd := C.struct_srqc_send{
-		opcode: op,
-		addr:   C.uint64_t(s.peer.addr(0)),
-		length: C.uint32_t(msg.Len),
-		lkey:   C.uint32_t(s.peer.lkey),
-		imm:    C.uint32_t(msg.Imm),
-		raddr:  C.uint64_t(s.target.addr(0)),
-		rkey:   C.uint32_t(s.target.rkey),
-		swap:   1,
-	}
-	if ud {
-		sd.ah, sd.remote_qpn, sd.remote_qkey = q.ah, C.uint32_t(q.qpn), qkey
-		// Arm the receive CQ afresh: an event now means a new completion.
-		for C.srqc_get_cq_event(s.ch, 0) > 0 {
-		}
-		if r := C.srqc_req_notify_cq(s.cq); r != 0 {
-			return peerErr, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
-		}
+	sd, err := q.sendWR(msg, op)
+	if err != nil {
+		return peerErr, err
 	}
 	send, viaCM := q.send, false
 	if s.cm != nil && (s.dev.iwarp || !q.peerReady || q.peer == nil) {
@@ -641,7 +597,7 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	if err != nil {
 		return peerErr, err
 	}
-	q.nextPSN, q.psnKnown = (first+n)&psnMask, known && st == C.IBV_WC_SUCCESS
+	q.nextPSN, q.psnKnown = (first+n)&psnMask, known && st == _C_IBV_WC_SUCCESS
 	out := peerOutcome(int(st))
 	if dropAnswer != nil && out != drivers.PeerSilent && dropAnswer() {
 		out = drivers.PeerSilent // a test's busy machine: the answer came too late
@@ -650,11 +606,69 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		return q.recheck(ctx, &sd, first, n, known)
 	}
 	if ud {
-		if r := C.srqc_get_cq_event(s.ch, C.int(udSettle/time.Millisecond)); r < 0 {
+		if r := _C_srqc_get_cq_event(s.ch, _C_int(udSettle/time.Millisecond)); r < 0 {
 			return peerErr, fmt.Errorf("cgo: ibv_get_cq_event(receive CQ) returned %d, want 0 or an event", int(r))
 		}
 	}
 	return out, nil
+}
+
+// checkMessage checks that msg can be sent to q, and returns its work
+// request opcode.
+func (q *qp) checkMessage(msg drivers.Message) (_C_int, error) {
+	if q.dead() {
+		return 0, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
+	}
+	op, ok := wrOpcodes[msg.Opcode]
+	if !ok {
+		return 0, fmt.Errorf("cgo: Deliver(opcode %d): unknown opcode, want 0..%d", msg.Opcode, drivers.FetchAdd)
+	}
+	ud := q.typ == drivers.UD
+	if ud && msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm {
+		return 0, fmt.Errorf("cgo: Deliver(opcode %d) on UD QP %d: UD carries only Send and SendImm", msg.Opcode, q.idx)
+	}
+	limit := uint32(maxMessage)
+	if ud {
+		limit = q.s.dev.info.MaxUDMessage
+	}
+	if msg.Len > limit {
+		return 0, fmt.Errorf("cgo: Deliver(len %d) on %s QP %d: above the largest message %d", msg.Len, typeName(q.typ), q.idx, limit)
+	}
+	atomic := msg.Opcode == drivers.CmpSwap || msg.Opcode == drivers.FetchAdd
+	if atomic && msg.Len != 8 {
+		return 0, fmt.Errorf("cgo: Deliver(len %d) of an atomic on QP %d: want 8", msg.Len, q.idx)
+	}
+	return op, nil
+}
+
+// sendWR fills the peers' buffer with msg's pattern and returns the work
+// request that sends msg with opcode op; on UD it also arms the receive
+// CQ afresh, so that an event after the send means a new completion.
+func (q *qp) sendWR(msg drivers.Message, op _C_int) (_C_struct_srqc_send, error) {
+	s := q.s
+	buf := cbytes(s.peer.buf, 0, uint64(max(msg.Len, 8)))
+	for i := range buf {
+		buf[i] = msg.Pattern + byte(i)
+	}
+	sd := _C_struct_srqc_send{
+		opcode: op,
+		addr:   _C_uint64_t(s.peer.addr(0)),
+		length: _C_uint32_t(msg.Len),
+		lkey:   _C_uint32_t(s.peer.lkey),
+		imm:    _C_uint32_t(msg.Imm),
+		raddr:  _C_uint64_t(s.target.addr(0)),
+		rkey:   _C_uint32_t(s.target.rkey),
+		swap:   1,
+	}
+	if q.typ == drivers.UD {
+		sd.ah, sd.remote_qpn, sd.remote_qkey = q.ah, _C_uint32_t(q.qpn), qkey
+		for _C_srqc_get_cq_event(s.ch, 0) > 0 {
+		}
+		if r := _C_srqc_req_notify_cq(s.cq); r != 0 {
+			return sd, verbErr("ibv_req_notify_cq(receive CQ)", int(r))
+		}
+	}
+	return sd, nil
 }
 
 // dropAnswer, when a test sets it, is asked after every send whether the
@@ -669,7 +683,7 @@ var dropAnswer func() bool
 // time. It returns what the second send's completion said, or PeerSilent
 // where no resend is sound. The peer is left to be reconnected with the
 // fast timers at the next Deliver. The caller holds dev.mu.
-func (q *qp) recheck(ctx context.Context, sd *C.struct_srqc_send, first, n uint32, known bool) (drivers.PeerStatus, error) {
+func (q *qp) recheck(ctx context.Context, sd *_C_struct_srqc_send, first, n uint32, known bool) (drivers.PeerStatus, error) {
 	st, rq, err := q.state(q.qp)
 	if err != nil {
 		return peerErr, err
@@ -697,14 +711,14 @@ func (q *qp) recheck(ctx context.Context, sd *C.struct_srqc_send, first, n uint3
 
 // send posts sd on the peer and waits for its completion; a failure
 // marks the peer for reconnection. The caller holds dev.mu.
-func (q *qp) send(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_wc_status, error) {
+func (q *qp) send(ctx context.Context, sd *_C_struct_srqc_send) (_C_enum_ibv_wc_status, error) {
 	q.s.sends++
-	if r := C.srqc_post_send(q.peer, C.uint64_t(q.s.sends), sd); r != 0 {
+	if r := _C_srqc_post_send(q.peer, _C_uint64_t(q.s.sends), sd); r != 0 {
 		q.peerFailed = true
 		return 0, verbErr(fmt.Sprintf("ibv_post_send(peer %d, opcode %d, len %d)", q.idx, int(sd.opcode), int(sd.length)), int(r))
 	}
 	st, err := q.waitSend(ctx)
-	if err != nil || st != C.IBV_WC_SUCCESS {
+	if err != nil || st != _C_IBV_WC_SUCCESS {
 		q.peerFailed = true
 	}
 	return st, err
@@ -714,14 +728,14 @@ func (q *qp) send(ctx context.Context, sd *C.struct_srqc_send) (C.enum_ibv_wc_st
 // the receiver (for measuring how long the receiver takes).
 func (q *qp) sendOnly(ctx context.Context, msg drivers.Message) (int, error) {
 	s := q.s
-	sd := C.struct_srqc_send{opcode: C.IBV_WR_SEND, addr: C.uint64_t(s.peer.addr(0)), length: C.uint32_t(msg.Len),
-		lkey: C.uint32_t(s.peer.lkey), ah: q.ah, remote_qpn: C.uint32_t(q.qpn), remote_qkey: qkey}
+	sd := _C_struct_srqc_send{opcode: _C_IBV_WR_SEND, addr: _C_uint64_t(s.peer.addr(0)), length: _C_uint32_t(msg.Len),
+		lkey: _C_uint32_t(s.peer.lkey), ah: q.ah, remote_qpn: _C_uint32_t(q.qpn), remote_qkey: qkey}
 	st, err := q.send(ctx, &sd)
 	return int(st), err
 }
 
 // waitSend polls the peer's send CQ for one completion until sendTimeout.
-func (q *qp) waitSend(ctx context.Context) (C.enum_ibv_wc_status, error) {
+func (q *qp) waitSend(ctx context.Context) (_C_enum_ibv_wc_status, error) {
 	st, ok, err := q.pollPeer(ctx, sendTimeout, "the peer's send completion")
 	if err == nil && !ok {
 		err = fmt.Errorf("cgo: Deliver on QP %d: no send completion from the peer within %v (ibv_poll_cq returned 0 throughout), want one", q.idx, sendTimeout)
@@ -731,11 +745,11 @@ func (q *qp) waitSend(ctx context.Context) (C.enum_ibv_wc_status, error) {
 
 // pollPeer polls the peer's send CQ for one completion for up to bound;
 // ok is false when none came.
-func (q *qp) pollPeer(ctx context.Context, bound time.Duration, what string) (st C.enum_ibv_wc_status, ok bool, err error) {
+func (q *qp) pollPeer(ctx context.Context, bound time.Duration, what string) (st _C_enum_ibv_wc_status, ok bool, err error) {
 	deadline := time.Now().Add(bound)
-	var wc C.struct_ibv_wc
+	var wc _C_struct_ibv_wc
 	for spins := 0; ; spins++ {
-		r := C.ibv_poll_cq(q.pcq, 1, &wc)
+		r := _C_ibv_poll_cq(q.pcq, 1, &wc)
 		if r < 0 {
 			return 0, false, fmt.Errorf("cgo: ibv_poll_cq(CQ of peer %d) returned %d, want >= 0", q.idx, int(r))
 		}

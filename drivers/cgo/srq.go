@@ -2,14 +2,6 @@
 
 package cgo
 
-/*
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include "srqc.h"
-*/
-import "C"
-
 import (
 	"context"
 	"errors"
@@ -36,28 +28,28 @@ const (
 	// did not land are visible.
 	poison = 0x5a
 	// scribbleByte overwrites the WR list and SGE arrays after a post.
-	scribbleByte = C.SRQC_SCRIBBLE
+	scribbleByte = _C_SRQC_SCRIBBLE
 )
 
 // region is a memory region over C memory.
 type region struct {
 	buf    unsafe.Pointer
 	size   uint64
-	mr     *C.struct_ibv_mr
+	mr     *_C_struct_ibv_mr
 	lkey   uint32 // kept after deregistration: posts use the stale key
 	rkey   uint32
 	alloc  ring
 	what   string
-	access C.int
+	access _C_int
 }
 
 // register allocates size bytes and registers them with access.
-func register(pd *C.struct_ibv_pd, size uint64, access C.int, what string) (*region, error) {
+func register(pd *_C_struct_ibv_pd, size uint64, access _C_int, what string) (*region, error) {
 	buf, err := cmemalign(uintptr(size))
 	if err != nil {
 		return nil, err
 	}
-	mr, err := C.ibv_reg_mr(pd, buf, C.size_t(size), access)
+	mr, err := _C2_ibv_reg_mr(pd, buf, _C_size_t(size), access)
 	if mr == nil {
 		cfree(buf)
 		return nil, nullErr(fmt.Sprintf("ibv_reg_mr(%s, %d bytes, access %#x)", what, size, int(access)), err)
@@ -73,7 +65,7 @@ func (r *region) dereg() error {
 	if r == nil || r.mr == nil {
 		return nil
 	}
-	ret := C.ibv_dereg_mr(r.mr)
+	ret := _C_ibv_dereg_mr(r.mr)
 	r.mr = nil
 	if ret != 0 {
 		return verbErr(fmt.Sprintf("ibv_dereg_mr(%s)", r.what), int(ret))
@@ -102,16 +94,16 @@ type cmem struct {
 // guarded by dev.mu, but for those Post touches (see postMu).
 type srq struct {
 	dev    *device
-	pd     *C.struct_ibv_pd
-	ch     *C.struct_ibv_comp_channel
-	cq     *C.struct_ibv_cq
-	srq    *C.struct_ibv_srq
+	pd     *_C_struct_ibv_pd
+	ch     *_C_struct_ibv_comp_channel
+	cq     *_C_struct_ibv_cq
+	srq    *_C_struct_ibv_srq
 	keys   []*region // kit's first keys, as many as the SRQ was created with
 	target *region
 	peer   *region
 	kit    *kit // the PD, regions, CQ and idle peers, lent by the device
-	wcs    *C.struct_ibv_wc
-	out    *C.struct_srqc_wc
+	wcs    *_C_struct_ibv_wc
+	out    *_C_struct_srqc_wc
 
 	qps   []*qp
 	byQPN map[uint32]int // receiver qp_num -> QP index
@@ -185,8 +177,8 @@ func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (d
 		return drivers.SRQAttr{}, err
 	}
 	s.kit, s.pd, s.keys, s.target, s.peer, s.ch, s.cq = k, k.pd, k.keys[:keys], k.target, k.peer, k.ch, k.cq
-	a := C.struct_ibv_srq_attr{max_wr: C.uint32_t(attr.MaxWR), max_sge: C.uint32_t(attr.MaxSGE), srq_limit: C.uint32_t(attr.SRQLimit)}
-	if s.srq, err = C.srqc_create_srq(d.ctx, s.pd, s.cq, C.int(v), &a); s.srq == nil {
+	a := _C_struct_ibv_srq_attr{max_wr: _C_uint32_t(attr.MaxWR), max_sge: _C_uint32_t(attr.MaxSGE), srq_limit: _C_uint32_t(attr.SRQLimit)}
+	if s.srq, err = _C2_srqc_create_srq(d.ctx, s.pd, s.cq, _C_int(v), &a); s.srq == nil {
 		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("%s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
 	}
 	got := drivers.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}
@@ -195,8 +187,8 @@ func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (d
 			return drivers.SRQAttr{}, err
 		}
 	}
-	s.wcs = (*C.struct_ibv_wc)(cmalloc(pollBatch * C.sizeof_struct_ibv_wc))
-	s.out = (*C.struct_srqc_wc)(cmalloc(pollBatch * C.sizeof_struct_srqc_wc))
+	s.wcs = (*_C_struct_ibv_wc)(cmalloc(pollBatch * _C_sizeof_struct_ibv_wc))
+	s.out = (*_C_struct_srqc_wc)(cmalloc(pollBatch * _C_sizeof_struct_srqc_wc))
 	return got, nil
 }
 
@@ -221,8 +213,8 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 	if s.dead() {
 		return 0, errors.New("cgo: CreateOther on a closed or destroyed SRQ")
 	}
-	a := C.struct_ibv_srq_attr{max_wr: C.uint32_t(attr.MaxWR), max_sge: C.uint32_t(attr.MaxSGE)}
-	other, err := C.srqc_create_srq(s.dev.ctx, s.pd, s.cq, C.int(v), &a)
+	a := _C_struct_ibv_srq_attr{max_wr: _C_uint32_t(attr.MaxWR), max_sge: _C_uint32_t(attr.MaxSGE)}
+	other, err := _C2_srqc_create_srq(s.dev.ctx, s.pd, s.cq, _C_int(v), &a)
 	if other == nil {
 		var e syscall.Errno
 		if !errors.As(err, &e) || e == 0 {
@@ -230,7 +222,7 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 		}
 		return int(e), nil
 	}
-	if r := C.ibv_destroy_srq(other); r != 0 {
+	if r := _C_ibv_destroy_srq(other); r != 0 {
 		return 0, verbErr(variantName(v)+" then ibv_destroy_srq of the other SRQ", int(r))
 	}
 	return 0, nil
@@ -257,7 +249,7 @@ func (s *srq) Destroy() (int, error) {
 	if err := s.dev.drainEvents(); err != nil {
 		return 0, err
 	}
-	r := int(C.ibv_destroy_srq(s.srq))
+	r := int(_C_ibv_destroy_srq(s.srq))
 	if r == 0 {
 		s.srq = nil
 	}
@@ -294,7 +286,7 @@ func (s *srq) destroy() error {
 	errs = append(errs, s.cm.stop())
 	s.cm = nil
 	if s.srq != nil {
-		if r := C.ibv_destroy_srq(s.srq); r != 0 {
+		if r := _C_ibv_destroy_srq(s.srq); r != 0 {
 			errs = append(errs, verbErr("ibv_destroy_srq", int(r)))
 		}
 		s.srq = nil
@@ -343,7 +335,7 @@ type wrList struct {
 	block  cmem // where mem comes from
 	mem    unsafe.Pointer
 	size   uintptr
-	wrs    []C.struct_ibv_recv_wr
+	wrs    []_C_struct_ibv_recv_wr
 	places [][]place // per WR, the SGEs the device may read
 }
 
@@ -356,8 +348,8 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 	for _, w := range wrs {
 		nsge += max(1, len(w.SGEs), w.NumSGE)
 	}
-	wrSize := uintptr(C.sizeof_struct_ibv_recv_wr)
-	sgeSize := uintptr(C.sizeof_struct_ibv_sge)
+	wrSize := uintptr(_C_sizeof_struct_ibv_recv_wr)
+	sgeSize := uintptr(_C_sizeof_struct_ibv_sge)
 	l := &wrList{size: max(uintptr(n)*wrSize+uintptr(nsge)*sgeSize, 1)}
 	l.block = s.takeList(l.size)
 	l.mem = l.block.p
@@ -366,7 +358,7 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 	if n == 0 {
 		return l, nil
 	}
-	l.wrs = unsafe.Slice((*C.struct_ibv_recv_wr)(l.mem), n)
+	l.wrs = unsafe.Slice((*_C_struct_ibv_recv_wr)(l.mem), n)
 	sgeBase := unsafe.Add(l.mem, uintptr(n)*wrSize)
 	next := 0
 	// Per key, the bytes a WR needs and where its block starts; reused.
@@ -374,12 +366,12 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 	base := make([]uint64, len(s.keys))
 	for i, w := range wrs {
 		count := max(1, len(w.SGEs), w.NumSGE)
-		sges := unsafe.Slice((*C.struct_ibv_sge)(unsafe.Add(sgeBase, uintptr(next)*sgeSize)), count)
+		sges := unsafe.Slice((*_C_struct_ibv_sge)(unsafe.Add(sgeBase, uintptr(next)*sgeSize)), count)
 		next += count
 		wr := &l.wrs[i]
-		wr.wr_id = C.uint64_t(w.ID)
+		wr.wr_id = _C_uint64_t(w.ID)
 		wr.sg_list = &sges[0]
-		wr.num_sge = C.int(w.NumSGE)
+		wr.num_sge = _C_int(w.NumSGE)
 		if i+1 < n {
 			wr.next = &l.wrs[i+1]
 		}
@@ -403,11 +395,11 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 		}
 		var ps []place
 		for j, g := range w.SGEs {
-			sges[j].length = C.uint32_t(g.Length)
+			sges[j].length = _C_uint32_t(g.Length)
 			known := g.Key >= 0 && g.Key < len(s.keys)
 			sges[j].lkey = staleKey
 			if known {
-				sges[j].lkey = C.uint32_t(s.keys[g.Key].lkey)
+				sges[j].lkey = _C_uint32_t(s.keys[g.Key].lkey)
 			}
 			if j >= used {
 				continue
@@ -419,9 +411,9 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 			r := s.keys[g.Key]
 			off := base[g.Key]
 			base[g.Key] += stride(g.Length)
-			sges[j].addr = C.uint64_t(r.addr(off))
+			sges[j].addr = _C_uint64_t(r.addr(off))
 			// Poison what can land, so the payload check sees only new bytes.
-			C.memset(unsafe.Add(r.buf, off), poison, C.size_t(min(stride(g.Length), maxLanding)))
+			_C_memset(unsafe.Add(r.buf, off), poison, _C_size_t(min(stride(g.Length), maxLanding)))
 			ps = append(ps, place{key: g.Key, off: off, length: g.Length, stride: stride(g.Length)})
 		}
 		l.places = append(l.places, ps)
@@ -432,11 +424,11 @@ func (s *srq) build(wrs []drivers.RecvWR) (*wrList, error) {
 // free scribbles the list and its SGE arrays: the provider must have
 // copied them. Their memory goes back to the SRQ (putList).
 func (l *wrList) free() {
-	C.memset(l.mem, scribbleByte, C.size_t(l.size))
+	_C_memset(l.mem, scribbleByte, _C_size_t(l.size))
 }
 
 // first is the head of the list, nil when empty.
-func (l *wrList) first() *C.struct_ibv_recv_wr {
+func (l *wrList) first() *_C_struct_ibv_recv_wr {
 	if len(l.wrs) == 0 {
 		return nil
 	}
@@ -451,7 +443,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	s.postMu.Lock()
 	if s.dead() {
 		s.postMu.Unlock()
-		return int(C.EINVAL), min(0, len(wrs)-1)
+		return int(_C_EINVAL), min(0, len(wrs)-1)
 	}
 	if u := s.dev.info.NegativeSGEUnsafe; u != "" && slices.ContainsFunc(wrs, func(w drivers.RecvWR) bool { return w.NumSGE < 0 }) {
 		s.postMu.Unlock()
@@ -472,7 +464,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 		s.postMu.Lock()
 		if s.dead() {
 			s.postMu.Unlock()
-			return int(C.EINVAL), 0
+			return int(_C_EINVAL), 0
 		}
 	}
 	l, err := s.build(wrs)
@@ -487,10 +479,10 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 	}
 	srqp := s.srq
 	s.postMu.Unlock()
-	var bad C.int
+	var bad _C_int
 	// Posts, then scribbles the list in the same C call; no lock of ours
 	// is held, so posts overlap.
-	r := C.srqc_post_srq_recv(srqp, l.first(), C.int(len(wrs)), &bad, l.mem, C.size_t(l.size))
+	r := _C_srqc_post_srq_recv(srqp, l.first(), _C_int(len(wrs)), &bad, l.mem, _C_size_t(l.size))
 	committed := len(wrs)
 	if bad >= 0 {
 		committed = min(int(bad), len(wrs))
@@ -514,10 +506,10 @@ func (s *srq) Query() (drivers.SRQAttr, int) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return drivers.SRQAttr{}, int(C.EINVAL)
+		return drivers.SRQAttr{}, int(_C_EINVAL)
 	}
-	var a C.struct_ibv_srq_attr
-	r := C.ibv_query_srq(s.srq, &a)
+	var a _C_struct_ibv_srq_attr
+	r := _C_ibv_query_srq(s.srq, &a)
 	return drivers.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}, int(r)
 }
 
@@ -526,11 +518,11 @@ func (s *srq) ModifyLimit(limit uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return int(C.EINVAL)
+		return int(_C_EINVAL)
 	}
-	var a C.struct_ibv_srq_attr
-	a.srq_limit = C.uint32_t(limit)
-	return int(C.ibv_modify_srq(s.srq, &a, C.IBV_SRQ_LIMIT))
+	var a _C_struct_ibv_srq_attr
+	a.srq_limit = _C_uint32_t(limit)
+	return int(_C_ibv_modify_srq(s.srq, &a, _C_IBV_SRQ_LIMIT))
 }
 
 // Resize is ibv_modify_srq(IBV_SRQ_MAX_WR).
@@ -538,11 +530,11 @@ func (s *srq) Resize(maxWR uint32) int {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return int(C.EINVAL)
+		return int(_C_EINVAL)
 	}
-	var a C.struct_ibv_srq_attr
-	a.max_wr = C.uint32_t(maxWR)
-	return int(C.ibv_modify_srq(s.srq, &a, C.IBV_SRQ_MAX_WR))
+	var a _C_struct_ibv_srq_attr
+	a.max_wr = _C_uint32_t(maxWR)
+	return int(_C_ibv_modify_srq(s.srq, &a, _C_IBV_SRQ_MAX_WR))
 }
 
 // InvalidateKey deregisters region key; its memory stays until Close.
@@ -590,7 +582,7 @@ func (s *srq) drainCQ(out *[]drivers.Completion, maxN int) error {
 		if maxN > 0 {
 			batch = min(batch, maxN-len(*out))
 		}
-		r := int(C.srqc_poll_cq(s.cq, C.int(batch), s.wcs, s.out))
+		r := int(_C_srqc_poll_cq(s.cq, _C_int(batch), s.wcs, s.out))
 		if err := checkPolled(r, batch); err != nil {
 			return err
 		}
@@ -605,7 +597,7 @@ func (s *srq) drainCQ(out *[]drivers.Completion, maxN int) error {
 }
 
 // completion converts one work completion (toCompletion checks it).
-func (s *srq) completion(w C.struct_srqc_wc) drivers.Completion {
+func (s *srq) completion(w _C_struct_srqc_wc) drivers.Completion {
 	qpOf := func(n uint32) (receiver, bool) {
 		i, ok := s.byQPN[n]
 		if !ok || i < 0 || i >= len(s.qps) {

@@ -2,14 +2,6 @@
 
 package cgo
 
-/*
-#cgo LDFLAGS: -libverbs
-#include <stdlib.h>
-#include <string.h>
-#include "srqc.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"unsafe"
@@ -42,26 +34,26 @@ func nullErr(call string, err error) error {
 
 // cmem is C memory from malloc or posix_memalign.
 func cmalloc(n uintptr) unsafe.Pointer {
-	p := C.malloc(C.size_t(n))
+	p := _C_malloc(_C_size_t(n))
 	if p == nil {
 		panic(fmt.Sprintf("cgo: malloc(%d) returned NULL", n))
 	}
-	C.memset(p, 0, C.size_t(n))
+	_C_memset(p, 0, _C_size_t(n))
 	return p
 }
 
 func cmemalign(n uintptr) (unsafe.Pointer, error) {
 	var p unsafe.Pointer
-	if r := C.posix_memalign(&p, 4096, C.size_t(n)); r != 0 {
+	if r := _C_posix_memalign(&p, 4096, _C_size_t(n)); r != 0 {
 		return nil, fmt.Errorf("cgo: posix_memalign(4096, %d) returned %d, want 0", n, int(r))
 	}
-	C.memset(p, 0, C.size_t(n))
+	_C_memset(p, 0, _C_size_t(n))
 	return p, nil
 }
 
 func cfree(p unsafe.Pointer) {
 	if p != nil {
-		C.free(p)
+		_C_free(p)
 	}
 }
 

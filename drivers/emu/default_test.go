@@ -741,7 +741,7 @@ func TestOpen(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"bogus"`) {
 		t.Errorf(`Open with Options["deviations"]="lifo, bogus" = %v, want an error naming bogus`, err)
 	}
-	for _, bad := range []emu.Deviation{"lifo=3", "oversize-rc-status=x", "oversize-rc-status=256", "key-error-status=-1"} {
+	for _, bad := range []emu.Switch{"lifo=3", "oversize-rc-status=x", "oversize-rc-status=256", "key-error-status=-1"} {
 		if _, err := emu.New(bad).Open(ctx, drivers.Config{}); err == nil {
 			t.Errorf("Open with deviation %q = nil error, want one", bad)
 		}
@@ -770,11 +770,11 @@ func TestOpenMerges(t *testing.T) {
 		t.Fatalf("Open = %v, want nil", err)
 	}
 	defer dev.Close()
-	got := dev.(interface{ Deviations() []string }).Deviations()
+	got := dev.(interface{ Switches() []string }).Switches()
 	want := []string{"capacity-hidden", "empty-terminates", "errno-negative", "error-events", "key-error-status=21", "lifo", "limit-at-create", "limit-kept", "no-create-srq-ex", "no-last-wqe", "no-ud", "oversize-rc-status=7", "query-unsupported", "recv-caps-checked",
 		"reject-zero-sge", "resize-unsupported", "sge-against-device", "zero-length-zero"}
 	if !slices.Equal(got, want) {
-		t.Errorf("Deviations() = %v, want %v", got, want)
+		t.Errorf("Switches() = %v, want %v", got, want)
 	}
 	if info := dev.Info(); info.UD || info.SRQResize {
 		t.Errorf("Info() with siw = %+v, want UD and SRQResize false", info)
@@ -782,7 +782,7 @@ func TestOpenMerges(t *testing.T) {
 }
 
 func TestCatalogueAndSets(t *testing.T) {
-	kinds := map[emu.Deviation]string{}
+	kinds := map[emu.Switch]string{}
 	for _, d := range emu.Catalogue() {
 		if _, dup := kinds[d.Name]; dup {
 			t.Errorf("Catalogue() lists %q twice", d.Name)
@@ -805,7 +805,7 @@ func TestCatalogueAndSets(t *testing.T) {
 		}
 		for _, d := range set {
 			base, _, _ := strings.Cut(string(d), "=")
-			if kinds[emu.Deviation(base)] != emu.KindBehaviour {
+			if kinds[emu.Switch(base)] != emu.KindBehaviour {
 				t.Errorf("set %s holds %q, which is not a behaviour in the catalogue", name, d)
 			}
 		}

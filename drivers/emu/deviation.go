@@ -7,14 +7,18 @@ import (
 	"strings"
 )
 
-// Deviation names one switchable departure of the emulator from the
-// documented SRQ semantics. A behaviour plays a choice a real driver makes;
+// Switch names one switchable departure of the emulator from the
+// documented SRQ semantics (a "deviation" on the command line: -deviations,
+// srqconform deviations). A behaviour plays a choice a real driver makes;
 // a mutant breaks a rule on purpose so that the suite can be shown to catch
-// it. Deviations that take a value carry it after "=", as in
-// "oversize-rc-status=2"; see Deviation.With.
-type Deviation string
+// it. Switches that take a value carry it after "=", as in
+// "oversize-rc-status=2"; see Switch.With.
+//
+// It is not model.Deviation, the error a model step returns when a device
+// departs from the profile it is held to.
+type Switch string
 
-// Kinds of deviation, as DeviationInfo.Kind reports them.
+// Kinds of switch, as SwitchInfo.Kind reports them.
 const (
 	KindBehaviour = "behaviour"
 	KindMutant    = "mutant"
@@ -22,125 +26,125 @@ const (
 
 // Behaviours: choices real drivers make.
 const (
-	ErrnoNegative            Deviation = "errno-negative"
-	ErrnoMinusOne            Deviation = "errno-minus-one"
-	CheckSGEFirst            Deviation = "check-sge-first"
-	SGEAgainstDevice         Deviation = "sge-against-device"
-	RejectZeroSGE            Deviation = "reject-zero-sge"
-	CapacityPow2             Deviation = "capacity-pow2"
-	CapacityHidden           Deviation = "capacity-hidden"
-	QueryTwice               Deviation = "query-twice"
-	QueryUnsupported         Deviation = "query-unsupported"
-	FreeAtPoll               Deviation = "free-at-poll"
-	LimitAtCreate            Deviation = "limit-at-create"
-	LimitBoundStrict         Deviation = "limit-bound-strict"
-	ArmFiresAtOnce           Deviation = "arm-fires-at-once"
-	LimitKept                Deviation = "limit-kept"
-	ZeroLengthZero           Deviation = "zero-length-zero"
-	BufferBeforeRTR          Deviation = "buffer-before-rtr"
-	OversizeRCStatus         Deviation = "oversize-rc-status"
-	OversizeUDStatus         Deviation = "oversize-ud-status"
-	OversizeUDKills          Deviation = "oversize-ud-kills"
-	KeyCheckTouched          Deviation = "key-check-touched"
-	KeyErrorStatus           Deviation = "key-error-status"
-	KeyErrorUDKills          Deviation = "key-error-ud-kills"
-	ResizeUnsupported        Deviation = "resize-unsupported"
-	ResizeBelowLimitRejected Deviation = "resize-below-limit-rejected"
-	NoLastWQE                Deviation = "no-last-wqe"
-	ErrorEvents              Deviation = "error-events"
-	NoFlush                  Deviation = "no-flush"
-	NoUD                     Deviation = "no-ud"
-	PostRecvBadWRNull        Deviation = "post-recv-badwr-null"
-	LastWQEPerPacket         Deviation = "last-wqe-per-packet"
-	CapacityPow2Unreported   Deviation = "capacity-pow2-unreported"
-	NoCreateSRQEx            Deviation = "no-create-srq-ex"
-	RecvWRChecked            Deviation = "recv-wr-checked"
-	RecvCapsChecked          Deviation = "recv-caps-checked"
-	EmptyTerminates          Deviation = "empty-terminates"
+	ErrnoNegative            Switch = "errno-negative"
+	ErrnoMinusOne            Switch = "errno-minus-one"
+	CheckSGEFirst            Switch = "check-sge-first"
+	SGEAgainstDevice         Switch = "sge-against-device"
+	RejectZeroSGE            Switch = "reject-zero-sge"
+	CapacityPow2             Switch = "capacity-pow2"
+	CapacityHidden           Switch = "capacity-hidden"
+	QueryTwice               Switch = "query-twice"
+	QueryUnsupported         Switch = "query-unsupported"
+	FreeAtPoll               Switch = "free-at-poll"
+	LimitAtCreate            Switch = "limit-at-create"
+	LimitBoundStrict         Switch = "limit-bound-strict"
+	ArmFiresAtOnce           Switch = "arm-fires-at-once"
+	LimitKept                Switch = "limit-kept"
+	ZeroLengthZero           Switch = "zero-length-zero"
+	BufferBeforeRTR          Switch = "buffer-before-rtr"
+	OversizeRCStatus         Switch = "oversize-rc-status"
+	OversizeUDStatus         Switch = "oversize-ud-status"
+	OversizeUDKills          Switch = "oversize-ud-kills"
+	KeyCheckTouched          Switch = "key-check-touched"
+	KeyErrorStatus           Switch = "key-error-status"
+	KeyErrorUDKills          Switch = "key-error-ud-kills"
+	ResizeUnsupported        Switch = "resize-unsupported"
+	ResizeBelowLimitRejected Switch = "resize-below-limit-rejected"
+	NoLastWQE                Switch = "no-last-wqe"
+	ErrorEvents              Switch = "error-events"
+	NoFlush                  Switch = "no-flush"
+	NoUD                     Switch = "no-ud"
+	PostRecvBadWRNull        Switch = "post-recv-badwr-null"
+	LastWQEPerPacket         Switch = "last-wqe-per-packet"
+	CapacityPow2Unreported   Switch = "capacity-pow2-unreported"
+	NoCreateSRQEx            Switch = "no-create-srq-ex"
+	RecvWRChecked            Switch = "recv-wr-checked"
+	RecvCapsChecked          Switch = "recv-caps-checked"
+	EmptyTerminates          Switch = "empty-terminates"
 )
 
 // Mutants: deliberate rule violations.
 const (
-	PostAllOrNothing        Deviation = "post-all-or-nothing"
-	BadWROffByOne           Deviation = "badwr-off-by-one"
-	CapacityOneShort        Deviation = "capacity-one-short"
-	CapacityOneOver         Deviation = "capacity-one-over"
-	SGEOffByOne             Deviation = "sge-off-by-one"
-	NegativeSGEAccepted     Deviation = "negative-sge-accepted"
-	KeepCallerWR            Deviation = "keep-caller-wr"
-	PostRecvAccepted        Deviation = "post-recv-accepted"
-	PostRecvKills           Deviation = "post-recv-kills"
-	NegativeSGEKills        Deviation = "negative-sge-kills"
-	FatalOnModify           Deviation = "fatal-on-modify"
-	PostChecksKey           Deviation = "post-checks-key"
-	PostRefusedInErr        Deviation = "post-refused-in-err"
-	CreateReportsLess       Deviation = "create-reports-less"
-	QueryWrongSGE           Deviation = "query-wrong-sge"
-	QueryLimitStale         Deviation = "query-limit-stale"
-	LimitZeroKeeps          Deviation = "limit-zero-keeps"
-	LimitBoundMissing       Deviation = "limit-bound-missing"
-	LimitAtEqual            Deviation = "limit-at-equal"
-	LimitNever              Deviation = "limit-never"
-	LimitNotDisarmed        Deviation = "limit-not-disarmed"
-	LimitReadsArmed         Deviation = "limit-reads-armed"
-	ResizeIgnoresCount      Deviation = "resize-ignores-count"
-	ResizeNoChange          Deviation = "resize-no-change"
-	ResizeClearsLimit       Deviation = "resize-clears-limit"
-	ResizeAlwaysFails       Deviation = "resize-always-fails"
-	ResizeAcceptsZero       Deviation = "resize-accepts-zero"
-	TransitionsLax          Deviation = "transitions-lax"
-	InitFetches             Deviation = "init-fetches"
-	ErrFetches              Deviation = "err-fetches"
-	SQDNoFetch              Deviation = "sqd-no-fetch"
-	SQENoFetch              Deviation = "sqe-no-fetch"
-	LastWQETwice            Deviation = "last-wqe-twice"
-	FlushSuccess            Deviation = "flush-success"
-	SRQErrorFetches         Deviation = "srq-error-fetches"
-	SRQErrorSilent          Deviation = "srq-error-silent"
-	LIFO                    Deviation = "lifo"
-	DoubleComplete          Deviation = "double-complete"
-	WriteConsumes           Deviation = "write-consumes"
-	WriteImmNoConsume       Deviation = "write-imm-no-consume"
-	WrongByteLen            Deviation = "wrong-byte-len"
-	WrongQP                 Deviation = "wrong-qp"
-	WRIDTruncated           Deviation = "wrid-truncated"
-	ImmDropped              Deviation = "imm-dropped"
-	WriteImmScatters        Deviation = "write-imm-scatters"
-	FitStrict               Deviation = "fit-strict"
-	NumSGE0FitsOne          Deviation = "numsge0-fits-one"
-	UDNoGRH                 Deviation = "ud-no-grh"
-	OversizeTruncates       Deviation = "oversize-truncates"
-	OversizeRCSurvives      Deviation = "oversize-rc-survives"
-	BadKeyIgnored           Deviation = "bad-key-ignored"
-	RNRSilent               Deviation = "rnr-silent"
-	SlotLeak                Deviation = "slot-leak"
-	DestroyIgnoresQPs       Deviation = "destroy-ignores-qps"
-	CreateAboveMaxAccepted  Deviation = "create-above-max-accepted"
-	CreateAtMaxRefused      Deviation = "create-at-max-refused"
-	CreateExBadTypeAccepted Deviation = "create-ex-bad-type-accepted"
-	QPChecksRecvSGE         Deviation = "qp-checks-recv-sge"
+	PostAllOrNothing        Switch = "post-all-or-nothing"
+	BadWROffByOne           Switch = "badwr-off-by-one"
+	CapacityOneShort        Switch = "capacity-one-short"
+	CapacityOneOver         Switch = "capacity-one-over"
+	SGEOffByOne             Switch = "sge-off-by-one"
+	NegativeSGEAccepted     Switch = "negative-sge-accepted"
+	KeepCallerWR            Switch = "keep-caller-wr"
+	PostRecvAccepted        Switch = "post-recv-accepted"
+	PostRecvKills           Switch = "post-recv-kills"
+	NegativeSGEKills        Switch = "negative-sge-kills"
+	FatalOnModify           Switch = "fatal-on-modify"
+	PostChecksKey           Switch = "post-checks-key"
+	PostRefusedInErr        Switch = "post-refused-in-err"
+	CreateReportsLess       Switch = "create-reports-less"
+	QueryWrongSGE           Switch = "query-wrong-sge"
+	QueryLimitStale         Switch = "query-limit-stale"
+	LimitZeroKeeps          Switch = "limit-zero-keeps"
+	LimitBoundMissing       Switch = "limit-bound-missing"
+	LimitAtEqual            Switch = "limit-at-equal"
+	LimitNever              Switch = "limit-never"
+	LimitNotDisarmed        Switch = "limit-not-disarmed"
+	LimitReadsArmed         Switch = "limit-reads-armed"
+	ResizeIgnoresCount      Switch = "resize-ignores-count"
+	ResizeNoChange          Switch = "resize-no-change"
+	ResizeClearsLimit       Switch = "resize-clears-limit"
+	ResizeAlwaysFails       Switch = "resize-always-fails"
+	ResizeAcceptsZero       Switch = "resize-accepts-zero"
+	TransitionsLax          Switch = "transitions-lax"
+	InitFetches             Switch = "init-fetches"
+	ErrFetches              Switch = "err-fetches"
+	SQDNoFetch              Switch = "sqd-no-fetch"
+	SQENoFetch              Switch = "sqe-no-fetch"
+	LastWQETwice            Switch = "last-wqe-twice"
+	FlushSuccess            Switch = "flush-success"
+	SRQErrorFetches         Switch = "srq-error-fetches"
+	SRQErrorSilent          Switch = "srq-error-silent"
+	LIFO                    Switch = "lifo"
+	DoubleComplete          Switch = "double-complete"
+	WriteConsumes           Switch = "write-consumes"
+	WriteImmNoConsume       Switch = "write-imm-no-consume"
+	WrongByteLen            Switch = "wrong-byte-len"
+	WrongQP                 Switch = "wrong-qp"
+	WRIDTruncated           Switch = "wrid-truncated"
+	ImmDropped              Switch = "imm-dropped"
+	WriteImmScatters        Switch = "write-imm-scatters"
+	FitStrict               Switch = "fit-strict"
+	NumSGE0FitsOne          Switch = "numsge0-fits-one"
+	UDNoGRH                 Switch = "ud-no-grh"
+	OversizeTruncates       Switch = "oversize-truncates"
+	OversizeRCSurvives      Switch = "oversize-rc-survives"
+	BadKeyIgnored           Switch = "bad-key-ignored"
+	RNRSilent               Switch = "rnr-silent"
+	SlotLeak                Switch = "slot-leak"
+	DestroyIgnoresQPs       Switch = "destroy-ignores-qps"
+	CreateAboveMaxAccepted  Switch = "create-above-max-accepted"
+	CreateAtMaxRefused      Switch = "create-at-max-refused"
+	CreateExBadTypeAccepted Switch = "create-ex-bad-type-accepted"
+	QPChecksRecvSGE         Switch = "qp-checks-recv-sge"
 )
 
 // With returns d carrying the value n ("oversize-rc-status=2"). Only the
-// deviations whose DeviationInfo.Description says they take a value accept
+// switches whose SwitchInfo.Description says they take a value accept
 // one.
 // rule: none (the deviation switches)
-func (d Deviation) With(n int) Deviation {
-	return Deviation(fmt.Sprintf("%s=%d", d.base(), n))
+func (d Switch) With(n int) Switch {
+	return Switch(fmt.Sprintf("%s=%d", d.base(), n))
 }
 
 // base is the name without any "=value".
 // rule: none (the deviation switches)
-func (d Deviation) base() Deviation {
+func (d Switch) base() Switch {
 	if i := strings.IndexByte(string(d), '='); i >= 0 {
 		return d[:i]
 	}
 	return d
 }
 
-// DeviationInfo describes one deviation in the catalogue.
-type DeviationInfo struct {
-	Name Deviation
+// SwitchInfo describes one switch in the catalogue.
+type SwitchInfo struct {
+	Name Switch
 	// Kind is KindBehaviour or KindMutant.
 	Kind string
 	// Rule is, for a mutant, the ID of the rule it breaks; for a behaviour,
@@ -158,17 +162,17 @@ type DeviationInfo struct {
 
 // Breaks returns every rule a mutant breaks: Rule, then Also.
 // rule: none (the deviation switches)
-func (d DeviationInfo) Breaks() []string { return append([]string{d.Rule}, d.Also...) }
+func (d SwitchInfo) Breaks() []string { return append([]string{d.Rule}, d.Also...) }
 
 // valued lists the deviations that take a value, with the value the bare
 // name stands for (the one the newest rxe uses).
-var valued = map[Deviation]int{
+var valued = map[Switch]int{
 	OversizeRCStatus: 2,
 	OversizeUDStatus: 9,
 	KeyErrorStatus:   2,
 }
 
-var baseCatalogue = []DeviationInfo{
+var baseCatalogue = []SwitchInfo{
 	{ErrnoNegative, KindBehaviour, "profile:PostErrno", "siw: post verbs return -errno instead of errno", nil},
 	{ErrnoMinusOne, KindBehaviour, "profile:PostErrno", "mlx4: post verbs return -1 instead of errno", nil},
 	{CheckSGEFirst, KindBehaviour, "profile:CheckOrder", "mlx5: num_sge is checked before the full queue, so a WR failing both gets EINVAL", nil},
@@ -269,8 +273,8 @@ var baseCatalogue = []DeviationInfo{
 // mutants, then PeerGivesUp (the peer's, not the device's).
 var catalogue = append(append(append(baseCatalogue, statefulCatalogue...), raceCatalogue...), silenceCatalogue...)
 
-var byName = func() map[Deviation]DeviationInfo {
-	m := make(map[Deviation]DeviationInfo, len(catalogue))
+var byName = func() map[Switch]SwitchInfo {
+	m := make(map[Switch]SwitchInfo, len(catalogue))
 	for _, d := range catalogue {
 		m[d.Name] = d
 	}
@@ -282,23 +286,23 @@ var byName = func() map[Deviation]DeviationInfo {
 // Each Name is usable as it stands; those that take a value stand for the
 // value their Description gives.
 // rule: none (the deviation switches)
-func Catalogue() []DeviationInfo {
-	return append([]DeviationInfo(nil), catalogue...)
+func Catalogue() []SwitchInfo {
+	return append([]SwitchInfo(nil), catalogue...)
 }
 
 // Sets returns the named behaviour sets that play real drivers: "rxe" (the
 // newest rdma_rxe), "rxe-6.1", "mlx5" and "siw". Any of these names is also
 // accepted wherever a deviation is.
 // rule: none (the deviation switches)
-func Sets() map[string][]Deviation {
-	rxeCommon := []Deviation{
+func Sets() map[string][]Switch {
+	rxeCommon := []Switch{
 		PostRecvBadWRNull, LimitAtCreate, ZeroLengthZero, OversizeRCStatus.With(2),
 		KeyCheckTouched, KeyErrorStatus.With(2), KeyErrorUDKills, ResizeBelowLimitRejected, NoCreateSRQEx,
 	}
-	clone := func(extra ...Deviation) []Deviation {
-		return append(append([]Deviation(nil), rxeCommon...), extra...)
+	clone := func(extra ...Switch) []Switch {
+		return append(append([]Switch(nil), rxeCommon...), extra...)
 	}
-	return map[string][]Deviation{
+	return map[string][]Switch{
 		"rxe":     append(clone(OversizeUDStatus.With(9), NoFlush, LastWQEPerPacket), CapacityPow2),
 		"rxe-6.1": append(clone(OversizeUDStatus.With(2), OversizeUDKills, NoLastWQE), CapacityPow2Unreported),
 		"mlx5": {
@@ -314,7 +318,7 @@ func Sets() map[string][]Deviation {
 }
 
 // conflicts lists pairs of deviations that cannot both be on.
-var conflicts = [][2]Deviation{
+var conflicts = [][2]Switch{
 	{ErrnoNegative, ErrnoMinusOne},
 	{CapacityPow2, CapacityHidden},
 	{CapacityPow2, CapacityPow2Unreported},
@@ -323,16 +327,16 @@ var conflicts = [][2]Deviation{
 
 // config is a resolved set of deviations.
 type config struct {
-	on     map[Deviation]bool
-	values map[Deviation]int
+	on     map[Switch]bool
+	values map[Switch]int
 }
 
 // rule: none (the deviation switches)
-func (c *config) has(d Deviation) bool { return c.on[d] }
+func (c *config) has(d Switch) bool { return c.on[d] }
 
 // value returns the value given to d, or def when d is off.
 // rule: none (the deviation switches)
-func (c *config) value(d Deviation, def int) int {
+func (c *config) value(d Switch, def int) int {
 	if !c.on[d] {
 		return def
 	}
@@ -376,12 +380,12 @@ func validNames() string {
 // resolve expands set names, parses values and checks for unknown names
 // and conflicts. A later value for the same deviation replaces an earlier.
 // rule: none (the deviation switches)
-func resolve(devs []Deviation) (*config, error) {
-	c := &config{on: map[Deviation]bool{}, values: map[Deviation]int{}}
+func resolve(devs []Switch) (*config, error) {
+	c := &config{on: map[Switch]bool{}, values: map[Switch]int{}}
 	sets := Sets()
-	var add func(d Deviation) error
-	add = func(d Deviation) error {
-		d = Deviation(strings.TrimSpace(string(d)))
+	var add func(d Switch) error
+	add = func(d Switch) error {
+		d = Switch(strings.TrimSpace(string(d)))
 		if d == "" {
 			return nil
 		}
@@ -429,11 +433,11 @@ func resolve(devs []Deviation) (*config, error) {
 
 // splitOption splits a comma-separated deviations option.
 // rule: none (the deviation switches)
-func splitOption(s string) []Deviation {
-	var out []Deviation
+func splitOption(s string) []Switch {
+	var out []Switch
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, Deviation(f))
+			out = append(out, Switch(f))
 		}
 	}
 	return out

@@ -10,12 +10,12 @@ import (
 
 // probe runs a short scenario on a fresh device with devs and describes
 // what it observed.
-type probe func(t *testing.T, devs ...emu.Deviation) string
+type probe func(t *testing.T, devs ...emu.Switch) string
 
 // probes holds, for every deviation, a scenario and what it shows without
 // the deviation (def) and with it (dev).
 var probes = []struct {
-	dev      emu.Deviation
+	dev      emu.Switch
 	run      probe
 	def, got string
 }{
@@ -137,7 +137,7 @@ func TestDeviationsChangeBehaviour(t *testing.T) {
 }
 
 func TestEveryDeviationHasAProbe(t *testing.T) {
-	have := map[emu.Deviation]bool{}
+	have := map[emu.Switch]bool{}
 	for _, p := range probes {
 		have[p.dev] = true
 	}
@@ -152,13 +152,13 @@ func TestEveryDeviationHasAProbe(t *testing.T) {
 }
 
 // overfill posts 5 WRs onto a 4-deep SRQ.
-func overfill(t *testing.T, devs ...emu.Deviation) string {
+func overfill(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	return r.post(r.wrs(5, sge64)...)
 }
 
 // fullAndBadSGE posts a WR with too many SGEs onto a full SRQ.
-func fullAndBadSGE(t *testing.T, devs ...emu.Deviation) string {
+func fullAndBadSGE(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	r.fill()
 	return r.post(r.wrs(1, sge64, sge64, sge64)...)
@@ -166,7 +166,7 @@ func fullAndBadSGE(t *testing.T, devs ...emu.Deviation) string {
 
 // postSGEs posts one WR with num_sge n on an SRQ with max_sge 2.
 func postSGEs(n int) probe {
-	return func(t *testing.T, devs ...emu.Deviation) string {
+	return func(t *testing.T, devs ...emu.Switch) string {
 		r := stdRig(t, devs...)
 		sges := []drivers.SGE{sge64, sge64, sge64, sge64}
 		return r.post(drivers.RecvWR{ID: 1, NumSGE: n, SGEs: sges[:max(0, n)]})
@@ -175,19 +175,19 @@ func postSGEs(n int) probe {
 
 // createAndFill creates an SRQ of max_wr n and posts until it is full.
 func createAndFill(n uint32) probe {
-	return func(t *testing.T, devs ...emu.Deviation) string {
+	return func(t *testing.T, devs ...emu.Switch) string {
 		r := newRig(t, drivers.SRQAttr{MaxWR: n, MaxSGE: 1}, 1, devs...)
 		return fmt.Sprintf("attr %d posted %d", r.attr.MaxWR, r.fill())
 	}
 }
 
-func queryAfterCreate(t *testing.T, devs ...emu.Deviation) string {
+func queryAfterCreate(t *testing.T, devs ...emu.Switch) string {
 	return newRig(t, drivers.SRQAttr{MaxWR: 5, MaxSGE: 2}, 1, devs...).query()
 }
 
 // freeAtPoll fills a 2-deep SRQ, receives one and posts before and after
 // polling.
-func freeAtPoll(t *testing.T, devs ...emu.Deviation) string {
+func freeAtPoll(t *testing.T, devs ...emu.Switch) string {
 	r := newRig(t, drivers.SRQAttr{MaxWR: 2, MaxSGE: 1}, 1, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	r.fill()
@@ -198,7 +198,7 @@ func freeAtPoll(t *testing.T, devs ...emu.Deviation) string {
 	return fmt.Sprintf("post %d, after poll %d", e1, e2)
 }
 
-func limitAtCreate(t *testing.T, devs ...emu.Deviation) string {
+func limitAtCreate(t *testing.T, devs ...emu.Switch) string {
 	r := newRig(t, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1, SRQLimit: 2}, 1, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	a, _ := r.srq.Query()
@@ -211,7 +211,7 @@ func limitAtCreate(t *testing.T, devs ...emu.Deviation) string {
 // "limit N", "resize N" (the verb's result), "fetch N" (the events after
 // receiving N), "events"; it ends with the limit query reads.
 func limitSteps(steps ...string) probe {
-	return func(t *testing.T, devs ...emu.Deviation) string {
+	return func(t *testing.T, devs ...emu.Switch) string {
 		r := newRig(t, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}, 1, devs...)
 		q := r.qp(drivers.RC, drivers.RTS)
 		var out string
@@ -247,7 +247,7 @@ func limitSteps(steps ...string) probe {
 // receive posts one WR with sges, delivers (op, n) on a fresh QP of typ in
 // RTS and describes the peer status, completions and events.
 func receive(typ drivers.QPType, op drivers.Opcode, n uint32, sges ...drivers.SGE) probe {
-	return func(t *testing.T, devs ...emu.Deviation) string {
+	return func(t *testing.T, devs ...emu.Switch) string {
 		r := stdRig(t, devs...)
 		q := r.qp(typ, drivers.RTS)
 		r.post(r.wrs(1, sges...)...)
@@ -259,7 +259,7 @@ func receive(typ drivers.QPType, op drivers.Opcode, n uint32, sges ...drivers.SG
 // badKey receives n bytes into a WQE of two 64-byte SGEs whose second key
 // is invalid.
 func badKey(typ drivers.QPType, n uint32) probe {
-	return func(t *testing.T, devs ...emu.Deviation) string {
+	return func(t *testing.T, devs ...emu.Switch) string {
 		r := stdRig(t, devs...)
 		q := r.qp(typ, drivers.RTS)
 		r.post(r.wrs(1, drivers.SGE{Length: 64, Key: 0}, drivers.SGE{Length: 64, Key: 1})...)
@@ -269,7 +269,7 @@ func badKey(typ drivers.QPType, n uint32) probe {
 	}
 }
 
-func bufferBeforeRTR(t *testing.T, devs ...emu.Deviation) string {
+func bufferBeforeRTR(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.Init)
 	r.postN(1)
@@ -278,13 +278,13 @@ func bufferBeforeRTR(t *testing.T, devs ...emu.Deviation) string {
 	return fmt.Sprintf("peer %d then %s", p, r.pollStr())
 }
 
-func resize8(t *testing.T, devs ...emu.Deviation) string {
+func resize8(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	return fmt.Sprintf("resize %d advertised %v", r.srq.Resize(8), r.dev.Info().SRQResize)
 }
 
 // toErr moves an RC QP to ERR while it fills a WQE with an 8-byte Send.
-func toErr(t *testing.T, devs ...emu.Deviation) string {
+func toErr(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	r.postN(1)
@@ -297,7 +297,7 @@ func toErr(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // sendInErr sends to an RC QP in ERR, then modifies it to ERR again.
-func sendInErr(t *testing.T, devs ...emu.Deviation) string {
+func sendInErr(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	q.Modify(drivers.Err)
@@ -307,7 +307,7 @@ func sendInErr(t *testing.T, devs ...emu.Deviation) string {
 	return r.evStr()
 }
 
-func createUD(t *testing.T, devs ...emu.Deviation) string {
+func createUD(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	_, err := r.srq.CreateQP(ctx, drivers.UD)
 	res := "ok"
@@ -318,7 +318,7 @@ func createUD(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // postPrefix posts [ok, ok, num_sge 9, ok] and drains.
-func postPrefix(t *testing.T, devs ...emu.Deviation) string {
+func postPrefix(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	wrs := r.wrs(4, sge64)
 	wrs[2].NumSGE = 9
@@ -326,7 +326,7 @@ func postPrefix(t *testing.T, devs ...emu.Deviation) string {
 	return fmt.Sprintf("%s then %v", res, r.drain(r.qp(drivers.RC, drivers.RTS)))
 }
 
-func keepCaller(t *testing.T, devs ...emu.Deviation) string {
+func keepCaller(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	wrs := r.wrs(1, sge64)
 	r.post(wrs...)
@@ -334,33 +334,33 @@ func keepCaller(t *testing.T, devs ...emu.Deviation) string {
 	return fmt.Sprint(r.drain(r.qp(drivers.RC, drivers.RTS)))
 }
 
-func postRecv(t *testing.T, devs ...emu.Deviation) string {
+func postRecv(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	e, bad := r.qp(drivers.RC, drivers.RTS).PostRecv(r.wrs(1, sge64)[0])
 	return fmt.Sprintf("%d %d", e, bad)
 }
 
-func postInvalidKey(t *testing.T, devs ...emu.Deviation) string {
+func postInvalidKey(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	r.srq.InvalidateKey(1)
 	return r.post(r.wrs(1, drivers.SGE{Length: 8, Key: 1})...)
 }
 
-func postWithQPInErr(t *testing.T, devs ...emu.Deviation) string {
+func postWithQPInErr(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	r.qp(drivers.RC, drivers.Err)
 	return r.post(r.wrs(1, sge64)...)
 }
 
 // resizeBelowCount fills a 4-deep SRQ, resizes to 2 and drains.
-func resizeBelowCount(t *testing.T, devs ...emu.Deviation) string {
+func resizeBelowCount(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	r.fill()
 	e := r.srq.Resize(2)
 	return fmt.Sprintf("%d then %v", e, r.drain(r.qp(drivers.RC, drivers.RTS)))
 }
 
-func transitions(t *testing.T, devs ...emu.Deviation) string {
+func transitions(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	a := r.qp(drivers.RC, drivers.RTS).Modify(drivers.RTR)
 	b := r.qp(drivers.RC, drivers.Reset).Modify(drivers.RTR)
@@ -369,7 +369,7 @@ func transitions(t *testing.T, devs ...emu.Deviation) string {
 
 // deliverIn delivers an 8-byte Send to an RC QP in st.
 func deliverIn(st drivers.QPState) probe {
-	return func(t *testing.T, devs ...emu.Deviation) string {
+	return func(t *testing.T, devs ...emu.Switch) string {
 		r := stdRig(t, devs...)
 		q := r.qp(drivers.RC, st)
 		r.postN(1)
@@ -379,7 +379,7 @@ func deliverIn(st drivers.QPState) probe {
 }
 
 // srqError puts the SRQ in error with one WQE posted and delivers to RC.
-func srqError(t *testing.T, devs ...emu.Deviation) string {
+func srqError(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	r.postN(1)
@@ -389,13 +389,13 @@ func srqError(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // fifo posts three WRs and drains them.
-func fifo(t *testing.T, devs ...emu.Deviation) string {
+func fifo(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	r.postN(3)
 	return fmt.Sprint(r.drain(r.qp(drivers.RC, drivers.RTS)))
 }
 
-func secondQP(t *testing.T, devs ...emu.Deviation) string {
+func secondQP(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	r.qp(drivers.RC, drivers.RTS)
 	q := r.qp(drivers.RC, drivers.RTS)
@@ -406,7 +406,7 @@ func secondQP(t *testing.T, devs ...emu.Deviation) string {
 
 // highWRID receives into a WR whose wr_id has bits above 32 and returns the
 // completion's wr_id.
-func highWRID(t *testing.T, devs ...emu.Deviation) string {
+func highWRID(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	wr := drivers.RecvWR{ID: 1<<32 + 1, NumSGE: 1, SGEs: []drivers.SGE{sge64}}
@@ -420,7 +420,7 @@ func highWRID(t *testing.T, devs ...emu.Deviation) string {
 	return fmt.Sprint(ids)
 }
 
-func rnr(t *testing.T, devs ...emu.Deviation) string {
+func rnr(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	a := r.send(r.qp(drivers.RC, drivers.RTS), drivers.Send, 1)
 	b := r.send(r.qp(drivers.UD, drivers.RTS), drivers.Send, 1)
@@ -428,7 +428,7 @@ func rnr(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // slotLeak fills a 4-deep SRQ, drains it and fills it again.
-func slotLeak(t *testing.T, devs ...emu.Deviation) string {
+func slotLeak(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	n := r.fill()
 	r.drain(r.qp(drivers.RC, drivers.RTS))
@@ -437,7 +437,7 @@ func slotLeak(t *testing.T, devs ...emu.Deviation) string {
 
 // destroyBusy destroys the SRQ with a QP in RESET attached, then again
 // after destroying the QP.
-func destroyBusy(t *testing.T, devs ...emu.Deviation) string {
+func destroyBusy(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.Reset)
 	busy, err := r.srq.Destroy()
@@ -468,7 +468,7 @@ func (r *rig) createOther(attr drivers.SRQAttr, v drivers.CreateVariant) int {
 }
 
 // createVariants creates another SRQ through each ibv_create_srq_ex variant.
-func createVariants(t *testing.T, devs ...emu.Deviation) string {
+func createVariants(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	a := drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}
 	return fmt.Sprintf("ex %d cq %d bad type %d", r.createOther(a, drivers.CreateEx), r.createOther(a, drivers.CreateExCQ), r.createOther(a, drivers.CreateExBadType))
@@ -476,7 +476,7 @@ func createVariants(t *testing.T, devs ...emu.Deviation) string {
 
 // createAtAndAbove creates another SRQ at the device's limits and one over
 // each.
-func createAtAndAbove(t *testing.T, devs ...emu.Deviation) string {
+func createAtAndAbove(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	i := r.dev.Info()
 	return fmt.Sprintf("at %d above wr %d above sge %d",
@@ -486,7 +486,7 @@ func createAtAndAbove(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // recvCaps creates QPs with receive caps above the device's limits.
-func recvCaps(t *testing.T, devs ...emu.Deviation) string {
+func recvCaps(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	create := func(c drivers.RecvCaps) int {
 		q, e, err := r.srq.CreateQPCaps(ctx, drivers.RC, c)
@@ -522,7 +522,7 @@ func TestSetsPlayTheirDrivers(t *testing.T) {
 		{"siw", queryAfterCreate, "0 0 0 95"},
 		{"siw", createUD, "UD false, CreateQP(UD) failed"},
 	} {
-		if got := tc.run(t, emu.Deviation(tc.set)); got != tc.want {
+		if got := tc.run(t, emu.Switch(tc.set)); got != tc.want {
 			t.Errorf("set %s: %s, want %s", tc.set, got, tc.want)
 		}
 	}

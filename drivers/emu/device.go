@@ -64,15 +64,15 @@ const (
 
 // driver is the drivers.Driver New returns.
 type driver struct {
-	devs []Deviation
+	devs []Switch
 }
 
 // New returns the emulator driver with the deviations devs switched on.
 // Names are checked by Open, which also merges the comma-separated
 // Options["deviations"] (deviation or set names) after devs.
 // rule: none (keeps the deviation switches)
-func New(devs ...Deviation) drivers.Driver {
-	return &driver{devs: append([]Deviation(nil), devs...)}
+func New(devs ...Switch) drivers.Driver {
+	return &driver{devs: append([]Switch(nil), devs...)}
 }
 
 // Name returns "emu".
@@ -88,7 +88,7 @@ func (d *driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, 
 	if cfg.Device != "" && cfg.Device != deviceName {
 		return nil, fmt.Errorf("emu: Open(device %q): no such device, the emulator has only %q", cfg.Device, deviceName)
 	}
-	devs := append(append([]Deviation(nil), d.devs...), splitOption(cfg.Options[optionDevs])...)
+	devs := append(append([]Switch(nil), d.devs...), splitOption(cfg.Options[optionDevs])...)
 	c, err := resolve(devs)
 	if err != nil {
 		return nil, fmt.Errorf("emu: Open with %s=%q: %w", optionUsage, cfg.Options[optionDevs], err)
@@ -126,11 +126,11 @@ func (d *device) Info() drivers.Info {
 	}
 }
 
-// Deviations returns the names of the deviations switched on, sorted, with
+// Switches returns the names of the switches that are on, sorted, with
 // their values. It is not part of drivers.Device; reach it through a type
-// assertion to interface{ Deviations() []string }.
+// assertion to interface{ Switches() []string }.
 // rule: none (names the deviation switches)
-func (d *device) Deviations() []string { return d.cfg.names() }
+func (d *device) Switches() []string { return d.cfg.names() }
 
 // CreateSRQ creates an SRQ with its CQ, event queue and keys memory regions.
 // rule: CREATE-ATTR

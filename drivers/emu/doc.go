@@ -7,12 +7,12 @@
 // and a byte buffer each; QPs carry a state and are fed synchronously by
 // their peer inside Deliver.
 //
-// With no deviations the emulator follows the documented SRQ semantics.
-// Deviations switch on the choices real drivers make (behaviours, grouped
+// With no switches on the emulator follows the documented SRQ semantics.
+// Its switches (type Switch; "deviations" on the command line) turn on the choices real drivers make (behaviours, grouped
 // by Sets into rxe, rxe-6.1, mlx5 and siw) or deliberate rule violations
 // (mutants) that the conformance suite must catch; Catalogue lists them.
 //
-// Where to read: deviation.go (every deviation, the catalogue and the
+// Where to read: deviation.go (every switch, the catalogue and the
 // Sets), device.go (New, Open and Info), srq.go (the ring: post, fetch,
 // query, modify, the limit, destroy), qp.go (QP states and the
 // responder: Deliver, completions and events), then stateful.go and

@@ -22,7 +22,7 @@ type rig struct {
 }
 
 // newRig opens the emulator with devs and creates an SRQ.
-func newRig(t *testing.T, attr drivers.SRQAttr, keys int, devs ...emu.Deviation) *rig {
+func newRig(t *testing.T, attr drivers.SRQAttr, keys int, devs ...emu.Switch) *rig {
 	t.Helper()
 	dev, err := emu.New(devs...).Open(ctx, drivers.Config{})
 	if err != nil {
@@ -38,7 +38,7 @@ func newRig(t *testing.T, attr drivers.SRQAttr, keys int, devs ...emu.Deviation)
 }
 
 // stdRig is newRig with max_wr 4, max_sge 2 and 4 keys.
-func stdRig(t *testing.T, devs ...emu.Deviation) *rig {
+func stdRig(t *testing.T, devs ...emu.Switch) *rig {
 	t.Helper()
 	return newRig(t, drivers.SRQAttr{MaxWR: 4, MaxSGE: 2}, 4, devs...)
 }

@@ -12,19 +12,19 @@ import (
 // one thread the window is empty and the mutant behaves; the sequential
 // suite cannot see it.
 const (
-	PostRaceLoses  Deviation = "post-race-loses"
-	FetchRaceTwice Deviation = "fetch-race-twice"
-	LimitRaceTwice Deviation = "limit-race-twice"
+	PostRaceLoses  Switch = "post-race-loses"
+	FetchRaceTwice Switch = "fetch-race-twice"
+	LimitRaceTwice Switch = "limit-race-twice"
 )
 
 // KindRaceMutant is the Kind of a race mutant.
 const KindRaceMutant = "race-mutant"
 
 // RaceMutants lists the race mutants.
-var RaceMutants = []Deviation{PostRaceLoses, FetchRaceTwice, LimitRaceTwice}
+var RaceMutants = []Switch{PostRaceLoses, FetchRaceTwice, LimitRaceTwice}
 
 // raceCatalogue describes the race mutants.
-var raceCatalogue = []DeviationInfo{
+var raceCatalogue = []SwitchInfo{
 	{PostRaceLoses, KindRaceMutant, "POST-ATOMIC", "a post reads the producer index, lets go of the lock, then writes its WRs there and publishes: a post in between is overwritten (its WRs lost) although it returned 0", nil},
 	{FetchRaceTwice, KindRaceMutant, "FETCH-ONCE", "a fetch reads the head WR, lets go of the lock, and takes that WR even when another QP took it meanwhile: one WR completes on two QPs", nil},
 	{LimitRaceTwice, KindRaceMutant, "LIMIT-ONCE", "the limit check lets go of the lock between finding the count below the limit and firing: two QPs fetching at once both fire", nil},

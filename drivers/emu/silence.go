@@ -7,10 +7,10 @@ import "github.com/srqconform/srqconform/drivers"
 // send the receiver answers with RNR reports drivers.PeerSilent. It is
 // not a departure of the device: the suite counts those steps
 // inconclusive, never failures.
-const PeerGivesUp Deviation = "peer-gives-up"
+const PeerGivesUp Switch = "peer-gives-up"
 
 // silenceCatalogue describes PeerGivesUp.
-var silenceCatalogue = []DeviationInfo{
+var silenceCatalogue = []SwitchInfo{
 	{PeerGivesUp, KindBehaviour, "harness:PeerSilent", "not the device: an RC peer whose transport gives up before the receiver's RNR NAK comes back (IBV_WC_RETRY_EXC_ERR on a busy machine) reports silence (peer status 3) in place of RNR; the suite counts those steps inconclusive", nil},
 }
 

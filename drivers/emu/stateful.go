@@ -6,19 +6,19 @@ package emu
 // outstanding, a ring that wrapped, a QP resumed from SQD, three QPs
 // sharing the SRQ. Each keeps the state a careless driver would keep.
 const (
-	LastWQEOncePerQP    Deviation = "last-wqe-once-per-qp"
-	RearmSameIgnored    Deviation = "rearm-same-ignored"
-	ResizeLimitMiscount Deviation = "resize-limit-miscount"
-	WrapFullLate        Deviation = "wrap-full-late"
-	SQDAgainNoFetch     Deviation = "sqd-again-no-fetch"
-	ThirdQPWrongQP      Deviation = "third-qp-wrong-qp"
+	LastWQEOncePerQP    Switch = "last-wqe-once-per-qp"
+	RearmSameIgnored    Switch = "rearm-same-ignored"
+	ResizeLimitMiscount Switch = "resize-limit-miscount"
+	WrapFullLate        Switch = "wrap-full-late"
+	SQDAgainNoFetch     Switch = "sqd-again-no-fetch"
+	ThirdQPWrongQP      Switch = "third-qp-wrong-qp"
 )
 
 // StatefulMutants lists the stateful mutants.
-var StatefulMutants = []Deviation{LastWQEOncePerQP, RearmSameIgnored, ResizeLimitMiscount, WrapFullLate, SQDAgainNoFetch, ThirdQPWrongQP}
+var StatefulMutants = []Switch{LastWQEOncePerQP, RearmSameIgnored, ResizeLimitMiscount, WrapFullLate, SQDAgainNoFetch, ThirdQPWrongQP}
 
 // statefulCatalogue describes the stateful mutants.
-var statefulCatalogue = []DeviationInfo{
+var statefulCatalogue = []SwitchInfo{
 	{LastWQEOncePerQP, KindMutant, "QP-LAST-WQE", "the QP's last-WQE flag survives RESET: a QP brought back up raises no QP_LAST_WQE_REACHED when it enters ERR again", nil},
 	{RearmSameIgnored, KindMutant, "LIMIT-ARM", "arming with the value that last fired is taken as unchanged: it returns 0, but the SRQ stays disarmed and query reads 0", nil},
 	{ResizeLimitMiscount, KindMutant, "LIMIT-FIRE", "after a resize that carried WRs over, the limit count leaves those WRs out, so the limit fires early", nil},

@@ -10,7 +10,7 @@ import (
 
 func init() {
 	probes = append(probes, []struct {
-		dev      emu.Deviation
+		dev      emu.Switch
 		run      probe
 		def, got string
 	}{
@@ -25,7 +25,7 @@ func init() {
 
 // reviveToErr moves a QP to ERR, brings it back up through RESET and moves
 // it to ERR again, collecting the events after each ERR.
-func reviveToErr(t *testing.T, devs ...emu.Deviation) string {
+func reviveToErr(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	q.Modify(drivers.Err)
@@ -38,7 +38,7 @@ func reviveToErr(t *testing.T, devs ...emu.Deviation) string {
 
 // wrapAndFill fills a 4-deep SRQ and drains it twice, so that the ring
 // (of 8 slots) wraps, and fills it again.
-func wrapAndFill(t *testing.T, devs ...emu.Deviation) string {
+func wrapAndFill(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	before := r.fill()
@@ -49,7 +49,7 @@ func wrapAndFill(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // sqdTwice takes a QP RTS -> SQD -> RTS -> SQD and sends to it.
-func sqdTwice(t *testing.T, devs ...emu.Deviation) string {
+func sqdTwice(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	q := r.qp(drivers.RC, drivers.RTS)
 	q.Modify(drivers.SQD)
@@ -61,7 +61,7 @@ func sqdTwice(t *testing.T, devs ...emu.Deviation) string {
 }
 
 // threeQPs has three QPs take one WR each.
-func threeQPs(t *testing.T, devs ...emu.Deviation) string {
+func threeQPs(t *testing.T, devs ...emu.Switch) string {
 	r := stdRig(t, devs...)
 	var qs []drivers.QP
 	for range 3 {
