@@ -67,7 +67,9 @@ type cqe struct {
 
 // machine is the SRQ state under one decided profile.
 type machine struct {
-	prof Profile
+	// prof is the profile as this candidate decided it, shared read-only
+	// with its clones: a fork gives the branch a copy of its own (run).
+	prof *Profile
 	caps Caps
 
 	created bool
@@ -81,8 +83,8 @@ type machine struct {
 	armed     bool
 	limit     uint32 // what srq_limit reads
 	srqErr    bool
-	qps       []qp
-	keys      []bool // valid keys
+	qps       qpTable
+	keys      [NumKeys]bool // valid keys
 	cq        []cqe
 	events    []Event
 
@@ -127,11 +129,11 @@ type machine struct {
 }
 
 func newMachine(p Profile, c Caps) *machine {
-	keys := make([]bool, NumKeys)
-	for i := range keys {
-		keys[i] = true
+	m := &machine{prof: &p, caps: c, capExact: true}
+	for i := range m.keys {
+		m.keys[i] = true
 	}
-	return &machine{prof: p, caps: c, keys: keys, capExact: true}
+	return m
 }
 
 // clone returns an independent copy. Append-only slices share their backing
@@ -149,12 +151,7 @@ func (m *machine) clone() *machine {
 	n.script = clip(m.script)
 	n.touched = clip(m.touched)
 	n.stake = clip(m.stake)
-	n.keys = append([]bool(nil), m.keys...)
-	n.qps = make([]qp, len(m.qps))
-	for i, q := range m.qps {
-		q.pending = clip(q.pending)
-		n.qps[i] = q
-	}
+	n.qps = m.qps.clone()
 	return &n
 }
 
@@ -174,7 +171,7 @@ type fork struct {
 
 // pick returns the decided value of a profile choice, or forks.
 func pick[T comparable](m *machine, name string, f func(*Profile) *Choice[T]) T {
-	c := f(&m.prof)
+	c := f(m.prof)
 	if len(c.vals) == 1 {
 		return c.vals[0]
 	}
@@ -388,11 +385,11 @@ func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, lo
 
 // enterErr moves a QP to ERR, with the flush and event the profile says.
 func (m *machine) enterErr(n int) {
-	q := &m.qps[n]
+	q := m.qps.mut(n)
 	if q.state == Err {
 		return
 	}
-	q.state = Err
+	m.qps.setState(n, Err)
 	q.pending = nil
 	if q.filling != nil {
 		m.touch("QP-FLUSH-INPROGRESS")
@@ -492,8 +489,8 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 	for _, e := range m.events {
 		w(uint64(e.Type), uint64(int64(e.QP)))
 	}
-	w(uint64(len(m.qps)))
-	for _, q := range m.qps {
+	w(uint64(m.qps.len()))
+	for _, q := range m.qps.all() {
 		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), uint64(len(q.pending)))
 		for _, p := range q.pending {
 			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))

@@ -37,6 +37,8 @@ type Model struct {
 	pruned bool
 
 	fp uint64 // Fingerprint, once computed (0: not yet)
+
+	qpv *qpView // View's per-QP part as last computed (qpview.go)
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -161,9 +163,8 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	}
 	var out Observation
 	var err error
-	c := m.cands[0].clone()
-	c.faithful = true // the canonical outcome takes no departure
-	for _, r := range run(c, op, nil) {
+	// The canonical outcome takes no departure (faithful).
+	for _, r := range run(m.cands[0], op, nil, true) {
 		out, err = r.obs, r.err
 		break
 	}
@@ -176,8 +177,10 @@ type result struct {
 	err error
 }
 
-// run applies op to c, splitting it on every open choice the step reads.
-func run(c *machine, op Op, got *Observation) []result {
+// run applies op to a clone of c, splitting it on every open choice the
+// step reads; faithful takes no departure of a relaxed rule (the canonical
+// outcome).
+func run(c *machine, op Op, got *Observation, faithful bool) []result {
 	var f fork
 	var ff faultFork
 	var forked, faulted bool
@@ -196,6 +199,7 @@ func run(c *machine, op Op, got *Observation) []result {
 			}
 		}()
 		work := c.clone()
+		work.faithful = work.faithful || faithful
 		work.cursor, work.touched = 0, nil
 		obs, err := work.step(op, got)
 		work.script, work.cursor = nil, 0
@@ -207,15 +211,17 @@ func run(c *machine, op Op, got *Observation) []result {
 		for i := range ff.n {
 			d := c.clone()
 			d.script = append(clip(c.script), i)
-			out = append(out, run(d, op, got)...)
+			out = append(out, run(d, op, got, faithful)...)
 		}
 	case forked:
 		for i := range f.n {
 			d := c.clone()
-			f.decide(&d.prof, i)
+			p := *d.prof
+			f.decide(&p, i)
+			d.prof = &p
 			d.decided(f.field, i)
 			d.picks = append(clip(d.picks), pickRec{f.field, i})
-			out = append(out, run(d, op, got)...)
+			out = append(out, run(d, op, got, faithful)...)
 		}
 	default:
 		return []result{res}
@@ -230,7 +236,7 @@ func (m *Model) advance(op Op, got *Observation) error {
 	m.steps++
 	for _, c := range m.cands {
 		c.stepN = m.steps
-		for _, r := range run(c, op, got) {
+		for _, r := range run(c, op, got, false) {
 			if r.err != nil {
 				// An inconclusive candidate outranks a deviating one: had
 				// the device answered, that candidate might have agreed.
@@ -242,7 +248,10 @@ func (m *Model) advance(op Op, got *Observation) error {
 			next = append(next, r.m)
 		}
 	}
-	if len(next) > 1 {
+	if len(next) > 1 && len(m.relaxed) > 0 {
+		// Only a relaxed rule's departures can lead two candidates to one
+		// state: without them every candidate decided the profile's open
+		// fields its own way (picks), and no two share a state.
 		next = dedupe(next)
 	}
 	if w := m.beamWidth(); len(next) > w && len(m.relaxed) > 0 {
@@ -320,6 +329,7 @@ func (m *Model) Clone() *Model {
 	}
 	n.history = clip(m.history)
 	n.reached = maps.Clone(m.reached)
+	n.qpv = nil // each model its own: View writes it
 	return &n
 }
 
@@ -442,7 +452,7 @@ func (m *Model) View() View {
 	c := m.cands[0]
 	v := View{Created: c.created, Destroyed: c.destroyed, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
-		KeysValid: append([]bool(nil), c.keys...), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+		KeysValid: slices.Clone(c.keys[:]), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
 	if len(c.queue) > 0 {
 		for i, sg := range c.queue[0].wr.SGEs {
 			v.HeadBytes += uint64(sg.Length)
@@ -454,24 +464,7 @@ func (m *Model) View() View {
 		v.MinOutstanding = min(v.MinOutstanding, len(o.queue))
 		v.SRQErrorAny = v.SRQErrorAny || o.srqErr
 	}
-	for i, q := range c.qps {
-		v.QPTypes = append(v.QPTypes, q.typ)
-		v.QPStates = append(v.QPStates, q.state)
-		v.QPGone = append(v.QPGone, q.gone)
-		v.Filling = append(v.Filling, q.filling != nil)
-		sure, anyF, allF := true, false, true
-		for _, o := range m.cands {
-			if i >= len(o.qps) {
-				continue
-			}
-			sure = sure && o.qps[i].state == q.state
-			f := o.qps[i].filling != nil
-			anyF, allF = anyF || f, allF && f
-		}
-		v.QPStateSure = append(v.QPStateSure, sure)
-		v.FillingAny = append(v.FillingAny, anyF)
-		v.FillingAll = append(v.FillingAll, allF)
-	}
+	m.qpView(&v)
 	return v
 }
 

@@ -37,7 +37,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
-	q := &m.qps[o.QP]
+	q := m.qps.mut(o.QP)
 	if !o.Msg.Opcode.ValidOn(q.typ) {
 		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
 	}
@@ -58,7 +58,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 			}
 		}
 		if q.state == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
-			q.repeatOK = true
+			m.qps.setRepeat(o.QP)
 		}
 		if !m.may("QP-NOFETCH-STATES") {
 			if rc {
@@ -143,7 +143,7 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
-	q := &m.qps[o.QP]
+	q := m.qps.mut(o.QP)
 	if q.filling == nil {
 		return Observation{}, unmodelled("arrive_rest on qp%d, which is filling nothing", o.QP)
 	}
@@ -176,7 +176,7 @@ func (m *machine) fetch() entry {
 	if m.relaxed("FETCH-ONCE") {
 		// Racing fetches: as many as there are QPs at once, at most 4.
 		m.recent = append(clip(m.recent), e)
-		if len(m.recent) > min(4, len(m.qps)) {
+		if len(m.recent) > min(4, m.qps.len()) {
 			m.recent = m.recent[1:]
 		}
 	}
@@ -191,7 +191,7 @@ func (m *machine) fetch() entry {
 // the peer may see.
 func (m *machine) deliverNew(n int, msg Message) PeerSet {
 	m.stake = nil
-	rc := m.qps[n].typ == RC
+	rc := m.qps.at(n).typ == RC
 	if !msg.Opcode.Consumes() {
 		return Peers(PeerOK)
 	}
@@ -218,7 +218,7 @@ func (m *machine) deliverEntry(n int, e entry, msg Message, loose bool) PeerSet 
 	}
 	c := Completion{WRID: e.wr.ID, QP: n}
 	m.completeLoose(c, AnyError|Statuses(WCSuccess), "RECV-COMPLETION", true)
-	if m.qps[n].typ == RC && m.branch(2) == 1 {
+	if m.qps.at(n).typ == RC && m.branch(2) == 1 {
 		m.enterErr(n) // an error completion on RC may have killed the QP
 	}
 	return Peers(PeerOK, PeerRNR, PeerError)
@@ -249,7 +249,7 @@ func (m *machine) nearFit(need, room uint64) bool {
 
 // deliver fills a fetched WR with a message and completes it.
 func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
-	q := &m.qps[n]
+	q := m.qps.mut(n)
 	rc := q.typ == RC
 	c := Completion{WRID: w.ID, QP: n, HasImm: msg.Opcode.HasImm(), Imm: msg.Imm}
 	if msg.Opcode.HasImm() {
@@ -363,7 +363,7 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 		if msg.Len > minPathMTU && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
 			// The message's later packets, already sent, reach the QP
 			// in ERR: a PerPacket device raises the event for each.
-			m.qps[n].repeatOK = true
+			m.qps.setRepeat(n)
 		}
 	}
 	if rc {

@@ -30,7 +30,7 @@ func (m *machine) hasInvalidKey(w WR) bool {
 // notAllReady reports whether some attached QP is not in RTS, or none is
 // attached: the states POST-ANY-STATE is about.
 func (m *machine) notAllReady() bool {
-	return m.attached() == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return !q.gone && q.state != RTS })
+	return m.attached() == 0 || m.qps.unready > 0
 }
 
 // post applies a post: checked against what the device did when got is
