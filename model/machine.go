@@ -119,7 +119,7 @@ type machine struct {
 	cursor   int            // the next decision in script
 	faults   []FaultUse     // departures this candidate took
 	declines []string       // the rules of the fault points where it kept to the rule
-	touched  []string       // rules whose checks ran in this step
+	touched  ruleSet        // rules whose checks ran in this step
 	stepN    int            // the number of the step being applied (1-based)
 
 	// counters for the invariants
@@ -149,7 +149,6 @@ func (m *machine) clone() *machine {
 	n.declines = clip(m.declines)
 	n.picks = clip(m.picks)
 	n.script = clip(m.script)
-	n.touched = clip(m.touched)
 	n.stake = clip(m.stake)
 	n.qps = m.qps.clone()
 	return &n

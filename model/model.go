@@ -200,7 +200,7 @@ func run(c *machine, op Op, got *Observation, faithful bool) []result {
 		}()
 		work := c.clone()
 		work.faithful = work.faithful || faithful
-		work.cursor, work.touched = 0, nil
+		work.cursor, work.touched = 0, ruleSet{}
 		obs, err := work.step(op, got)
 		work.script, work.cursor = nil, 0
 		res = result{m: work, obs: obs, err: err}
@@ -279,15 +279,11 @@ func (m *Model) advance(op Op, got *Observation) error {
 		return firstErr
 	}
 	if got != nil {
-		var seen []string
+		var seen ruleSet
 		for _, c := range next {
-			for _, r := range c.touched {
-				if !slices.Contains(seen, r) {
-					seen = append(seen, r)
-					m.reached[r]++
-				}
-			}
+			seen.union(&c.touched)
 		}
+		seen.each(func(r string) { m.reached[r]++ })
 	}
 	return nil
 }
