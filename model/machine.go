@@ -106,6 +106,13 @@ type machine struct {
 	// lastFetched is the WR the last fetch took (cqe.wr).
 	lastFetched WR
 
+	// settled says no step of this candidate can fork: nothing is
+	// relaxed and every profile field is decided (open counts those
+	// left). The model steps it in place (run), with no copy to go back
+	// to.
+	settled bool
+	open    int
+
 	// relaxation and diagnosis (relax.go)
 	relax relaxSet // the relaxed rules, shared read-only; nil: none
 	// narrow keeps a relaxed rule to its fault points: none of the
@@ -129,7 +136,8 @@ type machine struct {
 }
 
 func newMachine(p Profile, c Caps) *machine {
-	m := &machine{prof: &p, caps: c, capExact: true}
+	open := len(p.OpenFields())
+	m := &machine{prof: &p, caps: c, capExact: true, open: open, settled: open == 0}
 	for i := range m.keys {
 		m.keys[i] = true
 	}
@@ -140,18 +148,25 @@ func newMachine(p Profile, c Caps) *machine {
 // arrays with capacity clipped, so an append on either side reallocates.
 func (m *machine) clone() *machine {
 	n := *m
-	n.queue = clip(m.queue)
-	n.recent = clip(m.recent)
-	n.cq = clip(m.cq)
-	n.events = clip(m.events)
-	n.completedHistory = clip(m.completedHistory)
-	n.faults = clip(m.faults)
-	n.declines = clip(m.declines)
-	n.picks = clip(m.picks)
-	n.script = clip(m.script)
-	n.stake = clip(m.stake)
-	n.qps = m.qps.clone()
+	n.detach()
 	return &n
+}
+
+// detach clips m's append-only slices and makes its QP table copy on
+// write, so that whatever m shares with a machine cloned from it or into
+// it stays as that machine sees it.
+func (m *machine) detach() {
+	m.queue = clip(m.queue)
+	m.recent = clip(m.recent)
+	m.cq = clip(m.cq)
+	m.events = clip(m.events)
+	m.completedHistory = clip(m.completedHistory)
+	m.faults = clip(m.faults)
+	m.declines = clip(m.declines)
+	m.picks = clip(m.picks)
+	m.script = clip(m.script)
+	m.stake = clip(m.stake)
+	m.qps = m.qps.clone()
 }
 
 func clip[T any](s []T) []T { return s[:len(s):len(s)] }

@@ -70,7 +70,7 @@ func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
 	q := p
 	own := relaxFields(&q, relaxed)
 	m := newMachine(q, c)
-	m.relax, m.ownWidth = set, own
+	m.relax, m.ownWidth, m.settled = set, own, false
 	return &Model{cands: []*machine{m}, reached: map[string]int{}, prof: p, caps: c,
 		relaxed: slices.Clone(relaxed)}, nil
 }
@@ -164,7 +164,7 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	var out Observation
 	var err error
 	// The canonical outcome takes no departure (faithful).
-	for _, r := range run(m.cands[0], op, nil, true) {
+	for _, r := range run(m.cands[0], op, nil, true, false) {
 		out, err = r.obs, r.err
 		break
 	}
@@ -179,8 +179,9 @@ type result struct {
 
 // run applies op to a clone of c, splitting it on every open choice the
 // step reads; faithful takes no departure of a relaxed rule (the canonical
-// outcome).
-func run(c *machine, op Op, got *Observation, faithful bool) []result {
+// outcome). With inPlace, c is settled (no step of it forks) and the
+// caller drops it: run steps c itself, and saves a copy a step.
+func run(c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
 	var f fork
 	var ff faultFork
 	var forked, faulted bool
@@ -196,9 +197,17 @@ func run(c *machine, op Op, got *Observation, faithful bool) []result {
 				default:
 					panic(r)
 				}
+				if inPlace {
+					panic(fmt.Sprintf("model: %s forked a settled candidate, stepped in place (%+v)", op, r))
+				}
 			}
 		}()
-		work := c.clone()
+		work := c
+		if inPlace {
+			c.detach()
+		} else {
+			work = c.clone()
+		}
 		work.faithful = work.faithful || faithful
 		work.cursor, work.touched = 0, ruleSet{}
 		obs, err := work.step(op, got)
@@ -211,7 +220,7 @@ func run(c *machine, op Op, got *Observation, faithful bool) []result {
 		for i := range ff.n {
 			d := c.clone()
 			d.script = append(clip(c.script), i)
-			out = append(out, run(d, op, got, faithful)...)
+			out = append(out, run(d, op, got, faithful, false)...)
 		}
 	case forked:
 		for i := range f.n {
@@ -219,9 +228,11 @@ func run(c *machine, op Op, got *Observation, faithful bool) []result {
 			p := *d.prof
 			f.decide(&p, i)
 			d.prof = &p
+			d.open-- // a fork decides an open field
+			d.settled = d.relax == nil && d.open == 0
 			d.decided(f.field, i)
 			d.picks = append(clip(d.picks), pickRec{f.field, i})
-			out = append(out, run(d, op, got, faithful)...)
+			out = append(out, run(d, op, got, faithful, false)...)
 		}
 	default:
 		return []result{res}
@@ -236,7 +247,9 @@ func (m *Model) advance(op Op, got *Observation) error {
 	m.steps++
 	for _, c := range m.cands {
 		c.stepN = m.steps
-		for _, r := range run(c, op, got, false) {
+		// A settled candidate is stepped in place: the model drops the
+		// old candidates, and a model cloned from this one holds copies.
+		for _, r := range run(c, op, got, false, c.settled) {
 			if r.err != nil {
 				// An inconclusive candidate outranks a deviating one: had
 				// the device answered, that candidate might have agreed.
