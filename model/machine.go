@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -136,7 +137,7 @@ type machine struct {
 }
 
 func newMachine(p Profile, c Caps) *machine {
-	open := len(p.OpenFields())
+	open := openCount(&p)
 	m := &machine{prof: &p, caps: c, capExact: true, open: open, settled: open == 0}
 	for i := range m.keys {
 		m.keys[i] = true
@@ -533,4 +534,30 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 type pickRec struct {
 	field string
 	i     int
+}
+
+// choiceVals indexes, in Profile, the value list (Choice.vals) of every
+// Choice field.
+var choiceVals = func() [][]int {
+	t, ct := reflect.TypeFor[Profile](), reflect.TypeFor[choice]()
+	var out [][]int
+	for i := range t.NumField() {
+		if t.Field(i).Type.Implements(ct) {
+			out = append(out, []int{i, 0})
+		}
+	}
+	return out
+}()
+
+// openCount is how many of p's fields are open (len(p.OpenFields())),
+// counted without boxing a field: the model counts them for every case.
+func openCount(p *Profile) int {
+	v := reflect.ValueOf(p).Elem()
+	n := 0
+	for _, ix := range choiceVals {
+		if v.FieldByIndex(ix).Len() > 1 {
+			n++
+		}
+	}
+	return n
 }

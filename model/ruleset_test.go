@@ -31,3 +31,22 @@ func TestRuleSetHoldsWhatWasAdded(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCountCountsTheOpenFields checks the model's count of open
+// fields against OpenFields, on every named profile and on each with every
+// rule's fields opened (NewRelaxed).
+func TestOpenCountCountsTheOpenFields(t *testing.T) {
+	var ids []string
+	for _, r := range catalogue {
+		ids = append(ids, r.ID)
+	}
+	for _, p := range append(slices.Clone(namedProfiles), Documented()) {
+		q := p
+		relaxFields(&q, ids)
+		for _, x := range []Profile{p, q} {
+			if got, want := openCount(&x), len(x.OpenFields()); got != want {
+				t.Errorf("%s: openCount %d, want %d (%v)", x.Name, got, want, x.OpenFields())
+			}
+		}
+	}
+}
