@@ -161,14 +161,11 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	if len(m.cands) == 0 {
 		return Observation{}, errors.New("model is spent")
 	}
-	var out Observation
-	var err error
-	// The canonical outcome takes no departure (faithful).
-	for _, r := range run(m.cands[0], op, nil, true, false) {
-		out, err = r.obs, r.err
-		break
-	}
-	return out, err
+	// The canonical outcome takes no departure and the first value of
+	// every open choice (faithful): one result.
+	var buf [1]result
+	r := run(buf[:0], m.cands[0], op, nil, true, false)[0]
+	return r.obs, r.err
 }
 
 type result struct {
@@ -178,10 +175,11 @@ type result struct {
 }
 
 // run applies op to a clone of c, splitting it on every open choice the
-// step reads; faithful takes no departure of a relaxed rule (the canonical
-// outcome). With inPlace, c is settled (no step of it forks) and the
-// caller drops it: run steps c itself, and saves a copy a step.
-func run(c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
+// step reads, and appends the results to dst; faithful takes no departure
+// of a relaxed rule and only the first value of an open choice (the
+// canonical outcome). With inPlace, c is settled (no step of it forks) and
+// the caller drops it: run steps c itself, and saves a copy a step.
+func run(dst []result, c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
 	var f fork
 	var ff faultFork
 	var forked, faulted bool
@@ -214,16 +212,19 @@ func run(c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
 		work.script, work.cursor = nil, 0
 		res = result{m: work, obs: obs, err: err}
 	}()
-	var out []result
 	switch {
 	case faulted:
 		for i := range ff.n {
 			d := c.clone()
 			d.script = append(clip(c.script), i)
-			out = append(out, run(d, op, got, faithful, false)...)
+			dst = run(dst, d, op, got, faithful, false)
 		}
 	case forked:
-		for i := range f.n {
+		n := f.n
+		if faithful {
+			n = 1 // the canonical outcome: the first value
+		}
+		for i := range n {
 			d := c.clone()
 			p := *d.prof
 			f.decide(&p, i)
@@ -232,12 +233,12 @@ func run(c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
 			d.settled = d.relax == nil && d.open == 0
 			d.decided(f.field, i)
 			d.picks = append(clip(d.picks), pickRec{f.field, i})
-			out = append(out, run(d, op, got, faithful, false)...)
+			dst = run(dst, d, op, got, faithful, false)
 		}
 	default:
-		return []result{res}
+		dst = append(dst, res)
 	}
-	return out
+	return dst
 }
 
 func (m *Model) advance(op Op, got *Observation) error {
@@ -245,11 +246,13 @@ func (m *Model) advance(op Op, got *Observation) error {
 	var next []*machine
 	var firstErr error
 	m.steps++
+	var rs []result
 	for _, c := range m.cands {
 		c.stepN = m.steps
 		// A settled candidate is stepped in place: the model drops the
 		// old candidates, and a model cloned from this one holds copies.
-		for _, r := range run(c, op, got, false, c.settled) {
+		rs = run(rs[:0], c, op, got, false, c.settled)
+		for _, r := range rs {
 			if r.err != nil {
 				// An inconclusive candidate outranks a deviating one: had
 				// the device answered, that candidate might have agreed.
