@@ -70,3 +70,21 @@ func TestSilentPeerMayHaveLostTheMessage(t *testing.T) {
 		t.Fatalf("after a silent peer, a QP in ERR: Step returned %v; want nil", err)
 	}
 }
+
+// TestSilentDropsDoNotGrowTheCandidates: where the model's own path for a silent
+// peer is a message the receiver drops (a QP in RESET), the lost message is
+// the same state, and the candidates do not grow with every such step.
+func TestSilentDropsDoNotGrowTheCandidates(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 4)))
+	mustRun(t, m, send(0, 5)) // too large: the RC QP enters ERR, which drops
+	before := m.Candidates() // the documented profile's open choices
+	for i := range 20 {
+		if err := m.Step(send(0, 1), Observation{Peer: PeerSilent}); err != nil {
+			t.Fatalf("silent peer %d for a QP in ERR: Step returned %v; want nil", i, err)
+		}
+	}
+	if n := m.Candidates(); n != before {
+		t.Errorf("after 20 silent drops the model holds %d candidates; want %d, as before them", n, before)
+	}
+}

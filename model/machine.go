@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -67,7 +68,9 @@ type cqe struct {
 
 // machine is the SRQ state under one decided profile.
 type machine struct {
-	prof Profile
+	// prof is the profile as this candidate decided it, shared read-only
+	// with its clones: a fork gives the branch a copy of its own (run).
+	prof *Profile
 	caps Caps
 
 	created bool
@@ -81,8 +84,8 @@ type machine struct {
 	armed     bool
 	limit     uint32 // what srq_limit reads
 	srqErr    bool
-	qps       []qp
-	keys      []bool // valid keys
+	qps       qpTable
+	keys      [NumKeys]bool // valid keys
 	cq        []cqe
 	events    []Event
 
@@ -104,6 +107,13 @@ type machine struct {
 	// lastFetched is the WR the last fetch took (cqe.wr).
 	lastFetched WR
 
+	// settled says no step of this candidate can fork: nothing is
+	// relaxed and every profile field is decided (open counts those
+	// left). The model steps it in place (run), with no copy to go back
+	// to.
+	settled bool
+	open    int
+
 	// relaxation and diagnosis (relax.go)
 	relax relaxSet // the relaxed rules, shared read-only; nil: none
 	// narrow keeps a relaxed rule to its fault points: none of the
@@ -117,7 +127,7 @@ type machine struct {
 	cursor   int            // the next decision in script
 	faults   []FaultUse     // departures this candidate took
 	declines []string       // the rules of the fault points where it kept to the rule
-	touched  []string       // rules whose checks ran in this step
+	touched  ruleSet        // rules whose checks ran in this step
 	stepN    int            // the number of the step being applied (1-based)
 
 	// counters for the invariants
@@ -127,35 +137,37 @@ type machine struct {
 }
 
 func newMachine(p Profile, c Caps) *machine {
-	keys := make([]bool, NumKeys)
-	for i := range keys {
-		keys[i] = true
+	open := openCount(&p)
+	m := &machine{prof: &p, caps: c, capExact: true, open: open, settled: open == 0}
+	for i := range m.keys {
+		m.keys[i] = true
 	}
-	return &machine{prof: p, caps: c, keys: keys, capExact: true}
+	return m
 }
 
 // clone returns an independent copy. Append-only slices share their backing
 // arrays with capacity clipped, so an append on either side reallocates.
 func (m *machine) clone() *machine {
 	n := *m
-	n.queue = clip(m.queue)
-	n.recent = clip(m.recent)
-	n.cq = clip(m.cq)
-	n.events = clip(m.events)
-	n.completedHistory = clip(m.completedHistory)
-	n.faults = clip(m.faults)
-	n.declines = clip(m.declines)
-	n.picks = clip(m.picks)
-	n.script = clip(m.script)
-	n.touched = clip(m.touched)
-	n.stake = clip(m.stake)
-	n.keys = append([]bool(nil), m.keys...)
-	n.qps = make([]qp, len(m.qps))
-	for i, q := range m.qps {
-		q.pending = clip(q.pending)
-		n.qps[i] = q
-	}
+	n.detach()
 	return &n
+}
+
+// detach clips m's append-only slices and makes its QP table copy on
+// write, so that whatever m shares with a machine cloned from it or into
+// it stays as that machine sees it.
+func (m *machine) detach() {
+	m.queue = clip(m.queue)
+	m.recent = clip(m.recent)
+	m.cq = clip(m.cq)
+	m.events = clip(m.events)
+	m.completedHistory = clip(m.completedHistory)
+	m.faults = clip(m.faults)
+	m.declines = clip(m.declines)
+	m.picks = clip(m.picks)
+	m.script = clip(m.script)
+	m.stake = clip(m.stake)
+	m.qps = m.qps.clone()
 }
 
 func clip[T any](s []T) []T { return s[:len(s):len(s)] }
@@ -174,7 +186,7 @@ type fork struct {
 
 // pick returns the decided value of a profile choice, or forks.
 func pick[T comparable](m *machine, name string, f func(*Profile) *Choice[T]) T {
-	c := f(&m.prof)
+	c := f(m.prof)
 	if len(c.vals) == 1 {
 		return c.vals[0]
 	}
@@ -388,11 +400,11 @@ func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, lo
 
 // enterErr moves a QP to ERR, with the flush and event the profile says.
 func (m *machine) enterErr(n int) {
-	q := &m.qps[n]
+	q := m.qps.mut(n)
 	if q.state == Err {
 		return
 	}
-	q.state = Err
+	m.qps.setState(n, Err)
 	q.pending = nil
 	if q.filling != nil {
 		m.touch("QP-FLUSH-INPROGRESS")
@@ -492,8 +504,8 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 	for _, e := range m.events {
 		w(uint64(e.Type), uint64(int64(e.QP)))
 	}
-	w(uint64(len(m.qps)))
-	for _, q := range m.qps {
+	w(uint64(m.qps.len()))
+	for _, q := range m.qps.all() {
 		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), uint64(len(q.pending)))
 		for _, p := range q.pending {
 			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))
@@ -522,4 +534,30 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 type pickRec struct {
 	field string
 	i     int
+}
+
+// choiceVals indexes, in Profile, the value list (Choice.vals) of every
+// Choice field.
+var choiceVals = func() [][]int {
+	t, ct := reflect.TypeFor[Profile](), reflect.TypeFor[choice]()
+	var out [][]int
+	for i := range t.NumField() {
+		if t.Field(i).Type.Implements(ct) {
+			out = append(out, []int{i, 0})
+		}
+	}
+	return out
+}()
+
+// openCount is how many of p's fields are open (len(p.OpenFields())),
+// counted without boxing a field: the model counts them for every case.
+func openCount(p *Profile) int {
+	v := reflect.ValueOf(p).Elem()
+	n := 0
+	for _, ix := range choiceVals {
+		if v.FieldByIndex(ix).Len() > 1 {
+			n++
+		}
+	}
+	return n
 }

@@ -37,6 +37,8 @@ type Model struct {
 	pruned bool
 
 	fp uint64 // Fingerprint, once computed (0: not yet)
+
+	qpv *qpView // View's per-QP part as last computed (qpview.go)
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -68,7 +70,7 @@ func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
 	q := p
 	own := relaxFields(&q, relaxed)
 	m := newMachine(q, c)
-	m.relax, m.ownWidth = set, own
+	m.relax, m.ownWidth, m.settled = set, own, false
 	return &Model{cands: []*machine{m}, reached: map[string]int{}, prof: p, caps: c,
 		relaxed: slices.Clone(relaxed)}, nil
 }
@@ -159,15 +161,11 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	if len(m.cands) == 0 {
 		return Observation{}, errors.New("model is spent")
 	}
-	var out Observation
-	var err error
-	c := m.cands[0].clone()
-	c.faithful = true // the canonical outcome takes no departure
-	for _, r := range run(c, op, nil) {
-		out, err = r.obs, r.err
-		break
-	}
-	return out, err
+	// The canonical outcome takes no departure and the first value of
+	// every open choice (faithful): one result.
+	var buf [1]result
+	r := run(buf[:0], m.cands[0], op, nil, true, false)[0]
+	return r.obs, r.err
 }
 
 type result struct {
@@ -176,8 +174,12 @@ type result struct {
 	err error
 }
 
-// run applies op to c, splitting it on every open choice the step reads.
-func run(c *machine, op Op, got *Observation) []result {
+// run applies op to a clone of c, splitting it on every open choice the
+// step reads, and appends the results to dst; faithful takes no departure
+// of a relaxed rule and only the first value of an open choice (the
+// canonical outcome). With inPlace, c is settled (no step of it forks) and
+// the caller drops it: run steps c itself, and saves a copy a step.
+func run(dst []result, c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
 	var f fork
 	var ff faultFork
 	var forked, faulted bool
@@ -193,34 +195,50 @@ func run(c *machine, op Op, got *Observation) []result {
 				default:
 					panic(r)
 				}
+				if inPlace {
+					panic(fmt.Sprintf("model: %s forked a settled candidate, stepped in place (%+v)", op, r))
+				}
 			}
 		}()
-		work := c.clone()
-		work.cursor, work.touched = 0, nil
+		work := c
+		if inPlace {
+			c.detach()
+		} else {
+			work = c.clone()
+		}
+		work.faithful = work.faithful || faithful
+		work.cursor, work.touched = 0, ruleSet{}
 		obs, err := work.step(op, got)
 		work.script, work.cursor = nil, 0
 		res = result{m: work, obs: obs, err: err}
 	}()
-	var out []result
 	switch {
 	case faulted:
 		for i := range ff.n {
 			d := c.clone()
 			d.script = append(clip(c.script), i)
-			out = append(out, run(d, op, got)...)
+			dst = run(dst, d, op, got, faithful, false)
 		}
 	case forked:
-		for i := range f.n {
+		n := f.n
+		if faithful {
+			n = 1 // the canonical outcome: the first value
+		}
+		for i := range n {
 			d := c.clone()
-			f.decide(&d.prof, i)
+			p := *d.prof
+			f.decide(&p, i)
+			d.prof = &p
+			d.open-- // a fork decides an open field
+			d.settled = d.relax == nil && d.open == 0
 			d.decided(f.field, i)
 			d.picks = append(clip(d.picks), pickRec{f.field, i})
-			out = append(out, run(d, op, got)...)
+			dst = run(dst, d, op, got, faithful, false)
 		}
 	default:
-		return []result{res}
+		dst = append(dst, res)
 	}
-	return out
+	return dst
 }
 
 func (m *Model) advance(op Op, got *Observation) error {
@@ -228,10 +246,17 @@ func (m *Model) advance(op Op, got *Observation) error {
 	var next []*machine
 	var firstErr error
 	m.steps++
+	var rs []result
+	lostAdded := false
 	for _, c := range m.cands {
 		c.stepN = m.steps
+		// Cloned before the step: a settled candidate is stepped in place.
+		lost := lostMessage(c, op, got)
 		consistent := false
-		for _, r := range run(c, op, got) {
+		// A settled candidate is stepped in place: the model drops the
+		// old candidates, and a model cloned from this one holds copies.
+		rs = run(rs[:0], c, op, got, false, c.settled)
+		for _, r := range rs {
 			if r.err != nil {
 				// An inconclusive candidate outranks a deviating one: had
 				// the device answered, that candidate might have agreed.
@@ -243,13 +268,16 @@ func (m *Model) advance(op Op, got *Observation) error {
 			next = append(next, r.m)
 			consistent = true
 		}
-		if consistent {
-			if lost := lostMessage(c, op, got); lost != nil {
-				next = append(next, lost)
-			}
+		if consistent && lost != nil {
+			next = append(next, lost)
+			lostAdded = true
 		}
 	}
-	if len(next) > 1 {
+	if len(next) > 1 && (len(m.relaxed) > 0 || lostAdded) {
+		// Only a relaxed rule's departures, or a message that may have
+		// been lost, can lead two candidates to one state: otherwise every
+		// candidate decided the profile's open fields its own way (picks),
+		// and no two share a state.
 		next = dedupe(next)
 	}
 	if w := m.beamWidth(); len(next) > w && len(m.relaxed) > 0 {
@@ -277,15 +305,11 @@ func (m *Model) advance(op Op, got *Observation) error {
 		return firstErr
 	}
 	if got != nil {
-		var seen []string
+		var seen ruleSet
 		for _, c := range next {
-			for _, r := range c.touched {
-				if !slices.Contains(seen, r) {
-					seen = append(seen, r)
-					m.reached[r]++
-				}
-			}
+			seen.union(&c.touched)
 		}
+		seen.each(func(r string) { m.reached[r]++ })
 	}
 	return nil
 }
@@ -305,7 +329,7 @@ func lostMessage(c *machine, op Op, got *Observation) *machine {
 		return nil
 	}
 	lost := c.clone()
-	lost.cursor, lost.touched = 0, nil
+	lost.cursor, lost.touched = 0, ruleSet{}
 	return lost
 }
 
@@ -346,6 +370,7 @@ func (m *Model) Clone() *Model {
 	}
 	n.history = clip(m.history)
 	n.reached = maps.Clone(m.reached)
+	n.qpv = nil // each model its own: View writes it
 	return &n
 }
 
@@ -468,7 +493,7 @@ func (m *Model) View() View {
 	c := m.cands[0]
 	v := View{Created: c.created, Destroyed: c.destroyed, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
-		KeysValid: append([]bool(nil), c.keys...), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+		KeysValid: slices.Clone(c.keys[:]), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
 	if len(c.queue) > 0 {
 		for i, sg := range c.queue[0].wr.SGEs {
 			v.HeadBytes += uint64(sg.Length)
@@ -480,24 +505,7 @@ func (m *Model) View() View {
 		v.MinOutstanding = min(v.MinOutstanding, len(o.queue))
 		v.SRQErrorAny = v.SRQErrorAny || o.srqErr
 	}
-	for i, q := range c.qps {
-		v.QPTypes = append(v.QPTypes, q.typ)
-		v.QPStates = append(v.QPStates, q.state)
-		v.QPGone = append(v.QPGone, q.gone)
-		v.Filling = append(v.Filling, q.filling != nil)
-		sure, anyF, allF := true, false, true
-		for _, o := range m.cands {
-			if i >= len(o.qps) {
-				continue
-			}
-			sure = sure && o.qps[i].state == q.state
-			f := o.qps[i].filling != nil
-			anyF, allF = anyF || f, allF && f
-		}
-		v.QPStateSure = append(v.QPStateSure, sure)
-		v.FillingAny = append(v.FillingAny, anyF)
-		v.FillingAll = append(v.FillingAll, allF)
-	}
+	m.qpView(&v)
 	return v
 }
 

@@ -42,9 +42,7 @@ type relaxSet map[string]bool
 
 // touch records that rule's check ran in this step.
 func (m *machine) touch(rule string) {
-	if !slices.Contains(m.touched, rule) {
-		m.touched = append(m.touched, rule)
-	}
+	m.touched.add(rule)
 }
 
 // relaxed reports whether rule is relaxed.

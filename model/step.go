@@ -93,10 +93,10 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 		if err := m.checkQP(o.QP); err != nil {
 			return Observation{}, err
 		}
-		if m.qps[o.QP].state != RTS {
-			return Observation{}, unmodelled("inject_sqe on qp%d in %s: only RTS enters SQE", o.QP, m.qps[o.QP].state)
+		if s := m.qps.at(o.QP).state; s != RTS {
+			return Observation{}, unmodelled("inject_sqe on qp%d in %s: only RTS enters SQE", o.QP, s)
 		}
-		m.qps[o.QP].state = SQE
+		m.qps.setState(o.QP, SQE)
 		return m.plainResult("QP-FETCH-STATES", 0, got)
 	}
 	return Observation{}, unmodelled("unknown operation %T", op)

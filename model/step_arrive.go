@@ -37,7 +37,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
-	q := &m.qps[o.QP]
+	q := m.qps.mut(o.QP)
 	if !o.Msg.Opcode.ValidOn(q.typ) {
 		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
 	}
@@ -46,33 +46,8 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		return Observation{}, unmodelled("arrive on qp%d while it is filling a WR", o.QP)
 	}
 	rc := q.typ == RC
-	if !q.state.Fetches() {
-		if q.state != Err {
-			m.touch("QP-BEFORE-RTR")
-			if m.beforeRTR() == Buffered {
-				if o.FirstPacketOnly {
-					return Observation{}, unmodelled("a partial message to a QP that buffers")
-				}
-				q.pending = append(q.pending, o.Msg)
-				return m.peerResult("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
-			}
-		}
-		if q.state == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
-			q.repeatOK = true
-		}
-		if !m.may("QP-NOFETCH-STATES") {
-			if rc {
-				return m.peerResult("QP-NOFETCH-STATES", Peers(PeerError), got)
-			}
-			return m.peerResult("QP-NOFETCH-STATES", Peers(PeerOK), got)
-		}
-		// The departure: the QP processes the message as if it were ready.
-		m.stake = append(m.stake, "QP-NOFETCH-STATES")
-	} else if q.state != RTS {
-		if m.may("QP-FETCH-STATES") {
-			return m.peerResult("QP-FETCH-STATES", dropped(rc), got)
-		}
-		m.stake = append(m.stake, "QP-FETCH-STATES")
+	if obs, done, err := m.arriveInState(o, q, got); done {
+		return obs, err
 	}
 	// The opcodes whose consumption a device may get wrong: every one
 	// FETCH-OPCODES names but the plain Send, which every other rule of
@@ -95,6 +70,56 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 			return m.peerResult("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
 		}
 	}
+	return m.arriveFetch(o, q, loose, got)
+}
+
+// arriveInState applies what QP o.QP's (q's) state does to a message:
+// one that does not fetch buffers it or drops it (QP-BEFORE-RTR,
+// QP-NOFETCH-STATES), and one that fetches but is not RTS may drop it
+// where QP-FETCH-STATES is relaxed. done says the message went no further.
+func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observation, done bool, err error) {
+	rc := q.typ == RC
+	if !q.state.Fetches() {
+		if q.state != Err {
+			m.touch("QP-BEFORE-RTR")
+			if m.beforeRTR() == Buffered {
+				if o.FirstPacketOnly {
+					return Observation{}, true, unmodelled("a partial message to a QP that buffers")
+				}
+				q.pending = append(q.pending, o.Msg)
+				obs, err := m.peerResult("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
+				return obs, true, err
+			}
+		}
+		if q.state == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
+			m.qps.setRepeat(o.QP)
+		}
+		if !m.may("QP-NOFETCH-STATES") {
+			peers := Peers(PeerOK)
+			if rc {
+				peers = Peers(PeerError)
+			}
+			obs, err := m.peerResult("QP-NOFETCH-STATES", peers, got)
+			return obs, true, err
+		}
+		// The departure: the QP processes the message as if it were ready.
+		m.stake = append(m.stake, "QP-NOFETCH-STATES")
+	} else if q.state != RTS {
+		if m.may("QP-FETCH-STATES") {
+			obs, err := m.peerResult("QP-FETCH-STATES", dropped(rc), got)
+			return obs, true, err
+		}
+		m.stake = append(m.stake, "QP-FETCH-STATES")
+	}
+	return Observation{}, false, nil
+}
+
+// arriveFetch fetches a WR for a message that consumes one, on QP o.QP
+// (q), and delivers the message, or for its first packet only starts
+// filling the WR; loose says the model no longer knows what the WR holds
+// (a relaxed FETCH-OPCODES).
+func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Observation, error) {
+	rc := q.typ == RC
 	if len(m.recent) > 0 && !o.FirstPacketOnly && m.relaxed("FETCH-ONCE") {
 		if k := m.choose("FETCH-ONCE", 1+len(m.recent)); k > 0 {
 			// A fetch racing others was handed a WR one of them took.
@@ -143,7 +168,7 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
-	q := &m.qps[o.QP]
+	q := m.qps.mut(o.QP)
 	if q.filling == nil {
 		return Observation{}, unmodelled("arrive_rest on qp%d, which is filling nothing", o.QP)
 	}
@@ -176,7 +201,7 @@ func (m *machine) fetch() entry {
 	if m.relaxed("FETCH-ONCE") {
 		// Racing fetches: as many as there are QPs at once, at most 4.
 		m.recent = append(clip(m.recent), e)
-		if len(m.recent) > min(4, len(m.qps)) {
+		if len(m.recent) > min(4, m.qps.len()) {
 			m.recent = m.recent[1:]
 		}
 	}
@@ -191,7 +216,7 @@ func (m *machine) fetch() entry {
 // the peer may see.
 func (m *machine) deliverNew(n int, msg Message) PeerSet {
 	m.stake = nil
-	rc := m.qps[n].typ == RC
+	rc := m.qps.at(n).typ == RC
 	if !msg.Opcode.Consumes() {
 		return Peers(PeerOK)
 	}
@@ -218,7 +243,7 @@ func (m *machine) deliverEntry(n int, e entry, msg Message, loose bool) PeerSet 
 	}
 	c := Completion{WRID: e.wr.ID, QP: n}
 	m.completeLoose(c, AnyError|Statuses(WCSuccess), "RECV-COMPLETION", true)
-	if m.qps[n].typ == RC && m.branch(2) == 1 {
+	if m.qps.at(n).typ == RC && m.branch(2) == 1 {
 		m.enterErr(n) // an error completion on RC may have killed the QP
 	}
 	return Peers(PeerOK, PeerRNR, PeerError)
@@ -249,7 +274,7 @@ func (m *machine) nearFit(need, room uint64) bool {
 
 // deliver fills a fetched WR with a message and completes it.
 func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
-	q := &m.qps[n]
+	q := m.qps.mut(n)
 	rc := q.typ == RC
 	c := Completion{WRID: w.ID, QP: n, HasImm: msg.Opcode.HasImm(), Imm: msg.Imm}
 	if msg.Opcode.HasImm() {
@@ -266,8 +291,45 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 		m.complete(c, Statuses(WCSuccess), "RECV-WRITE-IMM")
 		return Peers(PeerOK)
 	}
-	need, byteLen := uint64(msg.Len), uint64(msg.Len)
-	noGRH := false
+	f := m.fitOf(w, msg, rc)
+	badKey := m.keyFault(w, f.need)
+	if badKey || m.hasInvalidKey(w) {
+		if m.may("RECV-BAD-KEY") {
+			badKey = false // the key was not checked
+		}
+		m.stake = append(m.stake, "RECV-BAD-KEY")
+	}
+	if f.oversize {
+		m.stake = append(m.stake, "RECV-TOO-LARGE")
+	}
+	if f.oversize || badKey {
+		return m.deliverFailed(n, q.typ, c, msg, f, badKey)
+	}
+	c.Opcode, c.ByteLen = WCRecv, uint32(f.byteLen)
+	if !msg.Opcode.Scatters() {
+		c.Opcode = WCRecvRDMAWithImm
+	}
+	m.complete(c, Statuses(WCSuccess), "RECV-COMPLETION")
+	// A departure that made it fit, or put it where the GRH goes,
+	// cannot have scattered it as the WR says.
+	m.cq[len(m.cq)-1].scatterLost = f.need > f.room || f.noGRH
+	return Peers(PeerOK)
+}
+
+// fit is how a message meets the WR it fills: the bytes it needs (with a
+// UD message's GRH area), the completion's byte_len, the WR's room, and
+// whether it is too large for the WR.
+type fit struct {
+	need, byteLen, room uint64
+	noGRH               bool // a UD message with no GRH area (UD-GRH)
+	oversize            bool
+}
+
+// fitOf sizes msg against w under the rules that govern the boundary
+// (UD-GRH, SGE-LEN0, RECV-NUMSGE0, RECV-FIT), where a relaxed one may
+// move it.
+func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
+	f := fit{need: uint64(msg.Len), byteLen: uint64(msg.Len)}
 	if !rc {
 		grh := uint64(UDHeader)
 		// A device that ignores the GRH area ignores it on every UD
@@ -279,53 +341,50 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 			m.touch("UD-GRH")
 		}
 		if m.grhMode == 2 {
-			grh, noGRH = 0, true
+			grh, f.noGRH = 0, true
 		}
 		m.stake = append(m.stake, "UD-GRH")
-		need, byteLen = need+grh, byteLen+grh
+		f.need, f.byteLen = f.need+grh, f.byteLen+grh
 	}
-	room := m.capacityOf(w)
-	oversize := need > room
+	f.room = m.capacityOf(w)
+	f.oversize = f.need > f.room
 	if slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 }) {
 		m.touch("SGE-LEN0")
 		m.stake = append(m.stake, "SGE-LEN0")
 	}
 	switch {
-	case w.NumSGE == 0 && need > 0:
+	case w.NumSGE == 0 && f.need > 0:
 		if m.may("RECV-NUMSGE0") {
-			oversize = false // an empty WR took bytes
+			f.oversize = false // an empty WR took bytes
 		}
 		m.stake = append(m.stake, "RECV-NUMSGE0")
-	case m.nearFit(need, room):
-		if need == room || need == room+1 {
+	case m.nearFit(f.need, f.room):
+		if f.need == f.room || f.need == f.room+1 {
 			if m.may("RECV-FIT") {
-				oversize = !oversize // the boundary is off by one
+				f.oversize = !f.oversize // the boundary is off by one
 			}
 		} else {
 			m.touch("RECV-FIT")
 		}
 		m.stake = append(m.stake, "RECV-FIT")
 	}
-	badKey := m.keyFault(w, need)
-	if badKey || m.hasInvalidKey(w) {
-		if m.may("RECV-BAD-KEY") {
-			badKey = false // the key was not checked
-		}
-		m.stake = append(m.stake, "RECV-BAD-KEY")
-	}
-	if oversize {
-		m.stake = append(m.stake, "RECV-TOO-LARGE")
-	}
-	rule := "RECV-COMPLETION"
-	var allowed StatusSet
+	return f
+}
+
+// deliverFailed completes a message too large for its WR, or naming a bad
+// key, on QP n of type typ, with the statuses the profile allows, and moves
+// the QP to ERR where the profile says; a relaxed RECV-TOO-LARGE device
+// may instead truncate the message and report success.
+func (m *machine) deliverFailed(n int, typ QPType, c Completion, msg Message, f fit, badKey bool) PeerSet {
+	rc := typ == RC
+	rule, allowed := "RECV-BAD-KEY", m.prof.KeyErrorStatus
 	var fate Fate
-	switch {
-	case oversize:
+	if f.oversize {
 		m.touch("RECV-TOO-LARGE")
 		rule = "RECV-TOO-LARGE"
 		if m.may("RECV-TOO-LARGE") {
 			// Truncated to the WR and reported as a success.
-			c.Opcode, c.ByteLen = WCRecv, uint32(min(room, uint64(^uint32(0))))
+			c.Opcode, c.ByteLen = WCRecv, uint32(min(f.room, uint64(^uint32(0))))
 			m.complete(c, Statuses(WCSuccess), rule)
 			m.cq[len(m.cq)-1].scatterLost = true
 			return Peers(PeerOK)
@@ -338,19 +397,9 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 		if badKey {
 			allowed |= m.prof.KeyErrorStatus
 		}
-		fate = m.oversizeQP(q.typ)
-	case badKey:
-		allowed, fate, rule = m.prof.KeyErrorStatus, m.keyErrorQP(q.typ), "RECV-BAD-KEY"
-	default:
-		c.Opcode, c.ByteLen = WCRecv, uint32(byteLen)
-		if !msg.Opcode.Scatters() {
-			c.Opcode = WCRecvRDMAWithImm
-		}
-		m.complete(c, Statuses(WCSuccess), rule)
-		// A departure that made it fit, or put it where the GRH goes,
-		// cannot have scattered it as the WR says.
-		m.cq[len(m.cq)-1].scatterLost = need > room || noGRH
-		return Peers(PeerOK)
+		fate = m.oversizeQP(typ)
+	} else {
+		fate = m.keyErrorQP(typ)
 	}
 	c.Status = allowed.First()
 	c.HasImm, c.Imm = false, 0
@@ -358,12 +407,12 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	if fate == ToErr {
 		m.enterErr(n)
 		if rc {
-			m.raiseErrorEvent(n, oversize)
+			m.raiseErrorEvent(n, f.oversize)
 		}
 		if msg.Len > minPathMTU && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
 			// The message's later packets, already sent, reach the QP
 			// in ERR: a PerPacket device raises the event for each.
-			m.qps[n].repeatOK = true
+			m.qps.setRepeat(n)
 		}
 	}
 	if rc {

@@ -47,9 +47,7 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		return obs, nil
 	}
 	m.events = nil
-	for i := range m.qps {
-		m.qps[i].repeatOK = false
-	}
+	m.qps.clearRepeats()
 	return obs, nil
 }
 
@@ -264,10 +262,10 @@ func (m *machine) excuseStake(want cqe, extra ...string) bool {
 // error completion on an RC QP may have moved the QP to ERR, as the
 // device's own error handling would (the model branches on it).
 func (m *machine) adoptStatus(g Completion) {
-	if g.Status == WCSuccess || g.QP < 0 || g.QP >= len(m.qps) {
+	if g.Status == WCSuccess || g.QP < 0 || g.QP >= m.qps.len() {
 		return
 	}
-	q := m.qps[g.QP]
+	q := m.qps.at(g.QP)
 	if q.typ == RC && q.state != Err && !q.gone && m.branch(2) == 1 {
 		m.enterErr(g.QP)
 	}
@@ -325,7 +323,7 @@ func (m *machine) checkEvents(want, got []Event) error {
 		if c == 0 {
 			continue
 		}
-		if c < 0 && e.Type == EventQPLastWQEReached && e.QP >= 0 && e.QP < len(m.qps) && m.qps[e.QP].repeatOK {
+		if c < 0 && e.Type == EventQPLastWQEReached && e.QP >= 0 && e.QP < m.qps.len() && m.qps.at(e.QP).repeatOK {
 			continue // a PerPacket device repeats it for packets met in ERR
 		}
 		rule := "LIMIT-FIRE"

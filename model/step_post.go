@@ -30,7 +30,7 @@ func (m *machine) hasInvalidKey(w WR) bool {
 // notAllReady reports whether some attached QP is not in RTS, or none is
 // attached: the states POST-ANY-STATE is about.
 func (m *machine) notAllReady() bool {
-	return m.attached() == 0 || slices.ContainsFunc(m.qps, func(q qp) bool { return !q.gone && q.state != RTS })
+	return m.attached() == 0 || m.qps.unready > 0
 }
 
 // post applies a post: checked against what the device did when got is
@@ -103,43 +103,9 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	if m.copyMode == 0 && n > 0 {
 		m.copyMode = 1 + m.choose("POST-COPY", 2)
 	}
-	m.touch("POST-BADWR")
-	stopAt := n
-	switch {
-	case got.Errno == 0 && got.BadWR >= 0:
-		if !m.excuse("POST-BADWR") {
-			return Observation{BadWR: -1}, dev("POST-BADWR", "bad_wr", "unset on success", got.BadWR)
-		}
-	case got.Errno != 0:
-		stopAt = got.BadWR
-		var alts []int
-		switch {
-		case got.BadWR < 0 || got.BadWR >= n:
-			for i := range n {
-				alts = append(alts, i)
-			}
-		default:
-			for _, i := range []int{got.BadWR - 1, got.BadWR + 1} {
-				if i >= 0 && i < n {
-					alts = append(alts, i)
-				}
-			}
-		}
-		if m.relaxed("POST-BADWR") && len(alts) > 0 {
-			k := 0
-			if got.BadWR < 0 || got.BadWR >= n {
-				k = 1 + m.branch(len(alts)) // misreported for certain
-				m.excuse("POST-BADWR")
-			} else {
-				k = m.choose("POST-BADWR", 1+len(alts))
-			}
-			if k > 0 {
-				stopAt = alts[k-1]
-			}
-		}
-		if stopAt < 0 || stopAt >= n {
-			return Observation{BadWR: -1}, dev("POST-BADWR", "bad_wr", fmt.Sprintf("0 to %d", n-1), got.BadWR)
-		}
+	stopAt, err := m.postStopAt(n, got)
+	if err != nil {
+		return Observation{BadWR: -1}, err
 	}
 	notReady := m.notAllReady()
 	// POST-ATOMIC relaxed: a post that returned 0 may have been
@@ -147,156 +113,259 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	lost := got.Errno == 0 && n > 0 && m.relaxed("POST-ATOMIC") && m.may("POST-ATOMIC")
 	queued := 0 // WRs of this post the queue took
 	for i, w := range o.WRs {
-		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
-			return Observation{BadWR: -1}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
-		}
-		bad, err := m.sgeInvalid(w)
+		c, err := m.classifyWR(w, i < stopAt, got, notReady)
 		if err != nil {
 			return Observation{BadWR: -1}, err
 		}
-		m.touch("POST-SGE")
-		full := m.occupied() >= int(m.capacity)+m.slack
-		if full && !m.capExact {
-			// The real capacity is unknown: the device may take more.
-			switch {
-			case i < stopAt:
-				full = false // taken: there was room
-				m.capacity = uint32(m.occupied() + 1)
-			case !bad || errnoIs(got.Errno, ENOMEM):
-				m.capExact = true // an ENOMEM here pins the capacity
-			default:
-				full = false // refused as a bad WR: says nothing of the capacity
-			}
+		if i >= stopAt {
+			return m.postRefused(o, got, i, c, notReady, queued)
 		}
-		if full || m.occupied()+1 >= int(m.capacity) {
-			m.touch("POST-FULL")
-			if m.fetched > 0 {
-				m.touch("SLOT-FREE")
-			}
+		// The device took it.
+		if err := m.postTaken(o, got, i, c); err != nil {
+			return Observation{BadWR: -1}, err
 		}
-		if notReady {
-			m.touch("POST-ANY-STATE")
+		if !lost {
+			m.enqueue(w)
+			queued++
 		}
-		invalidKey := m.hasInvalidKey(w)
-		if invalidKey {
-			m.touch("POST-NO-KEY-CHECK")
-		}
-		if i < stopAt {
-			// The device took it.
-			if bad && !m.excuse("POST-SGE") {
-				return Observation{BadWR: -1}, dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
-			}
-			if full && m.leftOut(-1) {
-				full = false // a WR posted before never reached the queue: there was room
-			}
-			if full {
-				if !m.excuse("POST-FULL") {
-					return Observation{BadWR: -1}, dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
-				}
-				m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
-			}
-			if !lost {
-				m.enqueue(w)
-				queued++
-			}
-			continue
-		}
-		// The device refused it: for the model's reasons, or for one a
-		// relaxed rule admits (the queue full where the model has room, the
-		// WR invalid where the model finds it valid, any refusal where the
-		// rule forbids none).
-		type reason struct {
-			rule string
-			fix  func()
-			any  bool
-		}
-		var rs []reason
-		if bad || full {
-			rs = append(rs, reason{})
-		}
-		if !full {
-			if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
-				rs = append(rs, reason{"SLOT-FREE", func() { m.leaked += max(1, int(m.capacity)-m.occupied()); full = true }, false})
-			}
-			if m.relaxed("POST-FULL") {
-				// It holds fewer than the model thought.
-				rs = append(rs, reason{"POST-FULL", func() { full, m.slack = true, m.occupied()-int(m.capacity) }, false})
-			}
-		} else if bad && m.relaxed("POST-FULL") {
-			// It holds more, and refused the WR as bad only.
-			rs = append(rs, reason{"POST-FULL", func() { full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
-		}
-		if !bad && m.relaxed("POST-SGE") {
-			rs = append(rs, reason{"POST-SGE", func() { bad = true }, false})
-		}
-		if notReady && m.relaxed("POST-ANY-STATE") {
-			rs = append(rs, reason{"POST-ANY-STATE", nil, true})
-		}
-		if invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
-			rs = append(rs, reason{"POST-NO-KEY-CHECK", nil, true})
-		}
-		if len(rs) == 0 {
-			r := "POST-SGE"
-			if errnoIs(got.Errno, ENOMEM) {
-				r = "POST-FULL"
-			}
-			return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", w.ID), got.Describe(o))
-		}
-		pick := rs[0]
-		if len(rs) > 1 {
-			pick = rs[m.branch(len(rs))]
-		}
-		if pick.rule != "" {
-			m.excuse(pick.rule)
-		}
-		if pick.fix != nil {
-			pick.fix()
-		}
-		errno, rule, anyErrno := 0, pick.rule, pick.any
-		switch {
-		case anyErrno:
-			errno = EINVAL
-		case bad && full:
-			m.touch("POST-CHECK-ORDER")
-			errno, rule = ENOMEM, "POST-CHECK-ORDER"
-			if m.checkOrder() == SGEFirst {
-				errno = EINVAL
-			}
-		case bad:
-			errno, rule = EINVAL, "POST-SGE"
-		case full:
-			errno, rule = ENOMEM, "POST-FULL"
-		}
-		if i > 0 && m.dropsPrefix() {
-			// The failing list's prefix was dropped with it (what of it
-			// the queue still holds: a departure may have taken some).
-			k := min(queued, len(m.queue))
-			m.queue = m.queue[:len(m.queue)-k]
-			m.posted -= k
-		}
-		m.touch("POST-RETURN")
-		want := m.postErr(errno)
-		if !anyErrno && got.Errno != want {
-			r, other := rule, 0
-			switch {
-			case errnoIs(got.Errno, errno) || got.Errno == -1:
-				r = "POST-RETURN" // the right error, the wrong convention
-			case errno != ENOMEM && errnoIs(got.Errno, ENOMEM):
-				r, other = "POST-FULL", ENOMEM // refused as full: POST-FULL's errno, not the reason's
-			case errno != EINVAL && errnoIs(got.Errno, EINVAL):
-				r, other = "POST-SGE", EINVAL // refused as invalid
-			}
-			if !m.excuse(r) {
-				return Observation{Errno: want, BadWR: i}, dev(r, "return value", ErrnoName(want), ErrnoName(got.Errno))
-			}
-			if other != 0 && got.Errno != m.postErr(other) && !m.excuse("POST-RETURN") {
-				// That errno, and in the wrong convention.
-				return Observation{Errno: want, BadWR: i}, dev("POST-RETURN", "return value", ErrnoName(m.postErr(other)), ErrnoName(got.Errno))
-			}
-		}
-		return *got, nil
 	}
 	return *got, nil
+}
+
+// postStopAt is where the device's bad_wr says a post of n WRs stopped
+// (n: it took them all), checked against the return value; where
+// POST-BADWR is relaxed, the device may have misreported it by one, or
+// any way when it points outside the list.
+func (m *machine) postStopAt(n int, got *Observation) (int, error) {
+	m.touch("POST-BADWR")
+	switch {
+	case got.Errno == 0 && got.BadWR >= 0:
+		if !m.excuse("POST-BADWR") {
+			return n, dev("POST-BADWR", "bad_wr", "unset on success", got.BadWR)
+		}
+		return n, nil
+	case got.Errno == 0:
+		return n, nil
+	}
+	stopAt := got.BadWR
+	var alts []int
+	switch {
+	case got.BadWR < 0 || got.BadWR >= n:
+		for i := range n {
+			alts = append(alts, i)
+		}
+	default:
+		for _, i := range []int{got.BadWR - 1, got.BadWR + 1} {
+			if i >= 0 && i < n {
+				alts = append(alts, i)
+			}
+		}
+	}
+	if m.relaxed("POST-BADWR") && len(alts) > 0 {
+		k := 0
+		if got.BadWR < 0 || got.BadWR >= n {
+			k = 1 + m.branch(len(alts)) // misreported for certain
+			m.excuse("POST-BADWR")
+		} else {
+			k = m.choose("POST-BADWR", 1+len(alts))
+		}
+		if k > 0 {
+			stopAt = alts[k-1]
+		}
+	}
+	if stopAt < 0 || stopAt >= n {
+		return n, dev("POST-BADWR", "bad_wr", fmt.Sprintf("0 to %d", n-1), got.BadWR)
+	}
+	return stopAt, nil
+}
+
+// wrClass is what the model finds of one WR of a post: invalid (bad), the
+// queue full for it, or naming an invalid key.
+type wrClass struct {
+	bad, full, invalidKey bool
+}
+
+// classifyWR classifies one WR of a post, of which the device took
+// (taken) or refused it, and marks the checks that ran. Where the real
+// capacity is unknown, what the device did pins or raises it.
+func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) (wrClass, error) {
+	if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
+		return wrClass{}, unmodelled("wr %d: num_sge %d with %d SGEs", w.ID, w.NumSGE, len(w.SGEs))
+	}
+	bad, err := m.sgeInvalid(w)
+	if err != nil {
+		return wrClass{}, err
+	}
+	m.touch("POST-SGE")
+	full := m.occupied() >= int(m.capacity)+m.slack
+	if full && !m.capExact {
+		// The real capacity is unknown: the device may take more.
+		switch {
+		case taken:
+			full = false // taken: there was room
+			m.capacity = uint32(m.occupied() + 1)
+		case !bad || errnoIs(got.Errno, ENOMEM):
+			m.capExact = true // an ENOMEM here pins the capacity
+		default:
+			full = false // refused as a bad WR: says nothing of the capacity
+		}
+	}
+	if full || m.occupied()+1 >= int(m.capacity) {
+		m.touch("POST-FULL")
+		if m.fetched > 0 {
+			m.touch("SLOT-FREE")
+		}
+	}
+	if notReady {
+		m.touch("POST-ANY-STATE")
+	}
+	invalidKey := m.hasInvalidKey(w)
+	if invalidKey {
+		m.touch("POST-NO-KEY-CHECK")
+	}
+	return wrClass{bad: bad, full: full, invalidKey: invalidKey}, nil
+}
+
+// postTaken checks WR i of a post, which the device took: only a relaxed
+// rule excuses taking an invalid WR, or one the queue had no room for (a
+// relaxed POST-FULL device holds more: the model learns how many).
+func (m *machine) postTaken(o Post, got *Observation, i int, c wrClass) error {
+	w := o.WRs[i]
+	if c.bad && !m.excuse("POST-SGE") {
+		return dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+	}
+	if c.full && m.leftOut(-1) {
+		c.full = false // a WR posted before never reached the queue: there was room
+	}
+	if c.full {
+		if !m.excuse("POST-FULL") {
+			return dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+		}
+		m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
+	}
+	return nil
+}
+
+// refusal is a reason a device may have refused a WR: the model's own
+// (rule ""), or a relaxed rule's, with what adopting it changes (fix) and
+// whether it allows any errno.
+type refusal struct {
+	rule string
+	fix  func()
+	any  bool
+}
+
+// refusals lists the reasons for refusing a WR classified c: the model's,
+// if it refuses the WR, and those a relaxed rule admits (the queue full
+// where the model has room, the WR invalid where the model finds it valid,
+// any refusal where the rule forbids none). A reason's fix adopts it in c.
+func (m *machine) refusals(got *Observation, c *wrClass, notReady bool) []refusal {
+	var rs []refusal
+	if c.bad || c.full {
+		rs = append(rs, refusal{})
+	}
+	if !c.full {
+		if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
+			rs = append(rs, refusal{"SLOT-FREE", func() { m.leaked += max(1, int(m.capacity)-m.occupied()); c.full = true }, false})
+		}
+		if m.relaxed("POST-FULL") {
+			// It holds fewer than the model thought.
+			rs = append(rs, refusal{"POST-FULL", func() { c.full, m.slack = true, m.occupied()-int(m.capacity) }, false})
+		}
+	} else if c.bad && m.relaxed("POST-FULL") {
+		// It holds more, and refused the WR as bad only.
+		rs = append(rs, refusal{"POST-FULL", func() { c.full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
+	}
+	if !c.bad && m.relaxed("POST-SGE") {
+		rs = append(rs, refusal{"POST-SGE", func() { c.bad = true }, false})
+	}
+	if notReady && m.relaxed("POST-ANY-STATE") {
+		rs = append(rs, refusal{"POST-ANY-STATE", nil, true})
+	}
+	if c.invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
+		rs = append(rs, refusal{"POST-NO-KEY-CHECK", nil, true})
+	}
+	return rs
+}
+
+// postRefused checks WR i of a post, which the device refused, and the
+// errno it returned; queued WRs of the post went to the queue before it.
+func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notReady bool, queued int) (Observation, error) {
+	rs := m.refusals(got, &c, notReady)
+	if len(rs) == 0 {
+		r := "POST-SGE"
+		if errnoIs(got.Errno, ENOMEM) {
+			r = "POST-FULL"
+		}
+		return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", o.WRs[i].ID), got.Describe(o))
+	}
+	pick := rs[0]
+	if len(rs) > 1 {
+		pick = rs[m.branch(len(rs))]
+	}
+	if pick.rule != "" {
+		m.excuse(pick.rule)
+	}
+	if pick.fix != nil {
+		pick.fix()
+	}
+	errno, rule := ENOMEM, pick.rule
+	switch {
+	case pick.any:
+		errno = EINVAL
+	case c.bad && c.full:
+		m.touch("POST-CHECK-ORDER")
+		rule = "POST-CHECK-ORDER"
+		if m.checkOrder() == SGEFirst {
+			errno = EINVAL
+		}
+	case c.bad:
+		errno, rule = EINVAL, "POST-SGE"
+	case c.full:
+		rule = "POST-FULL"
+	default:
+		errno = 0
+	}
+	if i > 0 && m.dropsPrefix() {
+		// The failing list's prefix was dropped with it (what of it
+		// the queue still holds: a departure may have taken some).
+		k := min(queued, len(m.queue))
+		m.queue = m.queue[:len(m.queue)-k]
+		m.posted -= k
+	}
+	m.touch("POST-RETURN")
+	want := m.postErr(errno)
+	if !pick.any && got.Errno != want {
+		if err := m.checkPostErrno(got, want, errno, rule); err != nil {
+			return Observation{Errno: want, BadWR: i}, err
+		}
+	}
+	return *got, nil
+}
+
+// checkPostErrno checks the errno of a post refused for rule, which
+// returned not want (errno, positive, in the profile's sign): the right
+// error in the wrong convention is POST-RETURN's, and a refusal as full
+// or as invalid that the model explains otherwise is that errno's rule's,
+// unless relaxed.
+func (m *machine) checkPostErrno(got *Observation, want, errno int, rule string) error {
+	r, other := rule, 0
+	switch {
+	case errnoIs(got.Errno, errno) || got.Errno == -1:
+		r = "POST-RETURN" // the right error, the wrong convention
+	case errno != ENOMEM && errnoIs(got.Errno, ENOMEM):
+		r, other = "POST-FULL", ENOMEM // refused as full: POST-FULL's errno, not the reason's
+	case errno != EINVAL && errnoIs(got.Errno, EINVAL):
+		r, other = "POST-SGE", EINVAL // refused as invalid
+	}
+	if !m.excuse(r) {
+		return dev(r, "return value", ErrnoName(want), ErrnoName(got.Errno))
+	}
+	if other != 0 && got.Errno != m.postErr(other) && !m.excuse("POST-RETURN") {
+		// That errno, and in the wrong convention.
+		return dev("POST-RETURN", "return value", ErrnoName(m.postErr(other)), ErrnoName(got.Errno))
+	}
+	return nil
 }
 
 // enqueue adds a posted WR: a copy, or, where a relaxed POST-COPY device

@@ -6,10 +6,10 @@ import (
 )
 
 func (m *machine) checkQP(n int) error {
-	if n < 0 || n >= len(m.qps) {
+	if n < 0 || n >= m.qps.len() {
 		return unmodelled("qp%d does not exist", n)
 	}
-	if m.qps[n].gone {
+	if m.qps.at(n).gone {
 		return unmodelled("qp%d was destroyed", n)
 	}
 	return nil
@@ -44,22 +44,14 @@ func (m *machine) createQP(o CreateQP, got *Observation) (Observation, error) {
 		obs.Errno = got.Errno
 	}
 	if obs.Errno == 0 {
-		m.qps = append(m.qps, qp{typ: o.Type, state: Reset})
+		m.qps.add(qp{typ: o.Type, state: Reset})
 	}
 	return obs, nil
 }
 
 // attached returns the number of QPs attached to the SRQ: created and not
 // destroyed.
-func (m *machine) attached() int {
-	n := 0
-	for _, q := range m.qps {
-		if !q.gone {
-			n++
-		}
-	}
-	return n
-}
+func (m *machine) attached() int { return m.qps.attached }
 
 // createOther predicts the create of a second SRQ, destroyed at once:
 // above the device's max_srq_wr or max_sge it fails (CREATE-MAX: any
@@ -102,7 +94,7 @@ func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) 
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
-	q := &m.qps[o.QP]
+	q := m.qps.at(o.QP)
 	switch {
 	case q.filling != nil || len(q.pending) > 0:
 		return Observation{}, unmodelled("destroy_qp qp%d with a message in flight or buffered", o.QP)
@@ -111,7 +103,7 @@ func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) 
 	case slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.QP == o.QP }):
 		return Observation{}, unmodelled("destroy_qp qp%d with completions of it unpolled", o.QP)
 	}
-	q.gone = true
+	m.qps.setGone(o.QP)
 	return m.plainResult("DESTROY-BUSY", 0, got)
 }
 
@@ -410,7 +402,7 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 	if err := m.checkQP(o.QP); err != nil {
 		return Observation{}, err
 	}
-	q := &m.qps[o.QP]
+	q := m.qps.mut(o.QP)
 	from := q.state
 	if q.filling != nil && o.State != Err {
 		return Observation{}, unmodelled("modify_qp qp%d to %s while it is filling a WR", o.QP, o.State)
@@ -436,13 +428,14 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 	switch {
 	case o.State == Err:
 		if from == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
-			q.repeatOK = true
+			m.qps.setRepeat(o.QP)
 		}
 		m.enterErr(o.QP)
 	case o.State == Reset:
-		q.state, q.pending = Reset, nil
+		m.qps.setState(o.QP, Reset)
+		q.pending = nil
 	default:
-		q.state = o.State
+		m.qps.setState(o.QP, o.State)
 		if o.State.Fetches() && !from.Fetches() {
 			pending := q.pending
 			q.pending = nil
