@@ -78,7 +78,7 @@ func TestSilentDropsDoNotGrowTheCandidates(t *testing.T) {
 	m := fixture(t, Documented())
 	mustRun(t, m, post(wr(1, 4)))
 	mustRun(t, m, send(0, 5)) // too large: the RC QP enters ERR, which drops
-	before := m.Candidates() // the documented profile's open choices
+	before := m.Candidates()  // the documented profile's open choices
 	for i := range 20 {
 		if err := m.Step(send(0, 1), Observation{Peer: PeerSilent}); err != nil {
 			t.Fatalf("silent peer %d for a QP in ERR: Step returned %v; want nil", i, err)
