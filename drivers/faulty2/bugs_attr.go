@@ -199,22 +199,16 @@ var attrBugs = []Bug{
 		},
 	},
 	{
-		Name: "resize-rearms-last-limit", Rule: "MODIFY-ONLY-MASKED", Subtle: true,
-		Description: "a resize rewrites the whole SRQ context from the driver's copy, which still holds the last limit ever armed, so a resize after the limit fired or was disarmed arms the SRQ again: a resize must change only max_wr",
+		Name: "arming-restores-created-max-wr", Rule: "MODIFY-ONLY-MASKED", Subtle: true,
+		Description: "arming the limit writes the whole SRQ context from the attributes kept at create, so after a resize a limit modify puts max_wr back to its created value: a modify of srq_limit alone must leave max_wr as resized",
 		hooks: func() *hooks {
-			var last uint32
+			var created uint32
 			return &hooks{
+				made: func(s *srq) { created = s.maxWR },
 				limit: func(s *srq, l uint32) int {
 					e := s.innerLimit(l)
-					if e == 0 && l != 0 {
-						last = l
-					}
-					return e
-				},
-				resize: func(s *srq, n uint32) int {
-					e := s.innerResize(n)
-					if e == 0 && last != 0 && s.armed == 0 {
-						s.innerLimit(last)
+					if e == 0 && s.maxWR != created {
+						s.innerResize(created)
 					}
 					return e
 				},
@@ -222,29 +216,26 @@ var attrBugs = []Bug{
 		},
 		Witness: func(s *Script) {
 			s.Create(4, 1, 0)
-			s.Limit(2)
-			s.Limit(0)
 			s.Resize(8)
+			s.Limit(2)
 			s.Query()
 		},
 	},
 	{
-		Name: "failed-resize-disarms", Rule: "MODIFY-ONLY-MASKED", Subtle: true,
-		Description: "a resize refused because the outstanding WRs do not fit has already cleared the armed limit in the context it was rebuilding: a failed modify must change nothing",
+		Name: "same-size-resize-disarms", Rule: "MODIFY-ONLY-MASKED", Subtle: true,
+		Description: "a resize to the current max_wr takes a shortcut that sends the modify with the limit bit set and a zeroed limit, disarming the SRQ: a resize must not change srq_limit",
 		hooks: func() *hooks {
 			return &hooks{resize: func(s *srq, n uint32) int {
-				e := s.innerResize(n)
-				if e != 0 && s.armed != 0 {
+				if n == s.maxWR && s.armed != 0 {
 					s.innerLimit(0)
 				}
-				return e
+				return s.innerResize(n)
 			}}
 		},
 		Witness: func(s *Script) {
-			s.Create(8, 1, 0)
-			s.PostN(4, 1, 8)
+			s.Create(4, 1, 0)
 			s.Limit(2)
-			s.Resize(2)
+			s.Resize(4)
 			s.Query()
 		},
 	},
@@ -285,11 +276,14 @@ var attrBugs = []Bug{
 		},
 	},
 	{
-		Name: "resize-above-max-clamped", Rule: "RESIZE-BOUNDS", Subtle: true,
-		Description: "a resize above the device's max_srq_wr is clamped to max_srq_wr and succeeds: it must fail with EINVAL",
+		Name: "resize-above-max-enomem", Rule: "RESIZE-BOUNDS", Subtle: true,
+		Description: "a resize above max_srq_wr tries to allocate the new ring before it checks the bound and fails with ENOMEM instead of EINVAL",
 		hooks: func() *hooks {
 			return &hooks{resize: func(s *srq, n uint32) int {
-				return s.innerResize(min(n, s.info.MaxSRQWR))
+				if n > s.info.MaxSRQWR {
+					return eNOMEM
+				}
+				return s.innerResize(n)
 			}}
 		},
 		Witness: func(s *Script) {

@@ -67,25 +67,22 @@ var limitBugs = []Bug{
 		Witness: armThenFetch(drivers.RC),
 	},
 	{
-		Name: "limit-bound-from-create-after-shrink", Rule: "LIMIT-BOUND", Subtle: true,
-		Description: "after a resize down, a limit above the new max_wr but within the old one is accepted (the bound is the max_wr of create) and the SRQ is armed at the new max_wr: arming above max_wr must fail with EINVAL and change nothing",
+		Name: "first-arm-bound-unchecked", Rule: "LIMIT-BOUND", Subtle: true,
+		Description: "the bound is checked on the re-arm path only: the first arming of an SRQ accepts a limit above max_wr and arms it at max_wr, where arming above the bound must fail with EINVAL and change nothing",
 		hooks: func() *hooks {
-			var created uint32
-			return &hooks{
-				made: func(s *srq) { created = s.maxWR },
-				limit: func(s *srq, l uint32) int {
-					e := s.innerLimit(l)
-					if e == eINVAL && s.resizes > 0 && l <= created {
-						return s.innerLimit(s.maxWR)
-					}
-					return e
-				},
-			}
+			armedOnce := false
+			return &hooks{limit: func(s *srq, l uint32) int {
+				first := !armedOnce && l != 0
+				armedOnce = armedOnce || l != 0
+				if first && l > s.maxWR {
+					return s.innerLimit(s.maxWR)
+				}
+				return s.innerLimit(l)
+			}}
 		},
 		Witness: func(s *Script) {
-			s.Create(8, 1, 0)
-			s.Resize(2)
-			s.Limit(6)
+			s.Create(4, 1, 0)
+			s.Limit(9)
 			s.Query()
 		},
 	},
@@ -159,34 +156,37 @@ var limitBugs = []Bug{
 		},
 	},
 	{
-		Name: "limit-reads-back-until-post", Rule: "LIMIT-AFTER-FIRE", Subtle: true,
-		Description: "the value query returns is cleared on the post path, not when the event fires, so between the event and the next post srq_limit still reads the fired limit: after the event it must read 0",
+		Name: "limit-kept-after-ud-fire", Rule: "LIMIT-AFTER-FIRE", Subtle: true,
+		Description: "when the limit fires on a UD QP's fetch, the UD path disarms the SRQ but does not clear the value query reads, so srq_limit keeps the fired limit until the next modify: after the event it must read 0",
 		hooks: func() *hooks {
-			var fired, armed uint32
+			ud := false
+			var shown, armed uint32
 			return &hooks{
+				deliver: func(ctx context.Context, q *qp, msg drivers.Message) (drivers.PeerStatus, error) {
+					ud = q.typ == drivers.UD
+					defer func() { ud = false }()
+					return q.innerDeliver(ctx, msg)
+				},
 				limit: func(s *srq, l uint32) int {
-					e := s.innerLimit(l)
-					if e == 0 {
-						armed, fired = l, 0
+					shown, armed = 0, l
+					return s.innerLimit(l)
+				},
+				event: onLimitEvent(func() {
+					if ud {
+						shown = armed
 					}
-					return e
-				},
-				event: onLimitEvent(func() { fired = armed }),
-				post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-					fired = 0
-					return s.innerPost(wrs)
-				},
-				query: editQuery(func(s *srq, a *drivers.SRQAttr) {
-					if fired != 0 {
-						a.SRQLimit = fired
+				}),
+				query: editQuery(func(_ *srq, a *drivers.SRQAttr) {
+					if shown != 0 {
+						a.SRQLimit = shown
 					}
 				}),
 			}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 1, drivers.RC)
-			s.PostN(2, 1, 64)
-			s.Limit(2)
+			q := s.Ready(8, 1, drivers.UD)
+			s.PostN(3, 1, 64)
+			s.Limit(3)
 			s.Send(q, 8)
 			s.Events()
 			s.Query()

@@ -80,20 +80,20 @@ var postBugs = []Bug{
 		},
 	},
 	{
-		Name: "badwr-last-on-full", Rule: "POST-BADWR", Subtle: true,
-		Description: "when a list meets a full queue, bad_wr is left on the last WR of the list (the loop's cursor after it gave up) instead of the first WR that failed",
+		Name: "badwr-head-on-einval", Rule: "POST-BADWR", Subtle: true,
+		Description: "when a WR after the first of a list has a bad num_sge, bad_wr is set to the list head (the error path restores the caller's pointer) instead of the WR that failed",
 		hooks: func() *hooks {
 			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
 				e, bad := s.innerPost(wrs)
-				if e == eNOMEM && bad >= 0 && bad < len(wrs)-1 {
-					return e, len(wrs) - 1
+				if e == eINVAL && bad > 0 {
+					return e, 0
 				}
 				return e, bad
 			}}
 		},
 		Witness: func(s *Script) {
-			s.Create(2, 1, 0)
-			s.Post(WR(1, 8), WR(2, 8), WR(3, 8), WR(4, 8))
+			s.Create(4, 1, 0)
+			s.Post(WR(1, 8), WR(2, 8, 8))
 		},
 	},
 	{
@@ -135,40 +135,46 @@ var postBugs = []Bug{
 		},
 	},
 	{
-		Name: "negative-sge-in-tail-accepted", Rule: "POST-SGE", Subtle: true,
-		Description: "the negative num_sge check runs on the first WR of a list only; a later WR with num_sge -1 is posted as an empty WR, where a negative num_sge must fail with EINVAL",
+		Name: "list-sge-checked-against-head-stride", Rule: "POST-SGE", Subtle: true,
+		Description: "the batch path sizes every WQE of a list by the first WR's num_sge and refuses (EINVAL) a later WR with more SGEs than the first, though it is within max_sge: only num_sge above max_sge may fail",
 		hooks: func() *hooks {
 			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-				fixed := append([]drivers.RecvWR(nil), wrs...)
-				for i := 1; i < len(fixed); i++ {
-					if fixed[i].NumSGE < 0 {
-						fixed[i].NumSGE, fixed[i].SGEs = 0, nil
-					}
+				if len(wrs) < 2 || wrs[0].NumSGE < 0 {
+					return s.innerPost(wrs)
 				}
-				return s.innerPost(fixed)
+				stride := wrs[0].NumSGE
+				k := firstWR(wrs, func(_ int, w drivers.RecvWR) bool { return w.NumSGE > stride && w.NumSGE <= int(s.maxSGE) })
+				return postUntil(s, wrs, k, eINVAL)
 			}}
 		},
 		Witness: func(s *Script) {
-			s.Create(4, 1, 0)
-			s.Post(WR(1, 8), drivers.RecvWR{ID: 2, NumSGE: -1})
+			s.Create(4, 2, 0)
+			s.Post(WR(1, 8), WR(2, 8, 8))
 		},
 	},
 	{
-		Name: "post-busy-while-sqd", Rule: "POST-ANY-STATE", Subtle: true,
-		Description: "while an attached QP is draining (SQD) the doorbell is blocked and a post fails with EBUSY, though posting works whatever state the attached QPs are in",
+		Name: "post-eagain-until-qp-init", Rule: "POST-ANY-STATE", Subtle: true,
+		Description: "the doorbell page is mapped when the first attached QP reaches INIT, so while every attached QP is still in RESET a post fails with EAGAIN: posting works whatever state the attached QPs are in",
 		hooks: func() *hooks {
 			return &hooks{post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
+				live := 0
 				for _, q := range s.qps {
-					if !q.gone && q.state == drivers.SQD && len(wrs) > 0 {
-						return eBUSY, 0
+					if !q.gone && (q.state != drivers.Reset || len(q.was) > 0) {
+						return s.innerPost(wrs)
 					}
+					if !q.gone {
+						live++
+					}
+				}
+				if live > 0 && len(wrs) > 0 {
+					return eAGAIN, 0
 				}
 				return s.innerPost(wrs)
 			}}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 1, drivers.RC)
-			s.Modify(q, drivers.SQD)
+			s.Create(4, 1, 0)
+			s.QP(drivers.RC)
 			s.Post(WR(1, 8))
 		},
 	},
@@ -198,63 +204,52 @@ var postBugs = []Bug{
 		},
 	},
 	{
-		Name: "list-wrid-read-at-completion", Rule: "POST-COPY", Subtle: true,
-		Description: "for a list of several WRs the driver keeps a pointer to the caller's WR and reads wr_id from it when the WR completes, so a caller that reuses its WR array sees its new wr_id in the completion: the SRQ must keep its own copy",
+		Name: "sge-lengths-read-at-fetch", Rule: "POST-COPY", Subtle: true,
+		Description: "for a WR of several SGEs the driver keeps a pointer to the caller's SGE array and reads the lengths when a message fetches the WR, so a caller that reuses its array after the post changes how much the WR holds: the SRQ must keep its own copy",
 		hooks: func() *hooks {
-			type ref struct {
-				wrs []drivers.RecvWR
-				i   int
-			}
-			refs := map[uint64]ref{}
-			next := uint64(0xfa17) << 48
+			refs := map[uint64][]drivers.SGE{}
 			return &hooks{
 				post: func(s *srq, wrs []drivers.RecvWR) (int, int) {
-					if len(wrs) < 2 {
-						return s.innerPost(wrs)
+					for _, w := range wrs {
+						if w.NumSGE > 1 && w.NumSGE <= len(w.SGEs) {
+							refs[w.ID] = w.SGEs[:w.NumSGE]
+						}
 					}
-					tagged := append([]drivers.RecvWR(nil), wrs...)
-					for i := range tagged {
-						next++
-						tagged[i].ID = next
-						refs[next] = ref{wrs, i}
-					}
-					return s.innerPost(tagged)
+					return s.innerPost(wrs)
 				},
-				completion: editCompletion(func(_ *srq, _ fetch, c *drivers.Completion) {
-					if r, ok := refs[c.WRID]; ok {
-						delete(refs, c.WRID)
-						c.WRID = r.wrs[r.i].ID
-					}
+				deliver: refuseFit(func(q *qp, w wr, msg drivers.Message) bool {
+					sg, ok := refs[w.ID]
+					return ok && q.need(msg) > (wr{SGEs: sg}).size()
 				}),
 			}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 1, drivers.RC)
+			q := s.Ready(4, 2, drivers.RC)
 			if !s.ready("post") {
 				return
 			}
-			wrs := []drivers.RecvWR{WR(1, 8), WR(2, 8)}
+			wrs := []drivers.RecvWR{WR(1, 32, 32)}
 			e, bad := s.srq.Post(wrs)
-			s.say("post_srq_recv(2 WRs): %d bad %d", e, bad)
-			wrs[0].ID, wrs[1].ID = 71, 72 // the caller reuses its array
-			s.Send(q, 4)
+			s.say("post_srq_recv(1 WR): %d bad %d", e, bad)
+			wrs[0].SGEs[0].Length, wrs[0].SGEs[1].Length = 4, 4 // the caller reuses its array
+			s.Send(q, 48)
 			s.Poll()
 		},
 	},
 	{
-		Name: "post-recv-accepted-in-reset", Rule: "POST-QP-RQ", Subtle: true,
-		Description: "ibv_post_recv on an SRQ-attached QP still in RESET returns 0 (the QP has no receive queue check until INIT); it must be refused with bad_wr on the first WR",
+		Name: "ud-post-recv-badwr-unset", Rule: "POST-QP-RQ", Subtle: true,
+		Description: "ibv_post_recv on an SRQ-attached UD QP is refused with EINVAL, but the UD path returns before it sets bad_wr: it must name the first WR",
 		hooks: func() *hooks {
 			return &hooks{postRecv: func(q *qp, w drivers.RecvWR) (int, int) {
-				if q.state == drivers.Reset {
-					return 0, -1
+				e, bad := q.in.PostRecv(w)
+				if q.typ == drivers.UD && e != 0 {
+					return e, -1
 				}
-				return q.in.PostRecv(w)
+				return e, bad
 			}}
 		},
 		Witness: func(s *Script) {
-			s.Create(4, 1, 0)
-			q := s.QP(drivers.UD)
+			q := s.Ready(4, 1, drivers.UD)
 			s.PostRecv(q, WR(1, 8))
 		},
 	},

@@ -49,20 +49,19 @@ var qpBugs = []Bug{
 		},
 	},
 	{
-		Name: "rtr-deaf-after-error", Rule: "QP-FETCH-STATES", Subtle: true,
-		Description: "a QP that was in ERR and was brought back up keeps its 'flushed' flag until it reaches RTS, so in RTR it drops consuming messages instead of taking a WR",
+		Name: "rtr-deaf-before-first-rts", Rule: "QP-FETCH-STATES", Subtle: true,
+		Description: "the responder of an RC QP is enabled only when the QP first reaches RTS, so a QP in RTR that has never been in RTS drops consuming messages instead of taking a WR",
 		hooks: func() *hooks {
 			return &hooks{deliver: func(ctx context.Context, q *qp, msg drivers.Message) (drivers.PeerStatus, error) {
-				if q.state == drivers.RTR && q.been(drivers.Err) && consumes(msg) {
+				if q.typ == drivers.RC && q.state == drivers.RTR && !q.been(drivers.RTS) && consumes(msg) {
 					return q.dropped(), nil
 				}
 				return q.innerDeliver(ctx, msg)
 			}}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 1, drivers.UD)
-			s.Modify(q, drivers.Err)
-			s.Modify(q, drivers.Reset)
+			s.Create(4, 1, 0)
+			q := s.QP(drivers.RC)
 			s.Modify(q, drivers.Init)
 			s.Modify(q, drivers.RTR)
 			s.PostN(1, 1, 64)
@@ -208,16 +207,23 @@ var qpBugs = []Bug{
 		},
 	},
 	{
-		Name: "fatal-event-on-ud-error", Rule: "QP-ERROR-EVENT", Subtle: true,
-		Description: "an error completion on a UD QP raises IBV_EVENT_QP_FATAL though the QP stays up: an affiliated error event comes only for an RC QP an error completion moved to ERR",
+		Name: "fatal-event-on-flush", Rule: "QP-ERROR-EVENT", Subtle: true,
+		Description: "the flush of the WR a QP was filling when a modify moved it to ERR goes through the receive error handler, which raises IBV_EVENT_QP_FATAL: an affiliated error event comes only for a QP an error completion moved to ERR",
 		hooks: func() *hooks {
 			return &hooks{completion: editCompletion(func(s *srq, f fetch, c *drivers.Completion) {
-				if f.q != nil && f.q.typ == drivers.UD && c.Status != drivers.WCSuccess && c.Status != drivers.WCWRFlushErr {
+				if f.q != nil && c.Status == drivers.WCWRFlushErr {
 					s.ev = append(s.ev, drivers.Event{Type: drivers.EventQPFatal, QP: f.q.idx})
 				}
 			})}
 		},
-		Witness: tooLong(drivers.UD),
+		Witness: func(s *Script) {
+			q := s.Ready(4, 1, drivers.RC)
+			s.PostN(1, 1, 8192)
+			s.First(q, 6000)
+			s.Modify(q, drivers.Err)
+			s.Poll()
+			s.Events()
+		},
 	},
 	{
 		Name: "access-event-for-too-long", Rule: "QP-ERROR-EVENT", Subtle: true,
@@ -306,11 +312,11 @@ var qpBugs = []Bug{
 		},
 	},
 	{
-		Name: "ud-recv-wr-cap-checked", Rule: "QP-SRQ-CAPS", Subtle: true,
-		Description: "the UD create path validates cap.max_recv_wr against max_qp_wr even with an SRQ and fails with EINVAL: with an SRQ the receive caps are ignored",
+		Name: "recv-caps-checked-after-resize", Rule: "QP-SRQ-CAPS", Subtle: true,
+		Description: "a resize copies the SRQ's new size into the QP-creation template, and from then on a QP created with the SRQ has its cap.max_recv_wr checked against max_qp_wr (EINVAL above it): with an SRQ the receive caps are ignored",
 		hooks: func() *hooks {
-			return &hooks{createQP: func(_ *srq, t drivers.QPType, c drivers.RecvCaps) int {
-				if t == drivers.UD && c == drivers.RecvCapsAboveWR {
+			return &hooks{createQP: func(s *srq, _ drivers.QPType, c drivers.RecvCaps) int {
+				if s.resizes > 0 && c == drivers.RecvCapsAboveWR {
 					return eINVAL
 				}
 				return 0
@@ -318,7 +324,8 @@ var qpBugs = []Bug{
 		},
 		Witness: func(s *Script) {
 			s.Create(4, 1, 0)
-			s.QPCaps(drivers.UD, drivers.RecvCapsAboveWR)
+			s.Resize(8)
+			s.QPCaps(drivers.RC, drivers.RecvCapsAboveWR)
 		},
 	},
 }

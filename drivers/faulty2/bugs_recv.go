@@ -37,25 +37,20 @@ var recvBugs = []Bug{
 		},
 	},
 	{
-		Name: "write-after-write-imm-consumes", Rule: "FETCH-OPCODES", Subtle: true,
-		Description: "the responder's 'immediate pending' flag is not cleared after an RDMA Write with Immediate, so the next plain RDMA Write on that QP consumes a WR and completes as RECV_RDMA_WITH_IMM with the old immediate: RDMA Write must not consume a WR",
+		Name: "empty-write-imm-not-consumed", Rule: "FETCH-OPCODES", Subtle: true,
+		Description: "an RDMA Write with Immediate of length 0 goes down the responder's no-payload fast path, which acknowledges it without fetching a WR: no WR is consumed and no completion comes, though Write with Immediate consumes a WR",
 		hooks: func() *hooks {
-			imm := map[*qp]uint32{}
 			return &hooks{deliver: func(ctx context.Context, q *qp, msg drivers.Message) (drivers.PeerStatus, error) {
-				if old, ok := imm[q]; ok && msg.Opcode == drivers.Write && q.typ == drivers.RC {
-					msg.Opcode, msg.Imm = drivers.WriteImm, old
-				}
-				if msg.Opcode == drivers.WriteImm {
-					imm[q] = msg.Imm
+				if msg.Opcode == drivers.WriteImm && msg.Len == 0 && q.typ == drivers.RC && q.fetches() && len(q.s.fifo) > 0 {
+					return drivers.PeerOK, nil
 				}
 				return q.innerDeliver(ctx, msg)
 			}}
 		},
 		Witness: func(s *Script) {
 			q := s.Ready(4, 1, drivers.RC)
-			s.PostN(2, 1, 64)
-			s.Deliver(q, drivers.Message{Opcode: drivers.WriteImm, Len: 16, Imm: 7})
-			s.Deliver(q, drivers.Message{Opcode: drivers.Write, Len: 16})
+			s.PostN(1, 1, 64)
+			s.Deliver(q, drivers.Message{Opcode: drivers.WriteImm, Imm: 3})
 			s.Poll()
 		},
 	},
@@ -86,29 +81,19 @@ var recvBugs = []Bug{
 		},
 	},
 	{
-		Name: "bytelen-of-last-sge", Rule: "RECV-COMPLETION", Subtle: true,
-		Description: "when a message spans several SGEs, byte_len is the count the scatter loop kept for the last SGE it wrote instead of the message's total length",
+		Name: "send-imm-bytelen-counts-imm", Rule: "RECV-COMPLETION", Subtle: true,
+		Description: "a Send with Immediate completes with byte_len 4 more than the message (the immediate header counted as payload): byte_len must be the message's length",
 		hooks: func() *hooks {
 			return &hooks{completion: editCompletion(func(_ *srq, f fetch, c *drivers.Completion) {
-				if c.Status != drivers.WCSuccess || c.Opcode != drivers.WCRecv || !f.found || len(f.w.SGEs) < 2 {
-					return
+				if c.Status == drivers.WCSuccess && c.Opcode == drivers.WCRecv && c.HasImm && f.msg != nil {
+					c.ByteLen += 4
 				}
-				left := uint64(c.ByteLen)
-				var last uint64
-				for _, g := range f.w.SGEs {
-					if left == 0 {
-						break
-					}
-					n := min(left, sgeBytes(g))
-					last, left = n, left-n
-				}
-				c.ByteLen = uint32(last)
 			})}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 2, drivers.RC)
-			s.Post(WR(1, 16, 16))
-			s.Send(q, 20)
+			q := s.Ready(4, 1, drivers.RC)
+			s.PostN(1, 1, 64)
+			s.Deliver(q, drivers.Message{Opcode: drivers.SendImm, Len: 8, Imm: 5})
 			s.Poll()
 		},
 	},
@@ -189,17 +174,17 @@ var recvBugs = []Bug{
 		},
 	},
 	{
-		Name: "fit-ignores-last-sge", Rule: "RECV-FIT", Subtle: true,
-		Description: "the fit check sums the SGEs with an off-by-one loop that leaves the last one out, so a message that needs the WR's last SGE completes with LOC_LEN_ERR though it fits",
+		Name: "send-imm-fit-first-sge-only", Rule: "RECV-FIT", Subtle: true,
+		Description: "the Send with Immediate path checks the message against the WR's first SGE only, so a Send with Immediate that needs the later SGEs of a WR completes with LOC_LEN_ERR though it fits",
 		hooks: func() *hooks {
 			return &hooks{deliver: refuseFit(func(q *qp, w wr, msg drivers.Message) bool {
-				return len(w.SGEs) > 1 && q.need(msg) > (wr{SGEs: w.SGEs[:len(w.SGEs)-1]}).size()
+				return msg.Opcode == drivers.SendImm && len(w.SGEs) > 1 && q.need(msg) > sgeBytes(w.SGEs[0])
 			})}
 		},
 		Witness: func(s *Script) {
 			q := s.Ready(4, 2, drivers.RC)
 			s.Post(WR(1, 16, 16))
-			s.Send(q, 20)
+			s.Deliver(q, drivers.Message{Opcode: drivers.SendImm, Len: 20, Imm: 1})
 			s.Poll()
 			s.Events()
 		},
@@ -220,41 +205,39 @@ var recvBugs = []Bug{
 		},
 	},
 	{
-		Name: "zero-length-sge-after-first-empty", Rule: "SGE-LEN0", Subtle: true,
-		Description: "only a zero-length first SGE is read as 2^31 bytes; a zero-length SGE further down the list holds nothing, so a message that needs it completes with LOC_LEN_ERR",
+		Name: "ud-zero-length-sge-empty", Rule: "SGE-LEN0", Subtle: true,
+		Description: "the UD receive path reads an SGE of length 0 as holding nothing (the RC path reads 2^31 bytes), so a UD message that needs such an SGE completes with LOC_LEN_ERR",
 		hooks: func() *hooks {
 			return &hooks{deliver: refuseFit(func(q *qp, w wr, msg drivers.Message) bool {
-				if len(w.SGEs) < 2 {
-					return false
-				}
-				room := sgeBytes(w.SGEs[0])
-				for _, g := range w.SGEs[1:] {
+				var room uint64
+				for _, g := range w.SGEs {
 					room += uint64(g.Length)
 				}
-				return q.need(msg) > room
+				return q.typ == drivers.UD && room < w.size() && q.need(msg) > room
 			})}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 2, drivers.RC)
-			s.Post(WR(1, 16, 0))
+			q := s.Ready(4, 2, drivers.UD)
+			s.Post(WR(1, 48, 0))
 			s.Send(q, 64)
 			s.Poll()
 		},
 	},
 	{
-		Name: "ud-send-imm-bytelen-without-grh", Rule: "UD-GRH", Subtle: true,
-		Description: "on UD, a Send with Immediate completes with a byte_len that leaves out the 40-byte GRH area (the immediate path computes it from the payload alone); byte_len counts the GRH",
+		Name: "ud-short-first-sge-no-grh", Rule: "UD-GRH", Subtle: true,
+		Description: "on UD, when the WR's first SGE is shorter than the 40-byte GRH area the driver puts the payload at its start and reports byte_len without the GRH; byte_len counts the GRH",
 		hooks: func() *hooks {
 			return &hooks{completion: editCompletion(func(_ *srq, f fetch, c *drivers.Completion) {
-				if c.Status == drivers.WCSuccess && f.q != nil && f.q.typ == drivers.UD && f.msg != nil && f.msg.Opcode == drivers.SendImm && c.ByteLen >= grhBytes {
+				if c.Status == drivers.WCSuccess && c.Opcode == drivers.WCRecv && f.q != nil && f.q.typ == drivers.UD && f.found &&
+					len(f.w.SGEs) > 0 && f.w.SGEs[0].Length > 0 && f.w.SGEs[0].Length < grhBytes && c.ByteLen >= grhBytes {
 					c.ByteLen -= grhBytes
 				}
 			})}
 		},
 		Witness: func(s *Script) {
-			q := s.Ready(4, 1, drivers.UD)
-			s.PostN(1, 1, 128)
-			s.Deliver(q, drivers.Message{Opcode: drivers.SendImm, Len: 8, Imm: 5})
+			q := s.Ready(4, 2, drivers.UD)
+			s.Post(WR(1, 16, 64))
+			s.Send(q, 8)
 			s.Poll()
 		},
 	},
