@@ -79,7 +79,7 @@ var qpBugs = []Bug{
 						return q.innerDeliver(ctx, msg)
 					}
 					for _, o := range q.others() {
-						if o.typ == q.typ && (o.state == drivers.RTR || o.state == drivers.RTS) {
+						if o.typ == q.typ && (o.state == drivers.RTR || o.state == drivers.RTS) && o.partial == nil {
 							n := len(q.s.cq)
 							st, err := o.innerDeliver(ctx, msg)
 							for i := n; i < len(q.s.cq); i++ {
