@@ -1,17 +1,19 @@
-// Command srqblame measures how a conformance run blames the held-out bugs
-// of drivers/faulty: for each bug and seed it runs conformance.Check under
-// the documented profile and records which rules fail, then prints a table
-// per bug (its label, the seeds that caught it, the rules blamed per seed)
-// and the figures: kinds caught in every seed, caught runs blamed on one
-// rule and on exactly the label, runs with more than one failing rule, runs
-// that blame RECV-COMPLETION for another rule's bug, and the longest run as
-// a multiple of its budget.
+// Command srqblame measures how a conformance run blames a set of held-out
+// bugs, drivers/faulty by default or drivers/faulty2 with -set faulty2 (a
+// second set written from the rule statements alone): for each bug and seed
+// it runs conformance.Check under the documented profile and records which
+// rules fail, then prints a table per bug (its label, the seeds that caught
+// it, the rules blamed per seed) and the figures: kinds caught in every
+// seed, caught runs blamed on one rule and on exactly the label, runs with
+// more than one failing rule, runs that blame RECV-COMPLETION for another
+// rule's bug, and the longest run as a multiple of its budget.
 //
 // Usage:
 //
-//	srqblame [-seeds 1,2,3] [-budget 5s | -cases N] [-run REGEXP] [-parallel N] [-o FILE] [-format md|json]
-//	srqblame -list [-run REGEXP]
+//	srqblame [-set faulty|faulty2] [-seeds 1,2,3] [-budget 5s | -cases N] [-run REGEXP] [-parallel N] [-o FILE] [-format md|json]
+//	srqblame -list [-set faulty|faulty2] [-run REGEXP]
 //
-// Where to read: main.go (flags, then realMain), measure.go (one run per
-// bug and seed, and the figures), render.go (the table and the JSON).
+// Where to read: main.go (flags, then realMain), sets.go (the bug sets),
+// measure.go (one run per bug and seed, and the figures), render.go (the
+// table and the JSON).
 package main

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/srqconform/srqconform/drivers/faulty"
 )
 
 // config is what the flags ask for.
@@ -27,6 +25,8 @@ type config struct {
 	out      string
 	format   string
 	list     bool
+	set      string
+	bugs     []bug // the bugs -set and -run select
 	args     []string
 }
 
@@ -45,10 +45,11 @@ func parse(args []string) (config, error) {
 	out := fs.String("o", "", "write the report to this file instead of standard output")
 	format := fs.String("format", "md", "md or json")
 	list := fs.Bool("list", false, "print the bugs -run selects (name, label, description) as markdown and run nothing")
+	set := fs.String("set", defaultSet, "the bug set: "+strings.Join(setNames(), " or "))
 	if err := fs.Parse(args); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	c := config{budget: *budget, cases: *cases, parallel: *parallel, out: *out, format: *format, list: *list, args: args}
+	c := config{budget: *budget, cases: *cases, parallel: *parallel, out: *out, format: *format, list: *list, set: *set, args: args}
 	switch {
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
@@ -73,8 +74,11 @@ func parse(args []string) (config, error) {
 		return c, fmt.Errorf("%w: -run %q: %v", errUsage, *run, err)
 	}
 	c.run = re
-	if len(faulty.Select(re)) == 0 {
-		return c, fmt.Errorf("%w: -run %q matches no bug", errUsage, *run)
+	if c.bugs, err = selectBugs(c.set, re); err != nil {
+		return c, err
+	}
+	if len(c.bugs) == 0 {
+		return c, fmt.Errorf("%w: -run %q matches no bug of set %s", errUsage, *run, c.set)
 	}
 	return c, nil
 }
@@ -92,7 +96,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if c.list {
-		if err := writeList(stdout, faulty.Select(c.run)); err != nil {
+		if err := writeList(stdout, c.bugs); err != nil {
 			fmt.Fprintf(stderr, "srqblame: %v\n", err)
 			return 1
 		}
@@ -100,7 +104,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	m := measure(ctx, faulty.Select(c.run), c, func(r Run) {
+	m := measure(ctx, c.bugs, c, func(r Run) {
 		fmt.Fprintf(stderr, "srqblame: %s seed %d: %s %v (%.1fs)\n", r.Bug, r.Seed, r.Verdict, r.Rules, r.Elapsed.Seconds())
 	})
 	w := stdout

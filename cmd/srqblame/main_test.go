@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/srqconform/srqconform/drivers/faulty"
 )
 
 // TestBadFlagsExitTwoWithOneLine wants every bad command line to print one
@@ -24,6 +24,8 @@ func TestBadFlagsExitTwoWithOneLine(t *testing.T) {
 		{"-format", "xml"},
 		{"-run", "("},
 		{"-run", "no-such-bug-anywhere"},
+		{"-set", "faulty3"},
+		{"-set", "faulty2", "-run", "errno-negative-long-list"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {
@@ -79,14 +81,9 @@ func TestThreeBugsAreCaughtEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the conformance suite three times")
 	}
-	names := []string{"errno-negative-long-list", "resize-query-off-by-one", "limit-late-after-wrap"}
-	var bugs []faulty.Bug
-	for _, n := range names {
-		b, err := faulty.ByName(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bugs = append(bugs, b)
+	bugs, err := selectBugs("faulty", regexp.MustCompile("^(errno-negative-long-list|resize-query-off-by-one|limit-late-after-wrap)$"))
+	if err != nil || len(bugs) != 3 {
+		t.Fatalf("selectBugs(faulty, three names) = %d bugs, %v; want 3", len(bugs), err)
 	}
 	c := config{seeds: []uint64{1}, budget: time.Second, parallel: 1, format: "json"}
 	m := measure(context.Background(), bugs, c, func(Run) {})
@@ -117,7 +114,7 @@ func TestListNamesEveryBug(t *testing.T) {
 	if code := realMain([]string{"-list"}, &out, &errOut); code != 0 {
 		t.Fatalf("realMain(-list) = %d, stderr %q; want 0", code, errOut.String())
 	}
-	for _, b := range faulty.All() {
+	for _, b := range sets[defaultSet]() {
 		if !strings.Contains(out.String(), "| "+b.Name+" | "+b.Rule+" |") {
 			t.Errorf("-list output has no row for %s (%s)", b.Name, b.Rule)
 		}
@@ -134,7 +131,7 @@ func TestInterruptedMeasurementReturns(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	bugs := faulty.All()
+	bugs := sets[defaultSet]()
 	c := config{seeds: []uint64{1, 2, 3}, budget: 5 * time.Second, parallel: 2}
 	start := time.Now()
 	m := measure(ctx, bugs, c, func(Run) {})
@@ -148,5 +145,63 @@ func TestInterruptedMeasurementReturns(t *testing.T) {
 		if r.Verdict != Error && r.Steps == 0 {
 			t.Errorf("run %s seed %d: verdict %s with no step run; want error", r.Bug, r.Seed, r.Verdict)
 		}
+	}
+}
+
+// TestSetSelectsTheBugs wants -list to list the default set's bugs and none
+// of faulty2's, and -set faulty2 -list faulty2's and none of the default
+// set's.
+func TestSetSelectsTheBugs(t *testing.T) {
+	list := func(args ...string) string {
+		var out, errOut bytes.Buffer
+		if code := realMain(append(args, "-list"), &out, &errOut); code != 0 {
+			t.Fatalf("realMain(%q -list) = %d, stderr %q; want 0", args, code, errOut.String())
+		}
+		return out.String()
+	}
+	plain, second := list(), list("-set", "faulty2")
+	for _, c := range []struct {
+		set       string
+		out, not  string
+		outName   string
+		otherName string
+	}{
+		{"faulty", plain, second, "default -list", "-set faulty2 -list"},
+		{"faulty2", second, plain, "-set faulty2 -list", "default -list"},
+	} {
+		bugs := sets[c.set]()
+		if len(bugs) == 0 {
+			t.Fatalf("set %s has no bug", c.set)
+		}
+		for _, b := range bugs {
+			row := "| " + b.Name + " | " + b.Rule + " |"
+			if !strings.Contains(c.out, row) {
+				t.Errorf("%s has no row for %s (%s)", c.outName, b.Name, b.Rule)
+			}
+			if strings.Contains(c.not, row) {
+				t.Errorf("%s lists %s of set %s", c.otherName, b.Name, c.set)
+			}
+		}
+	}
+}
+
+// TestFaulty2BugIsMeasured measures one faulty2 bug with one seed and a
+// small budget and wants it caught under its label, and the report to
+// name the set.
+func TestFaulty2BugIsMeasured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the conformance suite")
+	}
+	c, err := parse([]string{"-set", "faulty2", "-run", "^enomem-negated$", "-seeds", "1", "-budget", "1s"})
+	if err != nil || len(c.bugs) != 1 {
+		t.Fatalf("parse(-set faulty2 -run ^enomem-negated$) = %d bugs, %v; want 1", len(c.bugs), err)
+	}
+	m := measure(context.Background(), c.bugs, c, func(Run) {})
+	if len(m.Runs) != 1 || m.Runs[0].Error != "" || !slices.Contains(m.Runs[0].Rules, "POST-RETURN") {
+		t.Fatalf("measure(enomem-negated) = %+v; want one run failing POST-RETURN, no error", m.Runs)
+	}
+	var buf bytes.Buffer
+	if err := writeMarkdown(&buf, m); err != nil || !strings.Contains(buf.String(), "(drivers/faulty2)") || !strings.Contains(buf.String(), "| enomem-negated | POST-RETURN |") {
+		t.Errorf("writeMarkdown: %v; want the title to name drivers/faulty2 and a row for enomem-negated:\n%s", err, buf.String())
 	}
 }

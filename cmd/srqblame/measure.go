@@ -10,7 +10,6 @@ import (
 
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/drivers"
-	"github.com/srqconform/srqconform/drivers/faulty"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -76,10 +75,11 @@ type Figures struct {
 // Measurement is every run and the figures.
 type Measurement struct {
 	Command string        `json:"command"`
+	Set     string        `json:"set"`
 	Seeds   []uint64      `json:"seeds"`
 	Budget  time.Duration `json:"budget_ns,omitempty"`
 	Cases   int           `json:"cases,omitempty"`
-	Bugs    []faulty.Bug  `json:"-"`
+	Bugs    []bug         `json:"-"`
 	Runs    []Run         `json:"runs"`
 	Figures Figures       `json:"figures"`
 	Errors  int           `json:"errors"`
@@ -97,10 +97,10 @@ func options(c config, seed uint64) conformance.Options {
 
 // measure runs every bug under every seed, c.parallel at a time, telling
 // done of each finished run.
-func measure(ctx context.Context, bugs []faulty.Bug, c config, done func(Run)) Measurement {
+func measure(ctx context.Context, bugs []bug, c config, done func(Run)) Measurement {
 	start := time.Now()
 	type job struct {
-		b     faulty.Bug
+		b     bug
 		seed  uint64
 		i     int
 		start time.Time
@@ -160,7 +160,11 @@ feed:
 		runs[i] = Run{Bug: j.b.Name, Label: j.b.Rule, Seed: j.seed, Verdict: Error, Elapsed: time.Since(j.start),
 			Error: fmt.Sprintf("interrupted: conformance.Check still running %v after the interrupt", interruptGrace)}
 	}
-	m := Measurement{Command: command(c), Seeds: c.seeds, Bugs: bugs, Elapsed: time.Since(start)}
+	set := c.set
+	if set == "" {
+		set = defaultSet
+	}
+	m := Measurement{Command: command(c), Set: set, Seeds: c.seeds, Bugs: bugs, Elapsed: time.Since(start)}
 	if c.cases > 0 {
 		m.Cases = c.cases
 	} else {
@@ -179,10 +183,10 @@ feed:
 }
 
 // runOne runs conformance.Check on bug b with o.
-func runOne(ctx context.Context, b faulty.Bug, seed uint64, o conformance.Options) Run {
+func runOne(ctx context.Context, b bug, seed uint64, o conformance.Options) Run {
 	r := Run{Bug: b.Name, Label: b.Rule, Seed: seed}
 	start := time.Now()
-	rep, err := conformance.Check(ctx, b.Driver(), drivers.Config{}, o)
+	rep, err := conformance.Check(ctx, b.driver(), drivers.Config{}, o)
 	r.Elapsed = time.Since(start)
 	if rep != nil {
 		for _, rr := range rep.Rules {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/srqconform/srqconform/drivers/faulty"
 )
 
 // command is the command line a measurement ran with.
@@ -42,7 +40,7 @@ func writeMarkdown(w io.Writer, m Measurement) error {
 	if m.Cases > 0 {
 		bound = strconv.Itoa(m.Cases) + " random cases per run"
 	}
-	fmt.Fprintf(&b, "# Blame on the held-out bugs (drivers/faulty)\n\n")
+	fmt.Fprintf(&b, "# Blame on the held-out bugs (drivers/%s)\n\n", m.Set)
 	fmt.Fprintf(&b, "Command: `%s`; profile documented; seeds %v; %s; %d runs in %s.\n\n", m.Command, m.Seeds, bound, f.Runs, m.Elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "## Figures\n\n")
 	fmt.Fprintf(&b, "| figure | value |\n| --- | --- |\n")
@@ -130,7 +128,7 @@ func orDash(s string) string {
 }
 
 // writeList writes the bugs as a markdown table: name, label, description.
-func writeList(w io.Writer, bugs []faulty.Bug) error {
+func writeList(w io.Writer, bugs []bug) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## The bugs\n\n| bug | label | what the driver does, and why the label's statement says it is wrong |\n| --- | --- | --- |\n")
 	for _, bug := range bugs {

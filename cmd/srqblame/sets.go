@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/srqconform/srqconform/drivers"
+	"github.com/srqconform/srqconform/drivers/faulty"
+	"github.com/srqconform/srqconform/drivers/faulty2"
+)
+
+// bug is one held-out bug as srqblame measures it, whatever set it comes
+// from.
+type bug struct {
+	Name        string
+	Rule        string // the label: the rule the bug breaks
+	Description string
+	driver      func() drivers.Driver
+}
+
+// defaultSet is the set measured when -set is not given.
+const defaultSet = "faulty"
+
+// sets are the bug sets -set names: each returns its bugs in its own order.
+var sets = map[string]func() []bug{
+	"faulty": func() []bug {
+		var out []bug
+		for _, b := range faulty.All() {
+			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
+		}
+		return out
+	},
+	"faulty2": func() []bug {
+		var out []bug
+		for _, b := range faulty2.All() {
+			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
+		}
+		return out
+	},
+}
+
+// setNames lists the sets, sorted.
+func setNames() []string {
+	var names []string
+	for n := range sets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// selectBugs returns the bugs of set whose name matches re.
+func selectBugs(set string, re *regexp.Regexp) ([]bug, error) {
+	all, ok := sets[set]
+	if !ok {
+		return nil, fmt.Errorf("%w: -set %q, want one of %s", errUsage, set, strings.Join(setNames(), ", "))
+	}
+	return slices.DeleteFunc(all(), func(b bug) bool { return !re.MatchString(b.Name) }), nil
+}

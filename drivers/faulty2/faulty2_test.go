@@ -1,0 +1,128 @@
+package faulty2
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/srqconform/srqconform/drivers/emu"
+	"github.com/srqconform/srqconform/drivescript"
+	"github.com/srqconform/srqconform/model"
+)
+
+// TestEveryWitnessShowsItsBug wants each bug's witness transcript to differ
+// from the plain emulator's.
+func TestEveryWitnessShowsItsBug(t *testing.T) {
+	for _, b := range All() {
+		at, plain, buggy := Differs(b, b.Witness)
+		if at < 0 {
+			t.Errorf("bug %s: witness transcript equals the emulator's, want a difference:\n%s", b.Name, strings.Join(plain, "\n"))
+			continue
+		}
+		t.Logf("bug %s: line %d: emulator %q, bug %q", b.Name, at, line(plain, at), line(buggy, at))
+	}
+}
+
+func line(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(none)"
+}
+
+// TestSubtleBugsQuietOnTrivialRun wants every bug marked subtle to agree
+// with the emulator on the trivial run, which itself must have done
+// something: created, delivered and completed.
+func TestSubtleBugsQuietOnTrivialRun(t *testing.T) {
+	plain := Transcript(emu.New(), Trivial)
+	joined := strings.Join(plain, "\n")
+	if !strings.Contains(joined, "WRID:1") || !strings.Contains(joined, "WRID:2") || strings.Contains(joined, "no SRQ") {
+		t.Fatalf("the trivial run on the emulator completed nothing, want WRs 1 and 2 completed:\n%s", joined)
+	}
+	subtle := 0
+	for _, b := range All() {
+		if !b.Subtle {
+			continue
+		}
+		subtle++
+		if at, _, buggy := Differs(b, Trivial); at >= 0 {
+			t.Errorf("bug %s is marked subtle but shows on the trivial run at line %d: emulator %q, bug %q", b.Name, at, line(plain, at), line(buggy, at))
+		}
+	}
+	if subtle == 0 {
+		t.Error("no bug is marked subtle")
+	}
+}
+
+// TestWrapperWithoutBugIsTheEmulator wants the wrapper with no hook to
+// give the emulator's transcript on every witness, the trivial run and
+// random scripts, so that a difference is the bug's and not the wrapper's.
+func TestWrapperWithoutBugIsTheEmulator(t *testing.T) {
+	none := Bug{Name: "none"}
+	scripts := []func(*Script){Trivial}
+	for _, b := range All() {
+		scripts = append(scripts, b.Witness)
+	}
+	for i, sc := range scripts {
+		if at, plain, wrapped := Differs(none, sc); at >= 0 {
+			t.Errorf("script %d: the hookless wrapper differs from the emulator at line %d: %q, want %q", i, at, line(wrapped, at), line(plain, at))
+		}
+	}
+	for seed := uint64(1); seed <= 40; seed++ {
+		plain := drivescript.Transcript(context.Background(), emu.New(), seed, 60)
+		wrapped := drivescript.Transcript(context.Background(), none.Driver(), seed, 60)
+		if at := drivescript.FirstDifference(plain, wrapped); at >= 0 {
+			t.Errorf("random script %d: the hookless wrapper differs from the emulator at line %d: %q, want %q", seed, at, line(wrapped, at), line(plain, at))
+		}
+	}
+}
+
+// TestLabelsAndSpread wants at least 40 bugs with unique names, each
+// labelled with a rule of the catalogue, described and witnessed, over at
+// least 15 rules.
+func TestLabelsAndSpread(t *testing.T) {
+	bugs := All()
+	names := map[string]bool{}
+	rules := map[string]int{}
+	for _, b := range bugs {
+		if names[b.Name] {
+			t.Errorf("bug name %q is used twice", b.Name)
+		}
+		names[b.Name] = true
+		if _, ok := model.RuleByID(b.Rule); !ok {
+			t.Errorf("bug %s: label %q is not a rule of model.Rules()", b.Name, b.Rule)
+		}
+		if b.Description == "" || b.Witness == nil || b.hooks == nil && b.info == nil {
+			t.Errorf("bug %s: description %q, witness set %v, hooks set %v; want all three", b.Name, b.Description, b.Witness != nil, b.hooks != nil)
+		}
+		rules[b.Rule]++
+	}
+	if len(bugs) < 40 || len(rules) < 15 {
+		t.Errorf("%d bugs over %d rules, want at least 40 over at least 15", len(bugs), len(rules))
+	}
+}
+
+// TestSelectAndByName wants Select to filter by name and ByName to find a
+// bug and refuse an unknown name.
+func TestSelectAndByName(t *testing.T) {
+	got := Select(regexp.MustCompile("^limit-"))
+	if len(got) == 0 {
+		t.Fatal("Select(^limit-) found nothing, want the limit bugs")
+	}
+	for _, b := range got {
+		if !strings.HasPrefix(b.Name, "limit-") {
+			t.Errorf("Select(^limit-) returned %s", b.Name)
+		}
+	}
+	b, err := ByName("ring-wrap-loses-slot")
+	if err != nil || b.Rule != "POST-FULL" {
+		t.Errorf("ByName(ring-wrap-loses-slot) = %s %s, %v; want the POST-FULL bug", b.Name, b.Rule, err)
+	}
+	if _, err := ByName("no-such-bug"); err == nil {
+		t.Error("ByName(no-such-bug) returned no error")
+	}
+	if d := b.Driver(); d.Name() != "faulty2:ring-wrap-loses-slot" {
+		t.Errorf("Driver().Name() = %q, want faulty2:ring-wrap-loses-slot", d.Name())
+	}
+}
