@@ -87,3 +87,42 @@ func TestAGenericRuleLosesToASpecificOne(t *testing.T) {
 	assert.Equal(t, []string{"UD-GRH"}, d.Rules, "diagnosis %+v", d)
 	assert.Contains(t, d.Also, []string{"RECV-COMPLETION"}, "the catch-all explains it too, and loses")
 }
+
+// writeImmCompletion is a model with one RDMA Write with Immediate
+// delivered on qp0, and the completion the model expects of it.
+func writeImmCompletion(t *testing.T) (*Model, Observation) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64)))
+	mustRun(t, m, Arrive{QP: 0, Msg: Message{Opcode: WriteImm, Len: 16, Imm: 7}})
+	got, err := m.Expect(Poll{})
+	require.NoError(t, err)
+	require.Len(t, got.Completions, 1)
+	require.Equal(t, WCRecvRDMAWithImm, got.Completions[0].Opcode)
+	return m, got
+}
+
+// TestAWriteWithImmediatesLengthIsBlamedOnRecvWriteImm: a Write with
+// Immediate completing one byte short breaks RECV-WRITE-IMM, which says
+// what that completion holds, not FETCH-OPCODES, which says only whether
+// the message consumes a WR (both are at stake for the message).
+func TestAWriteWithImmediatesLengthIsBlamedOnRecvWriteImm(t *testing.T) {
+	m, got := writeImmCompletion(t)
+	got.Completions[0].ByteLen--
+	err := m.Step(Poll{}, got)
+	require.Error(t, err)
+	d := err.(*Deviation).Diagnose()
+	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Also, []string{"FETCH-OPCODES"}, "consuming a WR says nothing of byte_len")
+}
+
+// TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm: the
+// immediate of a Write with Immediate is RECV-WRITE-IMM's as well as
+// RECV-IMM's; the more specific rule is named.
+func TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm(t *testing.T) {
+	m, got := writeImmCompletion(t)
+	got.Completions[0].HasImm, got.Completions[0].Imm = false, 0
+	err := m.Step(Poll{}, got)
+	require.Error(t, err)
+	d := err.(*Deviation).Diagnose()
+	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
+}

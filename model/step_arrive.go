@@ -17,7 +17,7 @@ func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation, sta
 		return obs, nil
 	}
 	if got != nil {
-		if !allowed.Has(got.Peer) && !m.excuseStake(cqe{stake: stake}, rule) {
+		if !allowed.Has(got.Peer) && !m.excuseStake(cqe{stake: stake}, FieldPeer, rule) {
 			return obs, dev(rule, "peer outcome", allowed, got.Peer)
 		}
 		obs.Peer = got.Peer
