@@ -126,3 +126,27 @@ func TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm(t *testing
 	d := err.(*Deviation).Diagnose()
 	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAFitMisjudgedOnRCIsOneDeparture: an RC device that fails a message
+// its WR holds (it sums the SGE lengths short, by more than the boundary's
+// one byte) NAKs the sender and leaves the QP in ERR, so the next message
+// to that QP fails too. RECV-FIT explains both: adopting the failure the
+// sender heard carries its consequence, the QP in ERR, with it; it is
+// not a second departure of another rule.
+func TestAFitMisjudgedOnRCIsOneDeparture(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	do := func(op Op) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	do(CreateSRQ{MaxWR: 4, MaxSGE: 2})
+	do(CreateQP{Type: RC})
+	for _, s := range []QPState{Init, RTR, RTS} {
+		do(ModifyQP{QP: 0, State: s})
+	}
+	do(post(wr(1, 60, 40), wr(2, 64)))
+	nak := Observation{BadWR: -1, Peer: PeerError}
+	steps = append(steps, Step{Op: send(0, 99), Obs: nak}, Step{Op: send(0, 8), Obs: nak})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []string{"RECV-FIT"}, d.Rules, "diagnosis %+v", d)
+}

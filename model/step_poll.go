@@ -254,6 +254,12 @@ func (m *machine) completedInstead(i int, g Completion, rule string) int {
 // fault points foresee, and nothing in what it does not: the rule that
 // decides whether a message consumes a WR does not excuse its byte_len.
 func (m *machine) excuseStake(want cqe, fields Field, extra ...string) bool {
+	return m.excusedBy(want, fields, extra...) != ""
+}
+
+// excusedBy is excuseStake, returning the rule that took the departure
+// ("" when none did).
+func (m *machine) excusedBy(want cqe, fields Field, extra ...string) string {
 	for _, r := range extra {
 		m.touch(r)
 	}
@@ -263,15 +269,15 @@ func (m *machine) excuseStake(want cqe, fields Field, extra ...string) bool {
 	}
 	for _, r := range extra {
 		if r != "" && m.relaxed(r) && m.excuse(r) {
-			return true
+			return r
 		}
 	}
 	for _, r := range stake {
 		if Governs(r, fields) && m.relaxed(r) && m.excuse(r) {
-			return true
+			return r
 		}
 	}
-	return false
+	return ""
 }
 
 // adoptStatus adopts a completion status that a relaxed rule excused: an
