@@ -599,8 +599,9 @@ func (s *srq) InjectSRQError() error {
 }
 
 // CreateOther creates a second SRQ the way v says and destroys it at once:
-// only the errno of the create shows.
-// rule: CREATE-MAX
+// only the errno of the create shows (the variants of CREATE-EX as well as
+// the limits of CREATE-MAX).
+// rules: CREATE-MAX, CREATE-EX
 func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
