@@ -2,6 +2,7 @@ package model
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -149,4 +150,21 @@ func TestAFitMisjudgedOnRCIsOneDeparture(t *testing.T) {
 	steps = append(steps, Step{Op: send(0, 99), Obs: nak}, Step{Op: send(0, 8), Obs: nak})
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []string{"RECV-FIT"}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestDiagnosisPastItsDeadlineTriesNoPair: a trace only two rules explain
+// (an arm and a resize, both valid, both refused) is diagnosed with a
+// pair without a deadline, and left unexplained past one: the pair
+// search is what a deadline cuts.
+func TestDiagnosisPastItsDeadlineTriesNoPair(t *testing.T) {
+	m := New(Documented(), testCaps)
+	create := CreateSRQ{MaxWR: 4, MaxSGE: 2}
+	refused := Observation{Errno: EINVAL, BadWR: -1}
+	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: Arm{Limit: 1}, Obs: refused}, {Op: Resize{MaxWR: 8}, Obs: refused}}
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.Len(t, d.Rules, 2, "diagnosis %+v", d)
+	late := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(-time.Second))
+	assert.True(t, late.Unexplained, "diagnosis past the deadline %+v", late)
+	assert.Empty(t, late.Rules)
+	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}), "the zero deadline is none")
 }
