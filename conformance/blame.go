@@ -32,7 +32,7 @@ func (c *checker) settle(fs []*failing) bool {
 	var pending []*failing
 	added := false
 	for _, f := range fs {
-		f.diag = f.tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+		f.diag = c.diagnose(f.tr)
 		if f.tr.Deviation != nil && len(f.diag.Rules) == 0 && !f.diag.Unexplained {
 			// Replayed keeping every candidate, the trace is consistent:
 			// the run's model had dropped the candidate that explains it
@@ -48,7 +48,7 @@ func (c *checker) settle(fs []*failing) bool {
 	for len(pending) > 0 {
 		var still []*failing
 		for _, f := range pending {
-			f.diag = f.tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+			f.diag = c.diagnose(f.tr)
 			if len(f.diag.Rules) == 0 && !f.diag.Unexplained && last != nil {
 				// Consistent now: the set relaxed last explains it, with
 				// those relaxed before.
@@ -113,6 +113,17 @@ func (c *checker) settle(fs []*failing) bool {
 		c.record(*f, nil)
 	}
 	return added
+}
+
+// diagnose diagnoses a failing trace with the rules relaxed so far, the
+// search for pairs of rules bounded by the end of the refinements
+// (refineUntil, three budgets after the start): diagnosis stays within a
+// bound proportional to the budget, with or without Options.Duration.
+func (c *checker) diagnose(tr Trace) model.Diagnosis {
+	if tr.Deviation == nil {
+		return model.Diagnosis{}
+	}
+	return model.DiagnoseBy(c.opts.Profile, c.caps, c.relaxed, tr.modelSteps(), c.refineUntil)
 }
 
 // setRank orders rule sets by the tie-break order of their rules.

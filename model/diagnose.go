@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"slices"
+	"time"
 )
 
 // Diagnosis names the rules a failing trace shows broken: the smallest set
@@ -169,6 +170,18 @@ func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
 // DiagnoseAmong is Diagnose with the candidate rules limited to among (all
 // rules when among is nil).
 func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []string) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, among, time.Time{})
+}
+
+// DiagnoseBy is Diagnose within a deadline: past it, no pair of rules is
+// tried (their search replays the trace once per pair, the bulk of the
+// cost of a trace no single rule explains), and a trace that would need
+// one is left unexplained. The zero deadline is none.
+func DiagnoseBy(p Profile, c Caps, relaxed []string, steps []Step, deadline time.Time) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, nil, deadline)
+}
+
+func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []string, deadline time.Time) Diagnosis {
 	n, err, _ := replay(p, c, relaxed, steps)
 	if err == nil {
 		return Diagnosis{}
@@ -212,6 +225,9 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		// Two rules: at least one of them must get the replay past the
 		// step that failed.
 		for _, a := range helpers {
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				break
+			}
 			for _, b := range candidates {
 				if a == b || (slices.Contains(helpers, b) && Rank(b) < Rank(a)) {
 					continue

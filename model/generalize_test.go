@@ -2,6 +2,7 @@ package model
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,4 +87,84 @@ func TestAGenericRuleLosesToASpecificOne(t *testing.T) {
 	d := err.(*Deviation).Diagnose()
 	assert.Equal(t, []string{"UD-GRH"}, d.Rules, "diagnosis %+v", d)
 	assert.Contains(t, d.Also, []string{"RECV-COMPLETION"}, "the catch-all explains it too, and loses")
+}
+
+// writeImmCompletion is a model with one RDMA Write with Immediate
+// delivered on qp0, and the completion the model expects of it.
+func writeImmCompletion(t *testing.T) (*Model, Observation) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64)))
+	mustRun(t, m, Arrive{QP: 0, Msg: Message{Opcode: WriteImm, Len: 16, Imm: 7}})
+	got, err := m.Expect(Poll{})
+	require.NoError(t, err)
+	require.Len(t, got.Completions, 1)
+	require.Equal(t, WCRecvRDMAWithImm, got.Completions[0].Opcode)
+	return m, got
+}
+
+// TestAWriteWithImmediatesLengthIsBlamedOnRecvWriteImm: a Write with
+// Immediate completing one byte short breaks RECV-WRITE-IMM, which says
+// what that completion holds, not FETCH-OPCODES, which says only whether
+// the message consumes a WR (both are at stake for the message).
+func TestAWriteWithImmediatesLengthIsBlamedOnRecvWriteImm(t *testing.T) {
+	m, got := writeImmCompletion(t)
+	got.Completions[0].ByteLen--
+	err := m.Step(Poll{}, got)
+	require.Error(t, err)
+	d := err.(*Deviation).Diagnose()
+	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Also, []string{"FETCH-OPCODES"}, "consuming a WR says nothing of byte_len")
+}
+
+// TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm: the
+// immediate of a Write with Immediate is RECV-WRITE-IMM's as well as
+// RECV-IMM's; the more specific rule is named.
+func TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm(t *testing.T) {
+	m, got := writeImmCompletion(t)
+	got.Completions[0].HasImm, got.Completions[0].Imm = false, 0
+	err := m.Step(Poll{}, got)
+	require.Error(t, err)
+	d := err.(*Deviation).Diagnose()
+	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAFitMisjudgedOnRCIsOneDeparture: an RC device that fails a message
+// its WR holds (it sums the SGE lengths short, by more than the boundary's
+// one byte) NAKs the sender and leaves the QP in ERR, so the next message
+// to that QP fails too. RECV-FIT explains both: adopting the failure the
+// sender heard carries its consequence, the QP in ERR, with it; it is
+// not a second departure of another rule.
+func TestAFitMisjudgedOnRCIsOneDeparture(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	do := func(op Op) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	do(CreateSRQ{MaxWR: 4, MaxSGE: 2})
+	do(CreateQP{Type: RC})
+	for _, s := range []QPState{Init, RTR, RTS} {
+		do(ModifyQP{QP: 0, State: s})
+	}
+	do(post(wr(1, 60, 40), wr(2, 64)))
+	nak := Observation{BadWR: -1, Peer: PeerError}
+	steps = append(steps, Step{Op: send(0, 99), Obs: nak}, Step{Op: send(0, 8), Obs: nak})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []string{"RECV-FIT"}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestDiagnosisPastItsDeadlineTriesNoPair: a trace only two rules explain
+// (an arm and a resize, both valid, both refused) is diagnosed with a
+// pair without a deadline, and left unexplained past one: the pair
+// search is what a deadline cuts.
+func TestDiagnosisPastItsDeadlineTriesNoPair(t *testing.T) {
+	m := New(Documented(), testCaps)
+	create := CreateSRQ{MaxWR: 4, MaxSGE: 2}
+	refused := Observation{Errno: EINVAL, BadWR: -1}
+	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: Arm{Limit: 1}, Obs: refused}, {Op: Resize{MaxWR: 8}, Obs: refused}}
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.Len(t, d.Rules, 2, "diagnosis %+v", d)
+	late := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(-time.Second))
+	assert.True(t, late.Unexplained, "diagnosis past the deadline %+v", late)
+	assert.Empty(t, late.Rules)
+	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}), "the zero deadline is none")
 }

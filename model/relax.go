@@ -214,3 +214,42 @@ func openField(p *Profile, name string) {
 	}
 	v.Set(reflect.ValueOf(k.build(vals)))
 }
+
+// Field is a set of the parts of what a message leaves behind that a
+// rule of receiving governs: a completion's fields and the peer's outcome.
+type Field uint8
+
+// The fields of a message's outcome.
+const (
+	FieldStatus  Field = 1 << iota // the completion's status (and what it does to the QP)
+	FieldOpcode                    // the completion's opcode
+	FieldByteLen                   // the completion's byte_len
+	FieldImm                       // the completion's immediate
+	FieldPayload                   // the bytes scattered into the WR's SGEs
+	FieldPeer                      // what the sender hears
+)
+
+// governs lists, for each rule that a message's completion can have at
+// stake (cqe.stake), the fields its statement constrains. A rule about
+// whether a message is processed at all (the QP state rules, which
+// opcodes consume) governs what the sender hears; a rule about whether
+// it fits governs the status, the length, where the bytes go and the
+// sender's outcome; the immediate's rules govern the immediate.
+var governs = map[string]Field{
+	"QP-NOFETCH-STATES": FieldPeer,
+	"QP-FETCH-STATES":   FieldPeer,
+	"FETCH-OPCODES":     FieldPeer,
+	"SRQ-ERR-NOFETCH":   FieldPeer,
+	"RECV-IMM":          FieldImm,
+	"RECV-WRITE-IMM":    FieldStatus | FieldOpcode | FieldByteLen | FieldImm | FieldPayload | FieldPeer,
+	"UD-GRH":            FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	"SGE-LEN0":          FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	"RECV-NUMSGE0":      FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	"RECV-FIT":          FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	"RECV-BAD-KEY":      FieldStatus | FieldPayload | FieldPeer,
+	"RECV-TOO-LARGE":    FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+}
+
+// Governs reports whether rule's statement constrains every one of the
+// given fields of a message's outcome.
+func Governs(rule string, fields Field) bool { return governs[rule]&fields == fields }

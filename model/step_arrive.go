@@ -8,21 +8,57 @@ import (
 // peerResult checks the peer's outcome against the allowed set; relaxed,
 // rule admits any outcome.
 func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, error) {
+	obs, _, err := m.peerExcused(rule, allowed, got, stake...)
+	return obs, err
+}
+
+// peerExcused is peerResult, returning also the rule that excused an
+// outcome outside the allowed set ("" when none had to).
+func (m *machine) peerExcused(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, string, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
 	if got != nil && got.Peer == PeerSilent {
 		if err := silentPeer(rule, allowed); err != nil {
-			return obs, err
+			return obs, "", err
 		}
 		obs.Peer = got.Peer
-		return obs, nil
+		return obs, "", nil
 	}
+	by := ""
 	if got != nil {
-		if !allowed.Has(got.Peer) && !m.excuseStake(cqe{stake: stake}, rule) {
-			return obs, dev(rule, "peer outcome", allowed, got.Peer)
+		if !allowed.Has(got.Peer) {
+			if by = m.excusedBy(cqe{stake: stake}, FieldPeer, rule); by == "" {
+				return obs, "", dev(rule, "peer outcome", allowed, got.Peer)
+			}
 		}
 		obs.Peer = got.Peer
 	}
-	return obs, nil
+	return obs, by, nil
+}
+
+// failedInstead adopts what follows from a peer told of an error where
+// the model completed the message (the last completion, on RC qp n) with
+// success, when rule excused it: the completion is an error of the kind
+// rule governs, and the QP may have gone to ERR, as a device failing the
+// message would leave it. One departure, not a new one at every later
+// step its consequences show.
+func (m *machine) failedInstead(n int, rule string) {
+	last := len(m.cq) - 1
+	if last < 0 || m.cq[last].c.Status != WCSuccess || m.cq[last].c.QP != n || !Governs(rule, FieldStatus) {
+		return // a rule of whether the message is processed says nothing of its status
+	}
+	statuses := AnyError
+	switch {
+	case rule == "RECV-BAD-KEY":
+		statuses = m.prof.KeyErrorStatus
+	case Governs(rule, FieldByteLen|FieldStatus):
+		statuses = m.prof.OversizeRCStatus // the message did not fit
+	}
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	e := &m.cq[last]
+	e.allowed, e.c.Status, e.c.HasImm, e.c.Imm = statuses, statuses.First(), false, 0
+	if q := m.qps[n]; q.state != Err && !q.gone && m.branch(2) == 1 {
+		m.enterErr(n)
+	}
 }
 
 // dropped is what a peer may see for a message the receiver drops.
@@ -161,7 +197,11 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 		// The rules of what the model just completed.
 		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
 	}
-	return m.peerResult(rule, allowed, got, stake...)
+	obs, by, err := m.peerExcused(rule, allowed, got, stake...)
+	if err == nil && by != "" && len(m.cq) > before && rc && got.Peer == PeerError {
+		m.failedInstead(o.QP, by)
+	}
+	return obs, err
 }
 
 func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {

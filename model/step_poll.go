@@ -136,7 +136,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			continue
 		}
 		if !want.allowed.Has(g.Status) {
-			if !m.narrow && m.excuseStake(want, want.rule) {
+			if !m.narrow && m.excuseStake(want, FieldStatus, want.rule) {
 				m.adoptStatus(g)
 				continue
 			}
@@ -146,7 +146,14 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			continue
 		}
 		if g.Opcode != want.c.Opcode || g.ByteLen != want.c.ByteLen {
-			if m.excuseStake(want) {
+			var differ Field
+			if g.Opcode != want.c.Opcode {
+				differ |= FieldOpcode
+			}
+			if g.ByteLen != want.c.ByteLen {
+				differ |= FieldByteLen
+			}
+			if m.excuseStake(want, differ) {
 				continue // the specific rule's departure: the rest of it is the device's
 			}
 			if !m.excuse("RECV-COMPLETION") {
@@ -156,10 +163,10 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 				return dev("RECV-COMPLETION", what+" byte_len", want.c.ByteLen, g.ByteLen)
 			}
 		}
-		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuse("RECV-IMM") {
+		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuseStake(want, FieldImm, "RECV-IMM") {
 			return dev("RECV-IMM", what+" immediate", want.c, g)
 		}
-		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want) && !m.excuse("RECV-COMPLETION") {
+		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want, FieldPayload) && !m.excuse("RECV-COMPLETION") {
 			return dev("RECV-COMPLETION", fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
 		}
 	}
@@ -237,12 +244,20 @@ func (m *machine) completedInstead(i int, g Completion, rule string) int {
 	return slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
 }
 
-// excuseStake excuses a departure in a completion's fields as one of the
-// specific rules that governed it (cqe.stake), or of the extra rules
-// given: the first of them relaxed takes it. A relaxed rule admits any
-// departure in what it governs, not only the misbehaviours its fault
-// points foresee.
-func (m *machine) excuseStake(want cqe, extra ...string) bool {
+// excuseStake excuses a departure in the given fields of a completion
+// (or of the peer's outcome) as one of the specific rules that governed
+// its message (cqe.stake) and govern those fields (Governs), or of the
+// extra rules given: the first of them relaxed takes it. A relaxed rule
+// admits any departure in what it governs, not only the misbehaviours its
+// fault points foresee, and nothing in what it does not: the rule that
+// decides whether a message consumes a WR does not excuse its byte_len.
+func (m *machine) excuseStake(want cqe, fields Field, extra ...string) bool {
+	return m.excusedBy(want, fields, extra...) != ""
+}
+
+// excusedBy is excuseStake, returning the rule that took the departure
+// ("" when none did).
+func (m *machine) excusedBy(want cqe, fields Field, extra ...string) string {
 	for _, r := range extra {
 		m.touch(r)
 	}
@@ -250,12 +265,17 @@ func (m *machine) excuseStake(want cqe, extra ...string) bool {
 	if m.narrow {
 		stake = nil
 	}
-	for _, r := range append(extra, stake...) {
+	for _, r := range extra {
 		if r != "" && m.relaxed(r) && m.excuse(r) {
-			return true
+			return r
 		}
 	}
-	return false
+	for _, r := range stake {
+		if Governs(r, fields) && m.relaxed(r) && m.excuse(r) {
+			return r
+		}
+	}
+	return ""
 }
 
 // adoptStatus adopts a completion status that a relaxed rule excused: an

@@ -251,8 +251,9 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	return s.cfg.heard(q.deliver(msg)), nil
 }
 
-// dropped is what the peer hears when the QP drops a message.
-// rule: QP-NOFETCH-STATES
+// dropped is what the peer hears when the QP drops a message: one it
+// does not process (QP-NOFETCH-STATES), or one it failed (fail).
+// rules: QP-NOFETCH-STATES, RECV-TOO-LARGE, RECV-BAD-KEY
 func (q *qp) dropped() drivers.PeerStatus {
 	if q.typ == drivers.RC {
 		return peerErr

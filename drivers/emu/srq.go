@@ -182,6 +182,7 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 			if s.cfg.has(BadWROffByOne) {
 				bad++
 			}
+			// rules: POST-BADWR, POST-RETURN
 			return s.errno(e), bad
 		}
 		// rule: FETCH-FIFO
@@ -322,8 +323,8 @@ func (s *srq) release(w wqe) {
 	}
 }
 
-// arm arms the limit at l (non-zero).
-// rules: LIMIT-ARM, QUERY-LIMIT
+// arm arms the limit at l (non-zero): the level checkLimit fires below.
+// rules: LIMIT-ARM, QUERY-LIMIT, LIMIT-FIRE
 func (s *srq) arm(l uint32) {
 	s.armed, s.shown = l, l
 	// rule: none (remembers the first limit for query-limit-stale)
@@ -335,7 +336,7 @@ func (s *srq) arm(l uint32) {
 // checkLimit fires the limit if the outstanding count dropped below it.
 // rule: LIMIT-FIRE
 func (s *srq) checkLimit() {
-	// rules: LIMIT-DISARM, LIMIT-ONCE
+	// rules: LIMIT-DISARM, LIMIT-ONCE, LIMIT-FIRE
 	if s.armed == 0 || s.cfg.has(LimitNever) {
 		return
 	}
@@ -598,8 +599,9 @@ func (s *srq) InjectSRQError() error {
 }
 
 // CreateOther creates a second SRQ the way v says and destroys it at once:
-// only the errno of the create shows.
-// rule: CREATE-MAX
+// only the errno of the create shows (the variants of CREATE-EX as well as
+// the limits of CREATE-MAX).
+// rules: CREATE-MAX, CREATE-EX
 func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -678,6 +680,8 @@ func (s *srq) sgeLen(g drivers.SGE) uint64 {
 	if g.Length == 0 && !s.cfg.has(ZeroLengthZero) {
 		return zeroLenBytes
 	}
+	// A non-zero length holds as many bytes: the sum RECV-FIT compares.
+	// rule: RECV-FIT
 	return uint64(g.Length)
 }
 
