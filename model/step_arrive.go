@@ -56,7 +56,7 @@ func (m *machine) failedInstead(n int, rule string) {
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	e := &m.cq[last]
 	e.allowed, e.c.Status, e.c.HasImm, e.c.Imm = statuses, statuses.First(), false, 0
-	if q := m.qps[n]; q.state != Err && !q.gone && m.branch(2) == 1 {
+	if q := m.qps.at(n); q.state != Err && !q.gone && m.branch(2) == 1 {
 		m.enterErr(n)
 	}
 }
