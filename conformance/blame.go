@@ -265,7 +265,7 @@ func (c *checker) unify() {
 	set := []string{best.rule}
 	for i := range c.rep.Failures {
 		f := &c.rep.Failures[i]
-		d := chooseDiagnosis(f.Trace.diagnose(c.opts.Profile, c.caps, nil), set, c.opts.Profile, c.caps, nil, f.Trace)
+		d := chooseDiagnosis(f.Trace.diagnoseBy(c.opts.Profile, c.caps, nil, c.refineUntil), set, c.opts.Profile, c.caps, nil, f.Trace)
 		f.Rules, f.Rule, f.Trace.Diagnosis = set, best.rule, &d
 		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil
 	}
@@ -298,7 +298,7 @@ func (c *checker) prune() {
 				continue
 			}
 			base := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x string) bool { return x == r })
-			d := model.DiagnoseAmong(c.opts.Profile, c.caps, base, f.Trace.modelSteps(), others)
+			d := model.DiagnoseAmongBy(c.opts.Profile, c.caps, base, f.Trace.modelSteps(), others, c.refineUntil)
 			if len(d.Rules) == 0 {
 				ok = false
 				break
@@ -329,7 +329,7 @@ func (c *checker) disambiguate(tr Trace) Trace {
 	if time.Now().After(c.refineUntil) {
 		return tr
 	}
-	d := tr.diagnose(c.opts.Profile, c.caps, c.relaxed)
+	d := tr.diagnoseBy(c.opts.Profile, c.caps, c.relaxed, c.refineUntil)
 	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
 		return tr
 	}
@@ -350,7 +350,7 @@ func (c *checker) disambiguate(tr Trace) Trace {
 	if t.Deviation == nil {
 		return tr
 	}
-	if d2 := t.diagnose(c.opts.Profile, c.caps, c.relaxed); len(d2.Rules) > 0 && len(d2.Also) < len(d.Also) {
+	if d2 := t.diagnoseBy(c.opts.Profile, c.caps, c.relaxed, c.refineUntil); len(d2.Rules) > 0 && len(d2.Also) < len(d.Also) {
 		return t
 	}
 	return tr
@@ -404,7 +404,7 @@ func (c *checker) minimize(f *Failure) {
 	if len(tr.Ops()) == len(f.Trace.Ops()) {
 		return // nothing could go (evidence steps do not count)
 	}
-	d := chooseDiagnosis(tr.diagnose(c.opts.Profile, c.caps, base), f.Rules, c.opts.Profile, c.caps, base, tr)
+	d := chooseDiagnosis(tr.diagnoseBy(c.opts.Profile, c.caps, base, c.refineUntil), f.Rules, c.opts.Profile, c.caps, base, tr)
 	tr.Diagnosis = &d
 	f.Trace = tr
 	f.Replay = c.replay(tr.Ops(), f.Rule, f.Source, base)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/srqconform/srqconform/model"
 )
@@ -74,6 +75,14 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []string) mode
 		return model.Diagnosis{}
 	}
 	return model.Diagnose(p, caps, relaxed, t.modelSteps())
+}
+
+// diagnoseBy is diagnose within a deadline (model.DiagnoseBy).
+func (t Trace) diagnoseBy(p model.Profile, caps model.Caps, relaxed []string, deadline time.Time) model.Diagnosis {
+	if t.Deviation == nil {
+		return model.Diagnosis{}
+	}
+	return model.DiagnoseBy(p, caps, relaxed, t.modelSteps(), deadline)
 }
 
 // Failed reports whether the trace ends in a deviation or an error.

@@ -126,15 +126,21 @@ func replay(p Profile, c Caps, rules []string, steps []Step, count ...string) (i
 // get past the step where the trace first fails is not worth the wide
 // replay, whose cost grows with every fault point the rules open.
 func replayPast(p Profile, c Caps, rules []string, steps []Step, past int, count ...string) (int, error, []FaultUse) {
+	return replayPastBy(p, c, rules, steps, past, time.Time{}, count...)
+}
+
+// replayPastBy is replayPast within a deadline (zero: none): past it no
+// wide replay starts, and one under way stops where it is, failing there.
+func replayPastBy(p Profile, c Caps, rules []string, steps []Step, past int, deadline time.Time, count ...string) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
 	}
 	for i, s := range steps {
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
-			if m.pruned && m.width < maxCandidates && i > past {
+			if m.pruned && m.width < maxCandidates && i > past && !passed(deadline) {
 				// The beam may have dropped the explaining candidate.
-				return replayWide(p, c, rules, steps, count...)
+				return replayWide(p, c, rules, steps, deadline, count...)
 			}
 			return i, err, nil
 		}
@@ -142,20 +148,30 @@ func replayPast(p Profile, c Caps, rules []string, steps []Step, past int, count
 	return len(steps), nil, m.Faults(count...)
 }
 
-// replayWide is replay keeping up to maxCandidates candidates.
-func replayWide(p Profile, c Caps, rules []string, steps []Step, count ...string) (int, error, []FaultUse) {
+// replayWide is replay keeping up to maxCandidates candidates; past the
+// deadline (zero: none) it stops where it is, failing there.
+func replayWide(p Profile, c Caps, rules []string, steps []Step, deadline time.Time, count ...string) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
 	}
 	m.width = maxCandidates
 	for i, s := range steps {
+		if passed(deadline) {
+			return i, errDiagnosisDeadline, nil
+		}
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
 			return i, err, nil
 		}
 	}
 	return len(steps), nil, m.Faults(count...)
 }
+
+// errDiagnosisDeadline ends a wide replay that ran past its deadline.
+var errDiagnosisDeadline = errors.New("model: diagnosis deadline passed during a wide replay")
+
+// passed reports whether a deadline is set and past.
+func passed(deadline time.Time) bool { return !deadline.IsZero() && time.Now().After(deadline) }
 
 // advanceQuiet is Step without history or diagnosis.
 func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op, &got) }
@@ -176,9 +192,15 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 // DiagnoseBy is Diagnose within a deadline: past it, no pair of rules is
 // tried (their search replays the trace once per pair, the bulk of the
 // cost of a trace no single rule explains), and a trace that would need
-// one is left unexplained. The zero deadline is none.
+// one is left unexplained; nor does a single rule's replay widen its beam
+// (a wide replay under way stops). The zero deadline is none.
 func DiagnoseBy(p Profile, c Caps, relaxed []string, steps []Step, deadline time.Time) Diagnosis {
 	return diagnoseAmong(p, c, relaxed, steps, nil, deadline)
+}
+
+// DiagnoseAmongBy is DiagnoseAmong within a deadline, as DiagnoseBy.
+func DiagnoseAmongBy(p Profile, c Caps, relaxed []string, steps []Step, among []string, deadline time.Time) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, among, deadline)
 }
 
 func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []string, deadline time.Time) Diagnosis {
@@ -212,7 +234,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 	var singles []found
 	var helpers []string // rules that let the replay get further
 	for _, r := range candidates {
-		k, err, faults := replayPast(p, c, append(slices.Clone(relaxed), r), steps, n, r)
+		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
 		switch {
 		case err == nil:
 			singles = append(singles, found{[]string{r}, faults})
@@ -225,7 +247,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		// Two rules: at least one of them must get the replay past the
 		// step that failed.
 		for _, a := range helpers {
-			if !deadline.IsZero() && time.Now().After(deadline) {
+			if passed(deadline) {
 				break
 			}
 			for _, b := range candidates {
