@@ -101,6 +101,7 @@ func (c *vmConfig) guestOptions(prog string, stderr io.Writer) qemuvm.Options {
 		Accel:      c.accel,
 		CacheDir:   c.cache,
 		Stress:     c.stress,
+		Patches:    c.patches,
 	}
 	if c.verbose {
 		opts.Log, opts.Console = stderr, stderr
@@ -125,10 +126,7 @@ func (c *vmConfig) runConcurrent(ctx context.Context, opts qemuvm.Options, stdou
 	}
 	res, err := qemuvm.Run(ctx, opts)
 	if err != nil {
-		if interrupted(ctx) {
-			return vmInterrupted(stderr)
-		}
-		return fail(stderr, "vm: %v", err)
+		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
 	stderr.Write(res.Stderr)
@@ -148,10 +146,7 @@ func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, s
 	opts.Args = append(opts.Args, "/replay.json")
 	res, err := qemuvm.Run(ctx, opts)
 	if err != nil {
-		if interrupted(ctx) {
-			return vmInterrupted(stderr)
-		}
-		return fail(stderr, "vm: %v", err)
+		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
 	stdout.Write(res.Output)
 	stderr.Write(res.Stderr)
@@ -163,10 +158,7 @@ func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, s
 func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, stderr io.Writer) int {
 	res, err := qemuvm.Run(ctx, opts)
 	if err != nil {
-		if interrupted(ctx) {
-			return vmInterrupted(stderr)
-		}
-		return fail(stderr, "vm: %v", err)
+		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
 	rep, code := guestRunReport(res.Output, res.ExitCode, res.Stderr, stderr)
 	if rep == nil {
@@ -178,6 +170,7 @@ func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, st
 	if res.RDMACoreVersion != "" {
 		rep.Device.RDMACore = res.RDMACoreVersion
 	}
+	rep.Device.Patches = strings.Join(patchNames(res.Patched), ", ")
 	if len(res.Stderr) > 0 && c.runs > 1 {
 		stderr.Write(res.Stderr) // the per-run lines
 	}
@@ -188,7 +181,89 @@ func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, st
 	// With -runs the guest saw every run: a run it found failing a rule
 	// -known does not list made it exit 1.
 	unknownElsewhere := c.runs > 1 && res.ExitCode == exitDeviates
-	return finalStatus(rep, c.outs, nil, c.known, unknownElsewhere, stderr)
+	code = finalStatus(rep, c.outs, nil, c.known, unknownElsewhere, stderr)
+	if res.Crash != nil {
+		// An oops the guest lived through: a finding all the same.
+		fmt.Fprintf(stderr, "srqconform: vm: FINDING: %s\n%s\n", res.Crash.Summary(), res.Crash.Excerpt)
+		return exitDeviates
+	}
+	return code
+}
+
+// runFailed reports a guest run that returned no result: a kernel crash
+// or hang (a finding, exit 1, written as the report), an interruption,
+// or a harness or usage error (a patch that does not apply or build
+// among them), exit 2.
+func (c *vmConfig) runFailed(ctx context.Context, res *qemuvm.Result, err error, stdout, stderr io.Writer) int {
+	var kc *qemuvm.KernelCrashError
+	switch {
+	case errors.As(err, &kc):
+		fmt.Fprintf(stderr, "srqconform: vm: FINDING: %s\n", kc.Crash.Summary())
+		if werr := c.writeCrash(res, kc.Crash, stdout); werr != nil {
+			return fail(stderr, "%v", werr)
+		}
+		return exitDeviates
+	case interrupted(ctx):
+		return vmInterrupted(stderr)
+	}
+	return fail(stderr, "vm: %v", err)
+}
+
+// crashReport is the report of a guest whose kernel crashed or hung.
+type crashReport struct {
+	Finding *qemuvm.KernelCrash `json:"finding"`
+	Kernel  string              `json:"kernel"`
+	Profile string              `json:"profile"`
+	Seed    uint64              `json:"seed"`
+	Patches []string            `json:"patches,omitempty"`
+}
+
+// writeCrash writes the crash as the run's report (-o or stdout, and
+// -json): JSON with -format json, else text.
+func (c *vmConfig) writeCrash(res *qemuvm.Result, kc *qemuvm.KernelCrash, stdout io.Writer) error {
+	cr := crashReport{Finding: kc, Profile: c.pname, Seed: c.seed}
+	if res != nil {
+		cr.Patches = patchNames(res.Patched)
+		if res.Kernel != nil {
+			cr.Kernel = res.Kernel.Release
+		}
+	}
+	js, _ := json.MarshalIndent(cr, "", "  ")
+	js = append(js, '\n')
+	text := fmt.Sprintf("verdict: %s\nkernel %s; profile %s; seed %d\n", strings.ToUpper(kc.Kind), cr.Kernel, cr.Profile, cr.Seed)
+	if len(cr.Patches) > 0 {
+		text += "driver rebuilt with patches: " + strings.Join(cr.Patches, ", ") + "\n"
+	}
+	text += kc.Summary() + "\nconsole:\n" + kc.Excerpt + "\n"
+	body := []byte(text)
+	if c.format == "json" {
+		body = js
+	}
+	if c.jsonOut != "" {
+		if err := os.WriteFile(c.jsonOut, js, 0o644); err != nil {
+			return fmt.Errorf("write -json %s: %w", c.jsonOut, err)
+		}
+	}
+	if c.out != "" {
+		if err := os.WriteFile(c.out, body, 0o644); err != nil {
+			return fmt.Errorf("write -o %s: %w", c.out, err)
+		}
+		return nil
+	}
+	_, err := stdout.Write(body)
+	return err
+}
+
+// patchNames names a patched module's patches as "NAME sha256:HEX".
+func patchNames(b *qemuvm.ModuleBuild) []string {
+	if b == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range b.Patches {
+		out = append(out, p.Name+" sha256:"+p.SHA256)
+	}
+	return out
 }
 
 // guestRunReport decodes the report the guest's srqconform run printed.
@@ -210,6 +285,10 @@ func guestRunReport(out []byte, guestExit int, guestStderr []byte, stderr io.Wri
 // gcc-12 in 1m12s" or ", siw.ko cached"; "" for rxe.
 func siwSummary(res *qemuvm.Result) string {
 	switch {
+	case res.Patched != nil && res.Patched.Cached:
+		return fmt.Sprintf(", %s.ko with %d patch(es) cached", res.Patched.Module, len(res.Patched.Patches))
+	case res.Patched != nil:
+		return fmt.Sprintf(", %s.ko with %d patch(es) built with %s in %v", res.Patched.Module, len(res.Patched.Patches), res.Patched.Compiler, res.Patched.Total)
 	case res.Siw == nil:
 		return ""
 	case res.Siw.Cached:

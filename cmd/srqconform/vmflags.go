@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +47,23 @@ type vmFlags struct {
 	checkTimeout  time.Duration
 	stress        int
 	reduce        time.Duration
+	patches       repeated
+}
+
+// repeated is a flag that may be given more than once; it keeps every
+// value in order.
+type repeated []string
+
+// String implements flag.Value.
+func (r *repeated) String() string { return strings.Join(*r, ",") }
+
+// Set implements flag.Value.
+func (r *repeated) Set(s string) error {
+	if s == "" {
+		return errors.New("empty value")
+	}
+	*r = append(*r, s)
+	return nil
 }
 
 // vmConfig is what the vm command runs, derived from its flags once they
@@ -58,6 +76,8 @@ type vmConfig struct {
 	known     conformance.Known
 	hostCheck concurrent.CheckOptions
 	outs      outputs
+	// patchInfo is each -patch as read: its hash and path form.
+	patchInfo []qemuvm.Patch
 }
 
 // newVMFlags defines the vm command's flags on a new flag set.
@@ -92,6 +112,7 @@ func newVMFlags(stdout, stderr io.Writer) *vmFlags {
 	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
 	fs.IntVar(&f.stress, "stress", 0, "keep this many busy processes on the host while the guest runs, as on a busy CI runner (stopped at the end and on Ctrl-C)")
 	fs.DurationVar(&f.reduce, "reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
+	fs.Var(&f.patches, "patch", "rebuild the kernel driver (rdma_rxe.ko with -provider rxe, siw.ko with siw) from the suite's own linux-source with this patch applied, in a chroot of the suite with its compiler, and boot with it; repeatable, applied in order; paths a/rxe_resp.c or a/drivers/infiniband/sw/rxe/rxe_resp.c; the build is cached by kernel, provider and patch hashes")
 	return f
 }
 
@@ -161,6 +182,9 @@ func (f *vmFlags) check() (*vmConfig, string) {
 	if msg := c.chooseKernel(); msg != "" {
 		return nil, msg
 	}
+	if msg := c.readPatches(); msg != "" {
+		return nil, msg
+	}
 	c.pname = f.profile
 	if c.pname == "" {
 		c.pname = defaultProfileFor(f.provider, c.suite)
@@ -215,6 +239,25 @@ func (c *vmConfig) chooseKernel() string {
 		c.k, c.suite = qemuvm.CustomKernel(c.image, c.modules), "custom"
 	} else if !slices.Contains(qemuvm.Suites(), c.kernel) {
 		return fmt.Sprintf("unknown kernel suite %q: want one of %s, or -image and -modules", c.kernel, strings.Join(qemuvm.Suites(), ", "))
+	}
+	return ""
+}
+
+// readPatches reads every -patch: a file that is not a patch to the
+// provider's driver directory is refused before anything is built.
+func (c *vmConfig) readPatches() string {
+	if len(c.patches) == 0 {
+		return ""
+	}
+	if c.suite == "custom" {
+		return "-patch needs a Debian suite kernel (-kernel): the driver is rebuilt from the suite's linux-source; with -image, build the module in your own tree"
+	}
+	for _, f := range c.patches {
+		p, err := qemuvm.ReadPatch(f, c.provider)
+		if err != nil {
+			return err.Error()
+		}
+		c.patchInfo = append(c.patchInfo, p)
 	}
 	return ""
 }
