@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -236,8 +238,8 @@ func makeModule(ctx context.Context, r *buildRoot, provider string, patches []Pa
 	cfg := moduleConfigs[provider]
 	// /proc in a private mount namespace: sid's objtool reads it, and the
 	// mount ends with the namespace.
-	script := `mount -t proc proc "$1/proc" && exec chroot "$1" make -C "$2" M="$3" "$4=m" modules`
-	mk := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", r.Dir, r.headers(), inChroot, cfg)
+	script := `mount -t proc proc "$1/proc" && exec chroot "$1" make -j"$5" -C "$2" M="$3" "$4=m" modules`
+	mk := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", r.Dir, r.headers(), inChroot, cfg, strconv.Itoa(runtime.NumCPU()))
 	if out, err := mk.CombinedOutput(); err != nil {
 		if ctx.Err() != nil {
 			return "", job, ctx.Err()
