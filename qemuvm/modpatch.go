@@ -48,7 +48,11 @@ func ReadPatch(file, provider string) (Patch, error) {
 		return Patch{}, fmt.Errorf("vm: read patch: %w", err)
 	}
 	sum := sha256.Sum256(data)
-	p := Patch{File: file, Name: filepath.Base(file), SHA256: hex.EncodeToString(sum[:])}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return Patch{}, fmt.Errorf("vm: patch %s: %w", file, err)
+	}
+	p := Patch{File: abs, Name: filepath.Base(file), SHA256: hex.EncodeToString(sum[:])}
 	p.Strip, p.Files, err = patchPaths(data, provider)
 	if err != nil {
 		return Patch{}, fmt.Errorf("vm: patch %s: %w", file, err)
