@@ -206,3 +206,35 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// WriteIndex writes the index as a Markdown table: entry, upstream,
+// what it does, the kernels it runs on (and why not the others), the
+// expected rule and the mode.
+func WriteIndex(w io.Writer, ix *Index) error {
+	var b strings.Builder
+	b.WriteString("| entry | upstream | what it does | kernels | expected | mode |\n|---|---|---|---|---|---|\n")
+	for _, e := range ix.Entries {
+		kernels := strings.Join(e.Suites(), ", ")
+		var na []string
+		for s, why := range e.NotApplicable {
+			na = append(na, "not "+s+": "+why)
+		}
+		sort.Strings(na)
+		if e.Skip != "" {
+			na = append(na, "skipped: "+e.Skip)
+		}
+		if len(na) > 0 {
+			kernels = strings.TrimPrefix(kernels+"; "+strings.Join(na, "; "), "; ")
+		}
+		fmt.Fprintf(&b, "| %s | %s %s | %s | %s | %s | %s |\n", e.ID, e.Upstream, quoteTitle(e.Title), e.What, kernels, e.Expected, e.Mode)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func quoteTitle(t string) string {
+	if t == "" {
+		return ""
+	}
+	return "\"" + t + "\""
+}

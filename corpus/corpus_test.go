@@ -75,3 +75,13 @@ func TestWriteTableCountsCaughtEntriesAndExpectedBlame(t *testing.T) {
 	assert.Contains(t, out, "| d |  | skipped | - | POST-RETURN | - | sequential | - | needs -rdma-core-patch |")
 	assert.Contains(t, out, "4 runs of 3 entries: 2 entries caught on every kernel they ran on; 2 of 4 runs blamed on the expected rule.")
 }
+
+func TestTheREADMEHoldsTheIndexAsGenerated(t *testing.T) {
+	ix, err := Load(".")
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, WriteIndex(&b, ix))
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), b.String(), "corpus/README.md: regenerate its table with srqconform corpus -list")
+}

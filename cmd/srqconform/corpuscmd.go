@@ -46,7 +46,7 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.knownDir, "known-dir", "", "a directory of known-findings files named PROVIDER-SUITE.txt (as .ci/known): a rule listed there for the kernel does not count as caught, unless the entry expects it")
 	fs.StringVar(&f.format, "format", "markdown", "markdown (the table) or json (the results)")
 	fs.StringVar(&f.out, "o", "", "write the table to this file (default: standard output)")
-	fs.BoolVar(&f.list, "list", false, "print the entries and the kernels each runs on, and run nothing")
+	fs.BoolVar(&f.list, "list", false, "print the index as a Markdown table (corpus/README.md holds it) and run nothing")
 	if ok, code := fs.parse(args); !ok {
 		return code
 	}
@@ -68,8 +68,8 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	if f.list {
-		for _, p := range plan {
-			fmt.Fprintf(stdout, "%s %s %s\n", p.entry.ID, orSkip(p.suite, p.skip), p.entry.Expected)
+		if err := corpus.WriteIndex(stdout, ix); err != nil {
+			return fail(stderr, "%v", err)
 		}
 		return exitOK
 	}
@@ -112,13 +112,6 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	return exitOK
-}
-
-func orSkip(suite, skip string) string {
-	if skip != "" {
-		return "skipped (" + skip + ")"
-	}
-	return suite
 }
 
 // corpusRun is one entry on one kernel, or an entry skipped.
