@@ -29,7 +29,8 @@ type corpusFlags struct {
 
 // cmdCorpus runs the corpus of real SRQ bugs: each kernel entry on each
 // kernel it applies to, with vm -patch, one guest at a time, and prints
-// the table of what the suite caught and blamed.
+// the table of what the suite caught and blamed. It exits 1 when a run
+// was not caught (the suite missed a bug, or the run gave no verdict).
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("corpus", stdout, stderr, "corpus [-dir DIR] [-entries ID,...] [-kernels SUITE,...] [flags]")
 	var f corpusFlags
@@ -110,6 +111,16 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail(stderr, "%v", err)
+	}
+	missed := 0
+	for _, r := range results {
+		if r.Skip == "" && !r.Caught {
+			missed++
+		}
+	}
+	if missed > 0 {
+		fmt.Fprintf(stderr, "srqconform: corpus: %d of %d runs were not caught\n", missed, len(results))
+		return exitDeviates
 	}
 	return exitOK
 }
