@@ -76,6 +76,16 @@ func runVM(c *vmConfig, stdout, stderr io.Writer) int {
 	return c.runSuite(ctx, opts, stdout, stderr)
 }
 
+// profileFiles are the files every guest run gets: the -profile file,
+// if one was given.
+func (c *vmConfig) profileFiles() map[string]string {
+	files := map[string]string{}
+	if c.profileFile != "" {
+		files[c.pname] = c.profileFile
+	}
+	return files
+}
+
 // vmInterrupted reports a run stopped by Ctrl-C.
 func vmInterrupted(stderr io.Writer) int {
 	fmt.Fprintln(stderr, "srqconform: interrupted: the guest was stopped; no report")
@@ -85,7 +95,7 @@ func vmInterrupted(stderr io.Writer) int {
 // guestOptions is the guest run of the suite on the program prog.
 func (c *vmConfig) guestOptions(prog string, stderr io.Writer) qemuvm.Options {
 	guestArgs := guestRunArgs(qemuvm.Device(c.provider), c.pname, c.conn, c.seed, c.cases, c.steps, c.runs, c.parallel, c.duration, c.verbose, c.fs.FlagSet)
-	extra := map[string]string{}
+	extra := c.profileFiles()
 	if c.known != nil {
 		// The guest applies it across -runs; the host to the report it keeps.
 		extra["/known.txt"] = c.knownFile
@@ -138,7 +148,8 @@ func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, s
 	if _, err := os.Stat(c.replayFile); err != nil {
 		return fail(stderr, "replay file: %v", err)
 	}
-	opts.ExtraFiles = map[string]string{"/replay.json": c.replayFile}
+	opts.ExtraFiles = c.profileFiles()
+	opts.ExtraFiles["/replay.json"] = c.replayFile
 	opts.Args = []string{"replay", "-driver", "cgo", "-d", qemuvm.Device(c.provider), "-x", "1", "-profile", c.pname}
 	if c.conn != "" {
 		opts.Args = append(opts.Args, "-conn", c.conn)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ type vmConfig struct {
 	outs      outputs
 	// patchInfo is each -patch as read: its hash and path form.
 	patchInfo []qemuvm.Patch
+	// profileFile is the host path of a -profile file; pname is then its
+	// path in the guest.
+	profileFile string
 }
 
 // newVMFlags defines the vm command's flags on a new flag set.
@@ -88,7 +92,7 @@ func newVMFlags(stdout, stderr io.Writer) *vmFlags {
 	fs.StringVar(&f.kernel, "kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(qemuvm.Suites(), ", "))
 	fs.StringVar(&f.image, "image", "", "boot this kernel image instead (with -modules)")
 	fs.StringVar(&f.modules, "modules", "", "modules directory for -image (the one holding modules.dep or the kernel release's tree)")
-	fs.StringVar(&f.profile, "profile", "", "profile (default: siw with -provider siw; rxe-6.1 for bookworm, rxe otherwise)")
+	fs.StringVar(&f.profile, "profile", "", "profile name or profile file (default: siw with -provider siw; rxe-6.1 for bookworm, rxe otherwise)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for the random cases (0: pick one; it is reported)")
 	fs.IntVar(&f.cases, "cases", 50, "number of random cases")
 	fs.DurationVar(&f.duration, "duration", 0, "time budget for the random cases in the guest (with -cases, at most that many)")
@@ -190,7 +194,15 @@ func (f *vmFlags) check() (*vmConfig, string) {
 		c.pname = defaultProfileFor(f.provider, c.suite)
 	}
 	if _, err := model.ProfileByName(c.pname); err != nil {
-		return nil, err.Error()
+		// A profile file: copied into the guest, whose run reads it.
+		if _, ferr := profileArg(c.pname); ferr != nil {
+			return nil, ferr.Error()
+		}
+		if f.concurrentRun {
+			return nil, fmt.Sprintf("-profile %s: -concurrent takes a built-in profile, not a profile file", c.pname)
+		}
+		c.profileFile = c.pname
+		c.pname = "/profile" + filepath.Ext(c.pname)
 	}
 	c.outs = outputs{report: f.out, format: f.format, json: f.jsonOut, replayDir: f.replayDir}
 	if f.replayFile == "" {
