@@ -11,7 +11,8 @@ import (
 // driver, not a failure of the harness.
 type KernelCrash struct {
 	// Kind is "kernel crash" (an oops, BUG or panic) or "hang" (a hung
-	// task or soft lockup, or a guest that stopped answering).
+	// task, a soft lockup or an RCU stall, or a guest that stopped
+	// answering).
 	Kind string `json:"kind"`
 	// Headline is the console line that announced it ("BUG: kernel NULL
 	// pointer dereference, address: 0000000000000008").
@@ -54,7 +55,7 @@ func (e *KernelCrashError) Error() string {
 var (
 	// crashHeadRe matches the console lines that open an oops, BUG,
 	// panic, hung task or soft lockup report.
-	crashHeadRe = regexp.MustCompile(`(?m)^.*?(BUG: .*|Oops: .*|general protection fault.*|Kernel panic - not syncing.*|INFO: task .* blocked for more than .*|watchdog: BUG: soft lockup.*|kernel BUG at .*|UBSAN: .*)$`)
+	crashHeadRe = regexp.MustCompile(`(?m)^.*?(BUG: .*|Oops: .*|general protection fault.*|Kernel panic - not syncing.*|INFO: task .* blocked for more than .*|watchdog: BUG: soft lockup.*|rcu: INFO: .*detected stalls.*|kernel BUG at .*|UBSAN: .*)$`)
 	ripRe       = regexp.MustCompile(`RIP: [0-9a-f]{4}:([A-Za-z0-9_.]+)\+0x`)
 	uverbsRe    = regexp.MustCompile(`\bib_uverbs_([A-Za-z_]+?)(?:\.[a-z0-9.]+)?\+0x`)
 	// driverVerbRe matches a driver's own verb entry points, for a trace
@@ -74,7 +75,7 @@ func FindKernelCrash(serial string) *KernelCrash {
 	}
 	head := serial[loc[2]:loc[3]]
 	c := &KernelCrash{Kind: "kernel crash", Headline: strings.TrimSpace(head)}
-	if strings.Contains(head, "blocked for more than") || strings.Contains(head, "soft lockup") {
+	if strings.Contains(head, "blocked for more than") || strings.Contains(head, "soft lockup") || strings.Contains(head, "detected stalls") {
 		c.Kind = "hang"
 	}
 	lines := strings.Split(serial[loc[0]:], "\n")

@@ -55,5 +55,11 @@ func TestFindKernelCrashInAWorkerAndAHang(t *testing.T) {
 	assert.Equal(t, "hang", c.Kind)
 	assert.Equal(t, "method_qp_destroy", c.Verb)
 
+	stall := "[ 60.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n[ 60.1] Call Trace:\n[ 60.2]  rxe_queue_resize+0x1a0/0x2b0 [rdma_rxe]\n[ 60.3]  rxe_srq_from_attr+0x80/0xd0 [rdma_rxe]\n[ 60.4]  rxe_modify_srq+0x9a/0x140 [rdma_rxe]\n[ 60.5]  ib_uverbs_modify_srq+0xb4/0x100 [ib_uverbs]\n"
+	c = FindKernelCrash(stall)
+	require.NotNil(t, c)
+	assert.Equal(t, "hang", c.Kind)
+	assert.Equal(t, "modify_srq", c.Verb)
+
 	assert.Nil(t, FindKernelCrash("[ 1.0] rdma_rxe: loaded\n[ 2.0] rxe0: qp#17 moved to error state\n"))
 }
