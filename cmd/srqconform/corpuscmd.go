@@ -93,23 +93,15 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 		r := f.runOne(ix, p, stderr)
 		fmt.Fprintf(stderr, "corpus: %s on %s: caught %v, blamed %q (expected %q) in %v %s\n", r.Entry, r.Suite, r.Caught, r.Blamed, r.Expected, r.Wall.Round(time.Second), r.Skip)
 		results = append(results, r)
-	}
-	w := stdout
-	if f.out != "" {
-		fh, err := os.Create(f.out)
-		if err != nil {
-			return fail(stderr, "%v", err)
+		if f.out != "" {
+			// Rewritten after every run: a corpus stopped half way keeps
+			// the table of the runs made.
+			if err := f.write(results, nil); err != nil {
+				return fail(stderr, "%v", err)
+			}
 		}
-		defer fh.Close()
-		w = fh
 	}
-	if f.format == "json" {
-		js, _ := json.MarshalIndent(results, "", "  ")
-		_, err = w.Write(append(js, '\n'))
-	} else {
-		err = corpus.WriteTable(w, results)
-	}
-	if err != nil {
+	if err := f.write(results, stdout); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	missed := 0
@@ -123,6 +115,29 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 		return exitDeviates
 	}
 	return exitOK
+}
+
+// write writes the results to -o, or to stdout when -o is not given
+// (and stdout is not nil), in -format.
+func (f *corpusFlags) write(results []corpus.Result, stdout io.Writer) error {
+	w := stdout
+	if f.out != "" {
+		fh, err := os.Create(f.out)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		w = fh
+	}
+	if w == nil {
+		return nil
+	}
+	if f.format == "json" {
+		js, _ := json.MarshalIndent(results, "", "  ")
+		_, err := w.Write(append(js, '\n'))
+		return err
+	}
+	return corpus.WriteTable(w, results)
 }
 
 // corpusRun is one entry on one kernel, or an entry skipped.
