@@ -29,10 +29,14 @@ type Config struct {
 
 // Info describes an open device.
 type Info struct {
-	Name      string // device name (rxe0, mlx5_0, emu0)
-	Provider  string // provider or implementation (rxe, mlx5, emu)
-	Kernel    string // kernel release, where it matters
-	RDMACore  string // rdma-core / libibverbs version, where it matters
+	Name     string // device name (rxe0, mlx5_0, emu0)
+	Provider string // provider or implementation (rxe, mlx5, emu)
+	Kernel   string // kernel release, where it matters
+	RDMACore string // rdma-core / libibverbs version, where it matters
+	// Patches names the patches the kernel driver was rebuilt with (vm
+	// -patch), each as "NAME sha256:HEX", comma-separated in the order
+	// applied; "" for the kernel's own driver.
+	Patches   string `json:",omitempty"`
 	MaxSRQWR  uint32 // ibv_device_attr.max_srq_wr
 	MaxSRQSGE uint32 // ibv_device_attr.max_srq_sge
 	MaxQPWR   uint32 // ibv_device_attr.max_qp_wr

@@ -33,6 +33,11 @@ type initConfig struct {
 	// Provider is the device's kind, "rxe" (when empty) or "siw"; the
 	// device is named PROVIDER0.
 	Provider string
+	// WatchKernel turns the console up to warnings while the program
+	// runs and makes an oops, a hung task (after 30 s), a soft lockup or
+	// an RCU stall (a CPU spinning with interrupts off) panic the guest, so that a patched driver's crash ends the run
+	// with its report on the console.
+	WatchKernel bool
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -96,6 +101,12 @@ func initScript(c initConfig) string {
 	}
 	// stdout goes to a file; stderr is copied live to the console and
 	// kept in a file; the exit code is saved from inside the pipeline.
+	if c.WatchKernel {
+		for _, kv := range [][2]string{{"panic_on_oops", "1"}, {"hung_task_timeout_secs", "30"}, {"hung_task_panic", "1"}, {"softlockup_panic", "1"}, {"panic_on_rcu_stall", "1"}} {
+			w("echo %s >/proc/sys/kernel/%s 2>/dev/null", kv[1], kv[0])
+		}
+		w("dmesg -n 5")
+	}
 	w(`echo "$M START"`)
 	w(`( %s </dev/null 2>&1 >%s/stdout; echo $? >%s/rc ) | tee %s/stderr >/dev/console`,
 		strings.Join(cmd, " "), guestRoot, guestRoot, guestRoot)

@@ -184,8 +184,9 @@ func addTree(ctx context.Context, t *tree, dst, src string) error {
 
 // buildInitramfs assembles the guest image into initrd and returns the
 // module load order.
-// siwKO is the siw module for provider siw, "" for rxe.
-func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO, nonce, work, initrd string) ([]string, error) {
+// replace maps module names to host files loaded instead of the
+// kernel's own (siw, which Debian does not build, or a patched module).
+func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, replace map[string]string, nonce, work, initrd string) ([]string, error) {
 	busybox, err := findBusybox(opts.Busybox)
 	if err != nil {
 		return nil, err
@@ -214,11 +215,13 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO
 	}
 	required, optional := RequiredModules, OptionalModules
 	if prov == "siw" {
-		if siwKO == "" {
+		if replace["siw"] == "" {
 			return nil, fmt.Errorf("vm: provider siw without a siw.ko for kernel %s", pk.Release)
 		}
-		src.files["siw"] = siwKO
 		required, optional = SiwRequiredModules, SiwOptionalModules
+	}
+	for name, file := range replace {
+		src.files[name] = file
 	}
 	order, err := LoadOrder(src, required, optional)
 	if err != nil {
@@ -288,7 +291,7 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO
 		}
 	}
 	script := initScript(initConfig{Nonce: nonce, Modules: order, Program: progGuest, Provider: prov,
-		Args: opts.Args, Env: opts.Env, Dir: opts.Dir})
+		Args: opts.Args, Env: opts.Env, Dir: opts.Dir, WatchKernel: len(opts.Patches) > 0})
 	if err := t.addData("/init", []byte(script), 0o755); err != nil {
 		return nil, err
 	}

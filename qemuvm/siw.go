@@ -83,19 +83,26 @@ func SiwModule(ctx context.Context, opts Options, pk *PreparedKernel) (*SiwBuild
 
 // readSiwBuild reads a cached build: siw.ko and build.json in dir.
 func readSiwBuild(dir string) (*SiwBuild, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "build.json"))
-	if err != nil {
-		return nil, err
-	}
 	var b SiwBuild
-	if err := json.Unmarshal(raw, &b); err != nil {
+	if err := readBuild(dir, "siw.ko", &b); err != nil {
 		return nil, err
 	}
 	b.Path = filepath.Join(dir, "siw.ko")
-	if _, err := os.Stat(b.Path); err != nil {
-		return nil, err
-	}
 	return &b, nil
+}
+
+// readBuild reads dir/build.json into meta, and fails when dir/name, the
+// module it describes, is missing.
+func readBuild(dir, name string, meta any) error {
+	raw, err := os.ReadFile(filepath.Join(dir, "build.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, meta); err != nil {
+		return err
+	}
+	_, err = os.Stat(filepath.Join(dir, name))
+	return err
 }
 
 // siwTools are the host programs a build runs, with their packages.
@@ -111,7 +118,8 @@ var siwTools = [][2]string{
 }
 
 // checkSiwTools reports the first missing build tool, or a non-root
-// user (mmdebstrap's root mode and chroot need root).
+// user (mmdebstrap's root mode and chroot need root): what making a build
+// root (siw.ko, a patched module) needs.
 func checkSiwTools() error {
 	for _, t := range siwTools {
 		if _, err := exec.LookPath(t[0]); err != nil {
@@ -125,106 +133,28 @@ func checkSiwTools() error {
 }
 
 func buildSiw(ctx context.Context, opts Options, pk *PreparedKernel, cache, dir string) (*SiwBuild, error) {
-	if err := checkSiwTools(); err != nil {
-		return nil, err
-	}
 	start := time.Now()
-	b := &SiwBuild{Release: pk.Release, Version: pk.Version, Suite: pk.Suite, Durations: map[string]time.Duration{}}
+	r, err := ensureBuildRoot(ctx, opts, pk, cache)
+	if err != nil {
+		return nil, err
+	}
+	b := &SiwBuild{Release: pk.Release, Version: pk.Version, Suite: pk.Suite, Compiler: r.Compiler, Packages: r.Packages, Durations: map[string]time.Duration{}}
+	if !r.Cached {
+		for k, v := range r.Durations {
+			b.Durations[k] = v
+		}
+	}
 	lap := time.Now()
-	stage := func(name string) {
-		b.Durations[name] = time.Since(lap).Round(time.Millisecond)
-		opts.logf("vm: siw build: %s took %v", name, b.Durations[name])
-		lap = time.Now()
+	built, job, err := makeModule(ctx, r, "siw", nil)
+	if job != "" {
+		defer os.RemoveAll(job)
 	}
-
-	a := &aptState{dir: filepath.Join(cache, "apt", pk.Suite), opts: opts}
-	if err := a.ensureLists(ctx, pk.Suite); err != nil {
-		return nil, err
-	}
-	pkgs, kbuild, err := siwPackages(ctx, a, pk)
 	if err != nil {
 		return nil, err
 	}
-	var debs []string
-	for _, p := range pkgs {
-		b.Packages = append(b.Packages, p.name+"="+p.version)
-		deb, err := a.download(ctx, filepath.Join(cache, "debs"), p)
-		if err != nil {
-			return nil, err
-		}
-		debs = append(debs, deb)
-	}
-	stage("download")
-
-	work, err := os.MkdirTemp(filepath.Join(cache, "siw"), ".build-")
-	if err != nil {
-		return nil, fmt.Errorf("vm: %w", err)
-	}
-	defer os.RemoveAll(work)
-	staging, chroot, src := filepath.Join(work, "staging"), filepath.Join(work, "chroot"), filepath.Join(work, "siw")
-	// The headers, their -common and kbuild: unpacked to a staging
-	// directory, of which only usr/ goes into the chroot (bookworm's
-	// packages also ship ./lib/modules, which would replace the merged-/usr
-	// chroot's /lib symlink).
-	for _, deb := range debs[:len(debs)-1] {
-		if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", deb, staging).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("dpkg-deb -x %s %s: %v; output: %s", deb, staging, err, tail(string(out), 5))
-		}
-	}
-	hdrs := "/usr/src/linux-headers-" + pk.Release
-	kv, err := os.ReadFile(filepath.Join(staging, hdrs, ".kernelvariables"))
-	if err != nil {
-		return nil, fmt.Errorf("read the kernel's compiler from linux-headers-%s: %w", pk.Release, err)
-	}
-	b.Compiler, err = kernelCompiler(string(kv))
-	if err != nil {
-		return nil, fmt.Errorf("%s/.kernelvariables: %w", hdrs, err)
-	}
-	if err := extractSiwSource(ctx, debs[len(debs)-1], pk.Version, src); err != nil {
+	b.Durations["build"] = time.Since(lap).Round(time.Millisecond)
+	if b.Vermagic, err = checkVermagic(ctx, pk, built, job); err != nil {
 		return nil, err
-	}
-	stage("unpack")
-
-	include := append([]string{b.Compiler, "make", "libc6-dev"}, kbuild...)
-	args := []string{"--variant=essential", "--mode=root", "-q",
-		"--aptopt=Acquire::Check-Valid-Until \"false\"",
-		"--include=" + strings.Join(include, ","),
-		pk.Suite, chroot, "-"}
-	cmd := exec.CommandContext(ctx, "mmdebstrap", args...)
-	cmd.Stdin = strings.NewReader(a.sourcesList(pk.Suite))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("mmdebstrap %s: %v; expected a %s chroot with %s; output:\n%s", strings.Join(args, " "), err, pk.Suite, b.Compiler, tail(string(out), 15))
-	}
-	stage("chroot")
-
-	for _, c := range [][]string{
-		{"cp", "-a", filepath.Join(staging, "usr") + "/.", filepath.Join(chroot, "usr") + "/"},
-		{"mkdir", "-p", filepath.Join(chroot, "build")},
-		{"cp", "-a", src, filepath.Join(chroot, "build", "siw")},
-	} {
-		if out, err := exec.CommandContext(ctx, c[0], c[1:]...).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("%s: %v; output: %s", strings.Join(c, " "), err, tail(string(out), 5))
-		}
-	}
-	// /proc in a private mount namespace: sid's objtool reads it, and the
-	// mount ends with the namespace.
-	script := `mount -t proc proc "$1/proc" && exec chroot "$1" make -C "$2" M=/build/siw CONFIG_RDMA_SIW=m modules`
-	mk := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", chroot, hdrs)
-	if out, err := mk.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("make -C %s M=/build/siw CONFIG_RDMA_SIW=m modules in the %s chroot: %v; expected siw.ko; output:\n%s", hdrs, pk.Suite, err, tail(string(out), 20))
-	}
-	stage("build")
-
-	built := filepath.Join(chroot, "build", "siw", "siw.ko")
-	if b.Vermagic, err = moduleVermagic(built); err != nil {
-		return nil, err
-	}
-	want, err := kernelVermagic(ctx, pk, work)
-	if err != nil {
-		return nil, err
-	}
-	if b.Vermagic != want {
-		return nil, fmt.Errorf("the built siw.ko has vermagic %q, the kernel's ib_core %q; expected them equal (wrong headers or compiler?)", b.Vermagic, want)
 	}
 	b.Total = time.Since(start).Round(time.Millisecond)
 	if err := saveSiwBuild(b, built, dir); err != nil {
@@ -234,9 +164,38 @@ func buildSiw(ctx context.Context, opts Options, pk *PreparedKernel, cache, dir 
 	return b, nil
 }
 
-// saveSiwBuild stores the module and its description in dir, atomically
-// (through a temporary sibling).
+// checkVermagic returns the vermagic of the module ko, refusing one that
+// is not the kernel pk's; work is a scratch directory.
+func checkVermagic(ctx context.Context, pk *PreparedKernel, ko, work string) (string, error) {
+	got, err := moduleVermagic(ko)
+	if err != nil {
+		return "", err
+	}
+	want, err := kernelVermagic(ctx, pk, work)
+	if err != nil {
+		return "", err
+	}
+	if got != want {
+		return "", fmt.Errorf("the built %s has vermagic %q, the kernel's ib_core %q; expected them equal (wrong headers or compiler?)", filepath.Base(ko), got, want)
+	}
+	return got, nil
+}
+
+// saveSiwBuild stores the module and its description in dir.
 func saveSiwBuild(b *SiwBuild, built, dir string) error {
+	if err := saveBuild(b, built, "siw.ko", dir); err != nil {
+		return err
+	}
+	b.Path = filepath.Join(dir, "siw.ko")
+	return nil
+}
+
+// saveBuild stores a built module as dir/name and its description meta
+// as dir/build.json, atomically (through a temporary sibling).
+func saveBuild(meta any, built, name, dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("vm: %w", err)
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".save-")
 	if err != nil {
 		return fmt.Errorf("vm: %w", err)
@@ -246,18 +205,17 @@ func saveSiwBuild(b *SiwBuild, built, dir string) error {
 	if err != nil {
 		return fmt.Errorf("vm: read built module: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, "siw.ko"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
 		return fmt.Errorf("vm: %w", err)
 	}
-	meta, _ := json.MarshalIndent(b, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, "build.json"), append(meta, '\n'), 0o644); err != nil {
+	js, _ := json.MarshalIndent(meta, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "build.json"), append(js, '\n'), 0o644); err != nil {
 		return fmt.Errorf("vm: %w", err)
 	}
 	os.RemoveAll(dir)
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("vm: %w", err)
 	}
-	b.Path = filepath.Join(dir, "siw.ko")
 	return nil
 }
 
@@ -320,28 +278,6 @@ func kernelCompiler(kernelvariables string) (string, error) {
 		return "", fmt.Errorf("no line CC = gcc-N; expected the kernel's compiler there, got:\n%s", tail(kernelvariables, 10))
 	}
 	return m[1], nil
-}
-
-// extractSiwSource streams drivers/infiniband/sw/siw out of the
-// linux-source .deb (a tarball inside the package) into dst.
-func extractSiwSource(ctx context.Context, deb, version, dst string) error {
-	mm, err := majorMinor(version)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return fmt.Errorf("vm: %w", err)
-	}
-	top := "linux-source-" + mm
-	script := `set -o pipefail; dpkg-deb --fsys-tarfile "$1" | tar -xO "./usr/src/$2.tar.xz" | xz -dc | tar -x -C "$3" --strip-components=5 "$2/` + siwSourceDir + `"`
-	cmd := exec.CommandContext(ctx, "bash", "-c", script, "bash", deb, top, dst)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("extract %s/%s from %s: %v; output: %s", top, siwSourceDir, deb, err, tail(string(out), 5))
-	}
-	if _, err := os.Stat(filepath.Join(dst, "Makefile")); err != nil {
-		return fmt.Errorf("extract %s/%s from %s left no Makefile in %s; expected the siw driver's sources", top, siwSourceDir, deb, dst)
-	}
-	return nil
 }
 
 // moduleVermagic returns the vermagic= string of a kernel module file.

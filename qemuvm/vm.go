@@ -29,6 +29,12 @@ type Options struct {
 	Program string
 	// Args are passed to Program.
 	Args []string
+	// Patches are host paths of patches to the provider's kernel driver
+	// (drivers/infiniband/sw/rxe or siw): the guest loads the module
+	// built with them (PatchedModule) instead of the kernel's own, and
+	// its console is set to show an oops, a hung task or a soft lockup,
+	// each of which panics the guest (Result.Crash, KernelCrashError).
+	Patches []string
 	// Env holds extra KEY=VALUE environment entries for Program.
 	Env []string
 	// Dir is Program's working directory in the guest; "/" by default.
@@ -116,6 +122,12 @@ type Result struct {
 	LinkAdded bool
 	// Siw describes the siw.ko the guest loaded (provider siw only).
 	Siw *SiwBuild
+	// Patched describes the module built with Options.Patches, nil
+	// without patches.
+	Patched *ModuleBuild
+	// Crash is the guest kernel's oops, panic or hang as its console
+	// showed it; nil when it showed none.
+	Crash *KernelCrash
 	// Accel is the QEMU accelerator used ("kvm" or "tcg").
 	Accel string
 	// AccelFallback says why this run left KVM for TCG, e.g. "no
@@ -235,10 +247,19 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	var siw *SiwBuild
-	if opts.provider() == "siw" {
+	var patched *ModuleBuild
+	replace := map[string]string{}
+	switch {
+	case len(opts.Patches) > 0:
+		if patched, err = PatchedModule(ctx, opts, pk); err != nil {
+			return nil, err
+		}
+		replace[patched.Module] = patched.Path
+	case opts.provider() == "siw":
 		if siw, err = SiwModule(ctx, opts, pk); err != nil {
 			return nil, err
 		}
+		replace["siw"] = siw.Path
 	}
 	work, err := os.MkdirTemp("", "srqconform-vm-")
 	if err != nil {
@@ -251,15 +272,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	initrd := filepath.Join(work, "initrd.gz")
-	siwKO := ""
-	if siw != nil {
-		siwKO = siw.Path
-	}
-	modules, err := buildInitramfs(ctx, opts, pk, siwKO, nonce, work, initrd)
+	modules, err := buildInitramfs(ctx, opts, pk, replace, nonce, work, initrd)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: pk, Modules: modules, Siw: siw}
+	res := &Result{Kernel: pk, Modules: modules, Siw: siw, Patched: patched}
 	res.RDMACoreVersion = dpkgVersion(ctx, "ibverbs-providers")
 	res.LibibverbsVersion = dpkgVersion(ctx, "libibverbs1")
 
@@ -275,8 +292,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.LoadAverage = loadAverage()
 	load.Stop()
 	res.WallTime = time.Since(start)
+	res.Crash = FindKernelCrash(res.SerialLog)
 	if err != nil {
-		return res, err
+		return res, crashOr(err, res, len(opts.Patches) > 0)
 	}
 	res.KernelRelease = rep.Release
 	res.ExitCode = rep.Exit
@@ -369,4 +387,20 @@ func dpkgVersion(ctx context.Context, pkg string) string {
 		return "unknown"
 	}
 	return v
+}
+
+// crashOr turns a guest run's error into a *KernelCrashError when the
+// console shows a crash, or, with a patched driver, when the guest
+// stopped answering after its program started (a hang the kernel did
+// not report).
+func crashOr(err error, res *Result, patched bool) error {
+	if res.Crash != nil {
+		return &KernelCrashError{Crash: res.Crash}
+	}
+	var nem *NoEndMarkerError
+	if patched && errors.As(err, &nem) && strings.Contains(nem.Reason, "timed out") && strings.Contains(nem.Reason, "program started") {
+		res.Crash = &KernelCrash{Kind: "hang", Headline: "the guest " + nem.Reason, Excerpt: nem.LastLines}
+		return &KernelCrashError{Crash: res.Crash}
+	}
+	return err
 }

@@ -56,6 +56,7 @@ commands:
   replay     re-run a saved counterexample: srqconform replay FILE
   infer      run the suite with every profile field open and write the profile the device showed
   vm         boot a Debian kernel with rdma_rxe under QEMU and run the suite inside
+  corpus     run the corpus of real SRQ bugs (vm -patch per entry and kernel) and print what was caught
   render     render a saved JSON report: srqconform render -format markdown FILE.json
   matrix     a rule-by-kernel Markdown table of saved JSON reports
 
@@ -91,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdMatrix(args[1:], stdout, stderr)
 	case "deviations":
 		return cmdDeviations(args[1:], stdout, stderr)
+	case "corpus":
+		return cmdCorpus(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		switch {
 		case len(args) == 1:
@@ -105,4 +108,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // commands lists the commands run knows.
-var commands = []string{"run", "concurrent", "rules", "profiles", "deviations", "replay", "infer", "vm", "render", "matrix"}
+var commands = []string{"run", "concurrent", "rules", "profiles", "deviations", "replay", "infer", "vm", "corpus", "render", "matrix"}

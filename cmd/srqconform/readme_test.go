@@ -140,7 +140,7 @@ func shellWords(s string) ([]string, error) {
 // needsHardware reports why a README command cannot run here, or "".
 func needsHardware(c readmeCommand) string {
 	switch {
-	case len(c.args) > 0 && c.args[0] == "vm":
+	case len(c.args) > 0 && (c.args[0] == "vm" || c.args[0] == "corpus"):
 		return "boots QEMU"
 	case strings.Contains(c.text, "-driver cgo"):
 		return "needs the cgo driver and a device"

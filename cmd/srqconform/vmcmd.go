@@ -11,15 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/srqconform/srqconform/concurrent"
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/conformance/render"
-	"github.com/srqconform/srqconform/model"
 	"github.com/srqconform/srqconform/qemuvm"
 )
 
@@ -39,135 +36,22 @@ func defaultProfileFor(provider, suite string) string {
 // the suite against rxe0 (siw0) inside with the cgo driver, and reports
 // on the host.
 func cmdVM(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("vm", stdout, stderr, "vm [-kernel SUITE | -image VMLINUZ -modules DIR] [flags]")
-	provider := fs.String("provider", "rxe", "RDMA device in the guest: rxe (soft-RoCE, rxe0) or siw (soft-iWARP, siw0; siw.ko is built for the kernel in a chroot of its suite and cached, which needs root and mmdebstrap the first time)")
-	kernel := fs.String("kernel", "trixie", "Debian suite whose kernel to boot: "+strings.Join(qemuvm.Suites(), ", "))
-	image := fs.String("image", "", "boot this kernel image instead (with -modules)")
-	modules := fs.String("modules", "", "modules directory for -image (the one holding modules.dep or the kernel release's tree)")
-	profile := fs.String("profile", "", "profile (default: siw with -provider siw; rxe-6.1 for bookworm, rxe otherwise)")
-	seed := fs.Uint64("seed", 0, "seed for the random cases (0: pick one; it is reported)")
-	cases := fs.Int("cases", 50, "number of random cases")
-	duration := fs.Duration("duration", 0, "time budget for the random cases in the guest (with -cases, at most that many)")
-	steps := fs.Int("steps", 40, "most steps per random case")
-	format := fs.String("format", "text", "report format: "+strings.Join(render.Formats, ", "))
-	out := fs.String("o", "", "write the report to this file (default: standard output)")
-	binary := fs.String("binary", "", "srqconform binary built with the cgo driver (default: build one with go build -tags rdma)")
-	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole guest run")
-	accel := fs.String("accel", "auto", "QEMU accelerator: auto (KVM if a probe shows it works, else TCG; a KVM boot with no console output for a minute is repeated under TCG), kvm or tcg")
-	cache := fs.String("cache", "", "kernel download cache (default: ~/.cache/srqconform)")
-	verbose := fs.Bool("v", false, "show progress and the guest console")
-	runs := fs.Int("runs", 1, "repeat the suite in the guest with seeds seed, seed+1, ... (one boot)")
-	knownFile := fs.String("known", "", "a file of rules the device is known to break (see run -known): when only those fail the exit status is 0")
-	parallel := fs.Int("parallel", 1, "with -runs: make up to this many runs at once in the guest (run -parallel)")
-	jsonOut := fs.String("json", "", "also write the JSON report to this file")
-	replayFile := fs.String("replay", "", "re-run this replay file on the guest's device instead of the suite")
-	replayDir := fs.String("replay-dir", "", "save every counterexample as a replay file in this directory on the host (re-run it with vm -replay FILE)")
-	conn := fs.String("conn", "", "how peers connect in the guest: verbs (ibv_modify_qp) or rdmacm (librdmacm); default verbs on rxe, rdmacm on siw (its only way)")
-	concurrentRun := fs.Bool("concurrent", false, "run srqconform concurrent in the guest instead of the suite: -runs histories of -duration each (default 5s), checked for linearizability; -format text, markdown or json")
-	htmlDir := fs.String("html", "", "with -concurrent: write porcupine's visualisation of each violation to this directory on the host")
-	checkTimeout := fs.Duration("check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
-	stress := fs.Int("stress", 0, "keep this many busy processes on the host while the guest runs, as on a busy CI runner (stopped at the end and on Ctrl-C)")
-	reduce := fs.Duration("reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
-	if ok, code := fs.parse(args); !ok {
+	c, code := parseVM(args, stdout, stderr)
+	if c == nil {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return fail(stderr, "vm takes no arguments, got %q", fs.Args())
-	}
-	if *htmlDir != "" && !*concurrentRun {
-		return fail(stderr, "-html goes with -concurrent")
-	}
-	if (fs.set("check-timeout") || fs.set("reduce")) && !*concurrentRun {
-		return fail(stderr, "-check-timeout and -reduce go with -concurrent")
-	}
-	if err := fs.durations("check-timeout", "reduce"); err != nil {
-		return fail(stderr, "%v", err)
-	}
-	hostCheck := concurrent.CheckOptions{Timeout: *checkTimeout, ReduceBudget: *reduce}
-	if *reduce == 0 {
-		hostCheck.ReduceBudget = -1
-	}
-	if *concurrentRun && !slices.Contains([]string{"text", "markdown", "json"}, *format) {
-		return fail(stderr, "unknown format %q with -concurrent: want text, markdown or json", *format)
-	}
-	if *timeout <= 0 {
-		return fail(stderr, "-timeout is %v, want more than 0", *timeout)
-	}
-	if *runs < 1 {
-		return fail(stderr, "-runs must be at least 1, got %d", *runs)
-	}
-	if *parallel < 1 {
-		return fail(stderr, "-parallel must be at least 1, got %d", *parallel)
-	}
-	if *stress < 0 {
-		return fail(stderr, "-stress must not be negative, got %d", *stress)
-	}
-	known, err := conformance.ReadKnown(*knownFile)
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	if *cases < 0 || *steps <= 0 {
-		return fail(stderr, "-cases must be >= 0 and -steps > 0 (got %d, %d)", *cases, *steps)
-	}
-	if *duration < 0 {
-		return fail(stderr, "-duration must not be negative, got %v", *duration)
-	}
-	if !validFormat(*format) {
-		return fail(stderr, "unknown format %q", *format)
-	}
-	if *conn != "" && *conn != "verbs" && *conn != "rdmacm" {
-		return fail(stderr, "unknown connection mode %q for -conn: want verbs or rdmacm", *conn)
-	}
-	if *conn == "verbs" && *provider == "siw" {
-		return fail(stderr, "-conn verbs with -provider siw: siw QPs reach RTS only through rdma_cm; leave -conn out or give rdmacm")
-	}
-	if !slices.Contains(qemuvm.Providers(), *provider) {
-		return fail(stderr, "unknown provider %q for -provider: want one of %s", *provider, strings.Join(qemuvm.Providers(), ", "))
-	}
-	if !slices.Contains(qemuvm.Accels(), *accel) {
-		return fail(stderr, "unknown accelerator %q for -accel: want one of %s", *accel, strings.Join(qemuvm.Accels(), ", "))
-	}
-	k := qemuvm.SuiteKernel(*kernel)
-	suite := *kernel
-	if *image != "" || *modules != "" {
-		if *image == "" || *modules == "" {
-			return fail(stderr, "-image and -modules go together")
-		}
-		for _, p := range []string{*image, *modules} {
-			if _, err := os.Stat(p); err != nil {
-				return fail(stderr, "kernel path: %v", err)
-			}
-		}
-		k, suite = qemuvm.CustomKernel(*image, *modules), "custom"
-	} else if !slices.Contains(qemuvm.Suites(), *kernel) {
-		return fail(stderr, "unknown kernel suite %q: want one of %s, or -image and -modules", *kernel, strings.Join(qemuvm.Suites(), ", "))
-	}
-	pname := *profile
-	if pname == "" {
-		pname = defaultProfileFor(*provider, suite)
-	}
-	if _, err := model.ProfileByName(pname); err != nil {
-		return fail(stderr, "%v", err)
-	}
-	outs := outputs{report: *out, format: *format, json: *jsonOut, replayDir: *replayDir}
-	if *replayFile == "" {
-		if err := outs.check(); err != nil {
-			return fail(stderr, "%v", err)
-		}
-	}
-	if *seed == 0 {
-		*seed = uint64(time.Now().UnixNano()) >> 1
-	}
+	return runVM(c, stdout, stderr)
+}
+
+// runVM builds the guest's program unless -binary names one, boots the
+// guest and runs the suite, -concurrent or -replay in it.
+func runVM(c *vmConfig, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible(stderr)
 	defer stop()
-	interruptedNow := func() int {
-		fmt.Fprintln(stderr, "srqconform: interrupted: the guest was stopped; no report")
-		return exitInterrupted
-	}
-	ctx, cancelT := context.WithTimeout(ctx, *timeout)
+	ctx, cancelT := context.WithTimeout(ctx, c.timeout)
 	defer cancelT()
 
-	prog := *binary
+	prog := c.binary
 	if prog == "" {
 		dir, err := os.MkdirTemp("", "srqconform-vm-")
 		if err != nil {
@@ -177,84 +61,115 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		prog = filepath.Join(dir, "srqconform")
 		if err := buildWithCgo(ctx, prog, stderr); err != nil {
 			if interrupted(ctx) {
-				return interruptedNow()
+				return vmInterrupted(stderr)
 			}
 			return fail(stderr, "%v", err)
 		}
 	}
-	guestArgs := guestRunArgs(qemuvm.Device(*provider), pname, *conn, *seed, *cases, *steps, *runs, *parallel, *duration, *verbose, fs.FlagSet)
-	extra := map[string]string{}
-	if known != nil {
+	opts := c.guestOptions(prog, stderr)
+	switch {
+	case c.concurrentRun:
+		return c.runConcurrent(ctx, opts, stdout, stderr)
+	case c.replayFile != "":
+		return c.runReplay(ctx, opts, stdout, stderr)
+	}
+	return c.runSuite(ctx, opts, stdout, stderr)
+}
+
+// profileFiles are the files every guest run gets: the -profile file,
+// if one was given.
+func (c *vmConfig) profileFiles() map[string]string {
+	files := map[string]string{}
+	if c.profileFile != "" {
+		files[c.pname] = c.profileFile
+	}
+	return files
+}
+
+// vmInterrupted reports a run stopped by Ctrl-C.
+func vmInterrupted(stderr io.Writer) int {
+	fmt.Fprintln(stderr, "srqconform: interrupted: the guest was stopped; no report")
+	return exitInterrupted
+}
+
+// guestOptions is the guest run of the suite on the program prog.
+func (c *vmConfig) guestOptions(prog string, stderr io.Writer) qemuvm.Options {
+	guestArgs := guestRunArgs(qemuvm.Device(c.provider), c.pname, c.conn, c.seed, c.cases, c.steps, c.runs, c.parallel, c.duration, c.verbose, c.fs.FlagSet)
+	extra := c.profileFiles()
+	if c.known != nil {
 		// The guest applies it across -runs; the host to the report it keeps.
-		extra["/known.txt"] = *knownFile
+		extra["/known.txt"] = c.knownFile
 		guestArgs = append(guestArgs, "-known", "/known.txt")
 	}
 	opts := qemuvm.Options{
-		Kernel:     k,
+		Kernel:     c.k,
 		Program:    prog,
-		Provider:   *provider,
+		Provider:   c.provider,
 		Args:       guestArgs,
 		ExtraFiles: extra,
-		Timeout:    *timeout,
-		Accel:      *accel,
-		CacheDir:   *cache,
-		Stress:     *stress,
+		Timeout:    c.timeout,
+		Accel:      c.accel,
+		CacheDir:   c.cache,
+		Stress:     c.stress,
+		Patches:    c.patches,
 	}
-	if *verbose {
+	if c.verbose {
 		opts.Log, opts.Console = stderr, stderr
 	}
 	if v := os.Getenv(stacksEnv); v != "" {
 		opts.Env = append(opts.Env, stacksEnv+"="+v)
 	}
-	if *concurrentRun {
-		d := *duration
-		if d == 0 {
-			d = 5 * time.Second
-		}
-		opts.Args = []string{"concurrent", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname, "-format", "json",
-			"-seed", strconv.FormatUint(*seed, 10), "-runs", strconv.Itoa(*runs), "-duration", d.String(), "-record-only"}
-		if *conn != "" {
-			opts.Args = append(opts.Args, "-conn", *conn)
-		}
-		res, err := qemuvm.Run(ctx, opts)
-		if err != nil {
-			if interrupted(ctx) {
-				return interruptedNow()
-			}
-			return fail(stderr, "vm: %v", err)
-		}
-		fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
-		stderr.Write(res.Stderr)
-		return hostConcurrentReport(ctx, res.Output, res.ExitCode, res.KernelRelease, hostCheck, *htmlDir, *format, *out, *jsonOut, known, stdout, stderr)
+	return opts
+}
+
+// runConcurrent runs srqconform concurrent in the guest and checks its
+// histories on the host.
+func (c *vmConfig) runConcurrent(ctx context.Context, opts qemuvm.Options, stdout, stderr io.Writer) int {
+	d := c.duration
+	if d == 0 {
+		d = 5 * time.Second
 	}
-	if *replayFile != "" {
-		if _, err := os.Stat(*replayFile); err != nil {
-			return fail(stderr, "replay file: %v", err)
-		}
-		opts.ExtraFiles = map[string]string{"/replay.json": *replayFile}
-		opts.Args = []string{"replay", "-driver", "cgo", "-d", qemuvm.Device(*provider), "-x", "1", "-profile", pname}
-		if *conn != "" {
-			opts.Args = append(opts.Args, "-conn", *conn)
-		}
-		opts.Args = append(opts.Args, "/replay.json")
-		res, err := qemuvm.Run(ctx, opts)
-		if err != nil {
-			if interrupted(ctx) {
-				return interruptedNow()
-			}
-			return fail(stderr, "vm: %v", err)
-		}
-		stdout.Write(res.Output)
-		stderr.Write(res.Stderr)
-		fmt.Fprintf(stderr, "vm: kernel %s, %s, replay exit %d\n", res.KernelRelease, accelSummary(res), res.ExitCode)
-		return res.ExitCode
+	opts.Args = []string{"concurrent", "-driver", "cgo", "-d", qemuvm.Device(c.provider), "-x", "1", "-profile", c.pname, "-format", "json",
+		"-seed", strconv.FormatUint(c.seed, 10), "-runs", strconv.Itoa(c.runs), "-duration", d.String(), "-record-only"}
+	if c.conn != "" {
+		opts.Args = append(opts.Args, "-conn", c.conn)
 	}
 	res, err := qemuvm.Run(ctx, opts)
 	if err != nil {
-		if interrupted(ctx) {
-			return interruptedNow()
-		}
-		return fail(stderr, "vm: %v", err)
+		return c.runFailed(ctx, res, err, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
+	stderr.Write(res.Stderr)
+	return hostConcurrentReport(ctx, res.Output, res.ExitCode, res.KernelRelease, c.hostCheck, c.htmlDir, c.format, c.out, c.jsonOut, c.known, stdout, stderr)
+}
+
+// runReplay re-runs a replay file on the guest's device.
+func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, stderr io.Writer) int {
+	if _, err := os.Stat(c.replayFile); err != nil {
+		return fail(stderr, "replay file: %v", err)
+	}
+	opts.ExtraFiles = c.profileFiles()
+	opts.ExtraFiles["/replay.json"] = c.replayFile
+	opts.Args = []string{"replay", "-driver", "cgo", "-d", qemuvm.Device(c.provider), "-x", "1", "-profile", c.pname}
+	if c.conn != "" {
+		opts.Args = append(opts.Args, "-conn", c.conn)
+	}
+	opts.Args = append(opts.Args, "/replay.json")
+	res, err := qemuvm.Run(ctx, opts)
+	if err != nil {
+		return c.runFailed(ctx, res, err, stdout, stderr)
+	}
+	stdout.Write(res.Output)
+	stderr.Write(res.Stderr)
+	fmt.Fprintf(stderr, "vm: kernel %s, %s, replay exit %d\n", res.KernelRelease, accelSummary(res), res.ExitCode)
+	return res.ExitCode
+}
+
+// runSuite runs the suite in the guest and writes its report on the host.
+func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, stderr io.Writer) int {
+	res, err := qemuvm.Run(ctx, opts)
+	if err != nil {
+		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
 	rep, code := guestRunReport(res.Output, res.ExitCode, res.Stderr, stderr)
 	if rep == nil {
@@ -266,17 +181,100 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if res.RDMACoreVersion != "" {
 		rep.Device.RDMACore = res.RDMACoreVersion
 	}
-	if len(res.Stderr) > 0 && *runs > 1 {
+	rep.Device.Patches = strings.Join(patchNames(res.Patched), ", ")
+	if len(res.Stderr) > 0 && c.runs > 1 {
 		stderr.Write(res.Stderr) // the per-run lines
 	}
 	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, boot %v, whole run %v%s\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.BootTime.Round(time.Millisecond), res.WallTime.Round(time.Millisecond), siwSummary(res))
-	if err := outs.write(rep, stdout, stderr); err != nil {
+	if err := c.outs.write(rep, stdout, stderr); err != nil {
 		return fail(stderr, "%v", err)
 	}
 	// With -runs the guest saw every run: a run it found failing a rule
 	// -known does not list made it exit 1.
-	unknownElsewhere := *runs > 1 && res.ExitCode == exitDeviates
-	return finalStatus(rep, outs, nil, known, unknownElsewhere, stderr)
+	unknownElsewhere := c.runs > 1 && res.ExitCode == exitDeviates
+	code = finalStatus(rep, c.outs, nil, c.known, unknownElsewhere, stderr)
+	if res.Crash != nil {
+		// An oops the guest lived through: a finding all the same.
+		fmt.Fprintf(stderr, "srqconform: vm: FINDING: %s\n%s\n", res.Crash.Summary(), res.Crash.Excerpt)
+		return exitDeviates
+	}
+	return code
+}
+
+// runFailed reports a guest run that returned no result: a kernel crash
+// or hang (a finding, exit 1, written as the report), an interruption,
+// or a harness or usage error (a patch that does not apply or build
+// among them), exit 2.
+func (c *vmConfig) runFailed(ctx context.Context, res *qemuvm.Result, err error, stdout, stderr io.Writer) int {
+	var kc *qemuvm.KernelCrashError
+	switch {
+	case errors.As(err, &kc):
+		fmt.Fprintf(stderr, "srqconform: vm: FINDING: %s\n", kc.Crash.Summary())
+		if werr := c.writeCrash(res, kc.Crash, stdout); werr != nil {
+			return fail(stderr, "%v", werr)
+		}
+		return exitDeviates
+	case interrupted(ctx):
+		return vmInterrupted(stderr)
+	}
+	return fail(stderr, "vm: %v", err)
+}
+
+// crashReport is the report of a guest whose kernel crashed or hung.
+type crashReport struct {
+	Finding *qemuvm.KernelCrash `json:"finding"`
+	Kernel  string              `json:"kernel"`
+	Profile string              `json:"profile"`
+	Seed    uint64              `json:"seed"`
+	Patches []string            `json:"patches,omitempty"`
+}
+
+// writeCrash writes the crash as the run's report (-o or stdout, and
+// -json): JSON with -format json, else text.
+func (c *vmConfig) writeCrash(res *qemuvm.Result, kc *qemuvm.KernelCrash, stdout io.Writer) error {
+	cr := crashReport{Finding: kc, Profile: c.pname, Seed: c.seed}
+	if res != nil {
+		cr.Patches = patchNames(res.Patched)
+		if res.Kernel != nil {
+			cr.Kernel = res.Kernel.Release
+		}
+	}
+	js, _ := json.MarshalIndent(cr, "", "  ")
+	js = append(js, '\n')
+	text := fmt.Sprintf("verdict: %s\nkernel %s; profile %s; seed %d\n", strings.ToUpper(kc.Kind), cr.Kernel, cr.Profile, cr.Seed)
+	if len(cr.Patches) > 0 {
+		text += "driver rebuilt with patches: " + strings.Join(cr.Patches, ", ") + "\n"
+	}
+	text += kc.Summary() + "\nconsole:\n" + kc.Excerpt + "\n"
+	body := []byte(text)
+	if c.format == "json" {
+		body = js
+	}
+	if c.jsonOut != "" {
+		if err := os.WriteFile(c.jsonOut, js, 0o644); err != nil {
+			return fmt.Errorf("write -json %s: %w", c.jsonOut, err)
+		}
+	}
+	if c.out != "" {
+		if err := os.WriteFile(c.out, body, 0o644); err != nil {
+			return fmt.Errorf("write -o %s: %w", c.out, err)
+		}
+		return nil
+	}
+	_, err := stdout.Write(body)
+	return err
+}
+
+// patchNames names a patched module's patches as "NAME sha256:HEX".
+func patchNames(b *qemuvm.ModuleBuild) []string {
+	if b == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range b.Patches {
+		out = append(out, p.Name+" sha256:"+p.SHA256)
+	}
+	return out
 }
 
 // guestRunReport decodes the report the guest's srqconform run printed.
@@ -298,6 +296,10 @@ func guestRunReport(out []byte, guestExit int, guestStderr []byte, stderr io.Wri
 // gcc-12 in 1m12s" or ", siw.ko cached"; "" for rxe.
 func siwSummary(res *qemuvm.Result) string {
 	switch {
+	case res.Patched != nil && res.Patched.Cached:
+		return fmt.Sprintf(", %s.ko with %d patch(es) cached", res.Patched.Module, len(res.Patched.Patches))
+	case res.Patched != nil:
+		return fmt.Sprintf(", %s.ko with %d patch(es) built with %s in %v", res.Patched.Module, len(res.Patched.Patches), res.Patched.Compiler, res.Patched.Total)
 	case res.Siw == nil:
 		return ""
 	case res.Siw.Cached:

@@ -59,6 +59,9 @@ func header(rep *conformance.Report) []string {
 	if d.Kernel != "" || d.RDMACore != "" {
 		lines = append(lines, fmt.Sprintf("kernel %s, rdma-core %s", orDash(d.Kernel), orDash(d.RDMACore)))
 	}
+	if d.Patches != "" {
+		lines = append(lines, "driver rebuilt with patches: "+d.Patches)
+	}
 	lines = append(lines,
 		fmt.Sprintf("profile %s; seed %d; %s of up to %d steps; %d steps run in %v",
 			rep.Profile, rep.Seed, casesText(rep), rep.Steps, rep.StepsRun, rep.Elapsed.Round(1e6)),

@@ -158,3 +158,17 @@ func TestMatrixAlignsRulesByID(t *testing.T) {
 	assert.Contains(t, s, "do not hold (`-`: older reports, or runs limited to some rules): QUERY-ATTR.\n")
 	assert.Less(t, strings.Index(s, "| POST-ORDER |"), strings.Index(s, "| QUERY-ATTR |"), "rows in the catalogue's order")
 }
+
+func TestARebuiltDriverNamesItsPatches(t *testing.T) {
+	rep := partialReport()
+	rep.Device.Patches = "fix.patch sha256:3ceaf79c86d4d0ab"
+	for _, format := range []string{"text", "markdown", "html", "ktap"} {
+		assert.Contains(t, render(t, format, rep), "driver rebuilt with patches: fix.patch sha256:3ceaf79c86d4d0ab", format)
+	}
+	var v struct {
+		Device struct{ Patches string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(render(t, "json", rep)), &v))
+	assert.Equal(t, rep.Device.Patches, v.Device.Patches)
+	assert.NotContains(t, render(t, "text", partialReport()), "rebuilt", "the kernel's own driver names no patches")
+}

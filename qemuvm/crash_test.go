@@ -1,0 +1,65 @@
+package qemuvm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An oops as Debian's 6.12 prints it for a NULL dereference in a verb.
+const oopsConsole = `[   41.201331] srqconform: some progress line
+[   41.522108] BUG: kernel NULL pointer dereference, address: 0000000000000010
+[   41.522391] #PF: supervisor read access in kernel mode
+[   41.523010] Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI
+[   41.523412] CPU: 1 UID: 0 PID: 211 Comm: srqconform Tainted: G           OE      6.12.118+deb13-amd64 #1  Debian 6.12.118-1
+[   41.524018] RIP: 0010:rxe_srq_from_attr+0x4c/0x1a0 [rdma_rxe]
+[   41.524400] Code: 48 8b 47 10 ...
+[   41.526010] Call Trace:
+[   41.526100]  <TASK>
+[   41.526214]  ? __die+0x23/0x70
+[   41.526633]  rxe_modify_srq+0x94/0x140 [rdma_rxe]
+[   41.526791]  ib_uverbs_modify_srq+0xb4/0x100 [ib_uverbs]
+[   41.526950]  ib_uverbs_handler_UVERBS_METHOD_INVOKE_WRITE+0xd5/0x120 [ib_uverbs]
+[   41.527102]  ib_uverbs_cmd_verbs+0xc4e/0xd90 [ib_uverbs]
+[   41.527310]  ib_uverbs_ioctl+0xd2/0x160 [ib_uverbs]
+[   41.527720]  </TASK>
+[   41.528000] Kernel panic - not syncing: Fatal exception
+`
+
+func TestFindKernelCrashNamesTheVerbInFlight(t *testing.T) {
+	c := FindKernelCrash(oopsConsole)
+	require.NotNil(t, c)
+	assert.Equal(t, "kernel crash", c.Kind)
+	assert.Equal(t, "BUG: kernel NULL pointer dereference, address: 0000000000000010", c.Headline)
+	assert.Equal(t, "rxe_srq_from_attr", c.Function)
+	assert.Equal(t, "modify_srq", c.Verb)
+	assert.True(t, strings.HasPrefix(c.Excerpt, "BUG: kernel NULL"), "excerpt starts at the headline, without timestamps:\n%s", c.Excerpt)
+	assert.NotContains(t, c.Excerpt, "progress line")
+	assert.Equal(t, "kernel crash in rxe_srq_from_attr during modify_srq: BUG: kernel NULL pointer dereference, address: 0000000000000010", c.Summary())
+}
+
+func TestFindKernelCrashInAWorkerAndAHang(t *testing.T) {
+	worker := "[ 9.1] general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] SMP\n" +
+		"[ 9.2] RIP: 0010:rxe_responder+0x1bc/0x2330 [rdma_rxe]\n[ 9.3] Call Trace:\n[ 9.4]  do_task+0x6e/0x200 [rdma_rxe]\n[ 9.5]  process_one_work+0x177/0x330\n"
+	c := FindKernelCrash(worker)
+	require.NotNil(t, c)
+	assert.Equal(t, "rxe_responder", c.Function)
+	assert.Equal(t, "", c.Verb)
+	assert.Contains(t, c.Summary(), "no user verb in the call trace")
+
+	hang := "[ 80.0] INFO: task srqconform:201 blocked for more than 30 seconds.\n[ 80.1] Call Trace:\n[ 80.2]  rxe_destroy_qp+0x30/0x90 [rdma_rxe]\n[ 80.3]  ib_destroy_qp_user+0x9a/0x1c0 [ib_core]\n[ 80.4]  ib_uverbs_handler_UVERBS_METHOD_QP_DESTROY+0x3e/0x60 [ib_uverbs]\n"
+	c = FindKernelCrash(hang)
+	require.NotNil(t, c)
+	assert.Equal(t, "hang", c.Kind)
+	assert.Equal(t, "method_qp_destroy", c.Verb)
+
+	stall := "[ 60.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n[ 60.1] Call Trace:\n[ 60.2]  rxe_queue_resize+0x1a0/0x2b0 [rdma_rxe]\n[ 60.3]  rxe_srq_from_attr+0x80/0xd0 [rdma_rxe]\n[ 60.4]  rxe_modify_srq+0x9a/0x140 [rdma_rxe]\n[ 60.5]  ib_uverbs_modify_srq+0xb4/0x100 [ib_uverbs]\n"
+	c = FindKernelCrash(stall)
+	require.NotNil(t, c)
+	assert.Equal(t, "hang", c.Kind)
+	assert.Equal(t, "modify_srq", c.Verb)
+
+	assert.Nil(t, FindKernelCrash("[ 1.0] rdma_rxe: loaded\n[ 2.0] rxe0: qp#17 moved to error state\n"))
+}
