@@ -57,10 +57,10 @@ func TestEventRulesFollowTheComplaint(t *testing.T) {
 	limit, last := model.EventSRQLimitReached.String(), model.EventQPLastWQEReached.String()
 	for _, tc := range []struct {
 		d    *model.Deviation
-		want []string
+		want []model.RuleID
 	}{
-		{&model.Deviation{What: "events", Got: "[" + limit + " " + limit + "]", Want: "[" + limit + "]"}, []string{"LIMIT-ONCE", "LIMIT-FIRE"}},
-		{&model.Deviation{What: "events", Got: "[]", Want: "[" + limit + " " + last + "(qp1)]"}, []string{"LIMIT-FIRE", "QP-LAST-WQE"}},
+		{&model.Deviation{What: "events", Got: "[" + limit + " " + limit + "]", Want: "[" + limit + "]"}, []model.RuleID{model.RuleLimitOnce, model.RuleLimitFire}},
+		{&model.Deviation{What: "events", Got: "[]", Want: "[" + limit + " " + last + "(qp1)]"}, []model.RuleID{model.RuleLimitFire, model.RuleQPLastWQE}},
 		{&model.Deviation{What: "completions", Got: "[]", Want: "[" + last + "]"}, nil},
 		{nil, nil},
 	} {

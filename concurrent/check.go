@@ -45,12 +45,12 @@ type Result struct {
 	// no order could place next), the model's complaint, the operations
 	// of that linearization and the one that failed, and a reduced
 	// history that still has no linearization.
-	Rule      string   `json:"rule,omitempty"`
-	Also      []string `json:"also,omitempty"`       // other rules whose relaxation explains it too
-	NoticedBy string   `json:"noticed_by,omitempty"` // the rule whose check failed first
+	Rule      model.RuleID   `json:"rule,omitempty"`
+	Also      []model.RuleID `json:"also,omitempty"`       // other rules whose relaxation explains it too
+	NoticedBy model.RuleID   `json:"noticed_by,omitempty"` // the rule whose check failed first
 	// Evidence lists the rules the history shows broken on its face
 	// (see evidence), which the blame prefers.
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []model.RuleID `json:"evidence,omitempty"`
 	// Decisive says that waiving Rule alone lets the whole history
 	// linearize (see decisive).
 	Decisive  bool        `json:"decisive,omitempty"`
@@ -80,7 +80,7 @@ type checker struct {
 	init *model.Model
 }
 
-func newChecker(h *History, relaxed ...string) (*checker, error) {
+func newChecker(h *History, relaxed ...model.RuleID) (*checker, error) {
 	p, err := h.ProfileOf()
 	if err != nil {
 		return nil, fmt.Errorf("concurrent: %w", err)
@@ -188,7 +188,7 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 	r.Verdict = Violation
 	c.explain(r, h.Ops, info)
 	ops := h.Ops
-	if opts.ReduceBudget >= 0 && r.Rule != "" {
+	if opts.ReduceBudget >= 0 && r.Rule != 0 {
 		budget := opts.ReduceBudget
 		if budget == 0 {
 			budget = 20 * time.Second
@@ -320,8 +320,8 @@ func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []mode
 // vote diagnoses the sequential trace up to each candidate that fails
 // after state m (at most maxExplained of them, until deadline) and counts,
 // for each rule, the explanations that name it.
-func (c *checker) vote(ops []Operation, m *model.Model, trace []model.Step, cands []int, deadline time.Time) map[string]int {
-	votes := map[string]int{}
+func (c *checker) vote(ops []Operation, m *model.Model, trace []model.Step, cands []int, deadline time.Time) map[model.RuleID]int {
+	votes := map[model.RuleID]int{}
 	tried := 0
 	for _, i := range cands {
 		_, err := apply(m, ops[i])
@@ -350,25 +350,25 @@ func (c *checker) vote(ops []Operation, m *model.Model, trace []model.Step, cand
 // rules of the events the complaint differs in are tried first, then the
 // rules the diagnoses name (most voted first), the rule that noticed, and
 // the workload's others.
-func (c *checker) blameDecisive(r *Result, ops []Operation, votes map[string]int) bool {
+func (c *checker) blameDecisive(r *Result, ops []Operation, votes map[model.RuleID]int) bool {
 	voted := slices.Collect(maps.Keys(votes))
-	slices.SortFunc(voted, func(a, b string) int {
+	slices.SortFunc(voted, func(a, b model.RuleID) int {
 		if votes[a] != votes[b] {
 			return votes[b] - votes[a]
 		}
 		return model.Rank(a) - model.Rank(b)
 	})
 	rest := slices.Clone(workloadRules)
-	slices.SortStableFunc(rest, func(a, b string) int { return model.Rank(a) - model.Rank(b) })
+	slices.SortStableFunc(rest, func(a, b model.RuleID) int { return model.Rank(a) - model.Rank(b) })
 	favoured := eventRules(r.failDev)
-	var order []string
-	for _, rule := range slices.Concat(favoured, voted, []string{r.NoticedBy}, rest) {
-		if rule != "" && !slices.Contains(order, rule) {
+	var order []model.RuleID
+	for _, rule := range slices.Concat(favoured, voted, []model.RuleID{r.NoticedBy}, rest) {
+		if rule != 0 && !slices.Contains(order, rule) {
 			order = append(order, rule)
 		}
 	}
 	rule := c.decisive(ops, order, len(favoured), time.Now().Add(decisiveBudget))
-	if rule == "" {
+	if rule == 0 {
 		return false
 	}
 	r.Rule, r.Decisive = rule, true
@@ -390,27 +390,27 @@ func (c *checker) blameDecisive(r *Result, ops []Operation, votes map[string]int
 // never completes). Ties go to the most voted, then to the rules only
 // concurrency can break, then by model.Rank. The rules not measured by
 // deadline rank last.
-func (c *checker) rankByReach(ops []Operation, votes map[string]int, ev []string, deadline time.Time) []string {
+func (c *checker) rankByReach(ops []Operation, votes map[model.RuleID]int, ev []model.RuleID, deadline time.Time) []model.RuleID {
 	ranked := slices.Collect(maps.Keys(votes))
 	for _, rule := range ev {
 		if !slices.Contains(ranked, rule) {
 			ranked = append(ranked, rule) // a sequential trace seldom shows it
 		}
 	}
-	reach := map[string]int{}
+	reach := map[model.RuleID]int{}
 	for _, rule := range ranked {
 		if time.Now().After(deadline) {
 			break // the rules not measured rank last
 		}
 		reach[rule] = c.reach(ops, rule, deadline)
 	}
-	concurrentOnly := func(rule string) int {
+	concurrentOnly := func(rule model.RuleID) int {
 		if slices.Contains(model.ConcurrentOnly, rule) {
 			return 0
 		}
 		return 1
 	}
-	slices.SortFunc(ranked, func(a, b string) int {
+	slices.SortFunc(ranked, func(a, b model.RuleID) int {
 		if reach[a] != reach[b] {
 			return reach[b] - reach[a]
 		}
@@ -436,8 +436,8 @@ func (c *checker) rankByReach(ops []Operation, votes map[string]int, ev []string
 //     lets a QP entering ERR take the WR it was filling without a
 //     completion (vanish: FlushInProgress allows NoRaise), there must be
 //     more such WRs than moves to ERR.
-func evidence(ops []Operation, vanish bool) []string {
-	var out []string
+func evidence(ops []Operation, vanish bool) []model.RuleID {
+	var out []model.RuleID
 	postedAt := map[uint64]int{} // wr_id -> index of the successful post
 	completed := map[uint64]int{}
 	for i, o := range ops {
@@ -457,7 +457,7 @@ func evidence(ops []Operation, vanish bool) []string {
 	for id, n := range completed {
 		if n > 1 {
 			if _, ok := postedAt[id]; ok {
-				out = append(out, "FETCH-ONCE")
+				out = append(out, model.RuleFetchOnce)
 				break
 			}
 		}
@@ -480,7 +480,7 @@ func evidence(ops []Operation, vanish bool) []string {
 			}
 		}
 		if limits > arms+1 {
-			out = append(out, "LIMIT-ONCE")
+			out = append(out, model.RuleLimitOnce)
 			break
 		}
 		prev = o.Call
@@ -514,7 +514,7 @@ func evidence(ops []Operation, vanish bool) []string {
 		}
 	}
 	if lost > mayVanish {
-		out = append(out, "POST-ATOMIC")
+		out = append(out, model.RulePostAtomic)
 	}
 	return out
 }
@@ -527,7 +527,7 @@ func evidence(ops []Operation, vanish bool) []string {
 // other. (rxe's histories missing LAST_WQE events were blamed on
 // LIMIT-FIRE by the greedy reach; they linearize with QP-LAST-WQE waived,
 // one of them only after 12 s of search.)
-func (c *checker) decisive(ops []Operation, rules []string, favoured int, deadline time.Time) string {
+func (c *checker) decisive(ops []Operation, rules []model.RuleID, favoured int, deadline time.Time) model.RuleID {
 	for i, rule := range rules {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -545,28 +545,28 @@ func (c *checker) decisive(ops []Operation, rules []string, favoured int, deadli
 			return rule
 		}
 	}
-	return ""
+	return 0
 }
 
 // eventRules are the rules owning the event types a complaint about the
 // events differs in, the likelier first: more limit events than the model
 // allows is LIMIT-ONCE before LIMIT-FIRE, fewer is LIMIT-FIRE; any
 // difference in LAST_WQE events is QP-LAST-WQE.
-func eventRules(d *model.Deviation) []string {
+func eventRules(d *model.Deviation) []model.RuleID {
 	if d == nil || !strings.Contains(d.What, "event") {
 		return nil
 	}
-	var out []string
+	var out []model.RuleID
 	limit := model.EventSRQLimitReached.String()
 	switch got, want := strings.Count(d.Got, limit), strings.Count(d.Want, limit); {
 	case got > want:
-		out = append(out, "LIMIT-ONCE", "LIMIT-FIRE")
+		out = append(out, model.RuleLimitOnce, model.RuleLimitFire)
 	case got < want:
-		out = append(out, "LIMIT-FIRE")
+		out = append(out, model.RuleLimitFire)
 	}
 	last := model.EventQPLastWQEReached.String()
 	if strings.Count(d.Got, last) != strings.Count(d.Want, last) {
-		out = append(out, "QP-LAST-WQE")
+		out = append(out, model.RuleQPLastWQE)
 	}
 	return out
 }
@@ -588,7 +588,7 @@ const reachBeam = 512
 // under the model with rule relaxed: at each point, of the operations
 // that could come next, the earliest called that the model accepts. It
 // stops at deadline with what it placed by then.
-func (c *checker) reach(ops []Operation, rule string, deadline time.Time) int {
+func (c *checker) reach(ops []Operation, rule model.RuleID, deadline time.Time) int {
 	rc, err := newChecker(c.h, rule)
 	if err != nil {
 		return 0
@@ -636,11 +636,11 @@ const (
 // workloadRules are the rules a concurrent workload's operations can
 // show broken (posts, messages, QP moves, arming, events); a diagnosis
 // tries no other.
-var workloadRules = []string{
-	"POST-ATOMIC", "POST-FULL", "POST-BADWR", "POST-ORDER", "POST-RETURN", "POST-ANY-STATE", "SLOT-FREE", "CREATE-ATTR",
-	"LIMIT-ARM", "LIMIT-FIRE", "LIMIT-ONCE", "LIMIT-AFTER-FIRE", "LIMIT-BOUND",
-	"QP-TRANSITIONS", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "QP-LAST-WQE",
-	"FETCH-FIFO", "FETCH-ONCE", "RECV-COMPLETION", "RECV-IMM", "RECV-RNR", "RECV-FIT", "UD-GRH",
+var workloadRules = []model.RuleID{
+	model.RulePostAtomic, model.RulePostFull, model.RulePostBadWR, model.RulePostOrder, model.RulePostReturn, model.RulePostAnyState, model.RuleSlotFree, model.RuleCreateAttr,
+	model.RuleLimitArm, model.RuleLimitFire, model.RuleLimitOnce, model.RuleLimitAfterFire, model.RuleLimitBound,
+	model.RuleQPTransitions, model.RuleQPFetchStates, model.RuleQPNoFetchStates, model.RuleQPLastWQE,
+	model.RuleFetchFIFO, model.RuleFetchOnce, model.RuleRecvCompletion, model.RuleRecvImm, model.RuleRecvRNR, model.RuleRecvFit, model.RuleUDGRH,
 }
 
 func cmpDur(a, b time.Duration) int {
@@ -660,7 +660,7 @@ func cmpDur(a, b time.Duration) int {
 // would fail for a WR nobody posted), an event keeps a cause
 // (causesKept), and the final poll stays: it is where a missing event
 // shows.
-func (c *checker) reduce(ops []Operation, noticed string, budget, timeout time.Duration) []Operation {
+func (c *checker) reduce(ops []Operation, noticed model.RuleID, budget, timeout time.Duration) []Operation {
 	deadline := time.Now().Add(budget)
 	keeps := func(cand []Operation) bool {
 		posted := map[uint64]bool{}

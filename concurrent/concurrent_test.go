@@ -79,11 +79,11 @@ func TestRaceMutantsAreCaught(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("seed %d: %d ops, %s in %v, rule %s %v (%s), reduced to %d ops", seed, len(h.Ops), r.Verdict, r.Time, r.Rule, r.Also, r.Complaint, len(r.Reduced))
-				if r.Violation() && r.Rule == info.Rule {
+				if r.Violation() && r.Rule.String() == info.Rule {
 					break
 				}
 			}
-			if !r.Violation() || r.Rule != info.Rule {
+			if !r.Violation() || r.Rule.String() != info.Rule {
 				t.Fatalf("verdict %s blaming %q, want a violation of %s", r.Verdict, r.Rule, info.Rule)
 			}
 			if len(r.Reduced) == 0 || len(r.Reduced) >= len(h.Ops) {
@@ -142,7 +142,7 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 			}
 			if r.Violation() {
 				caught++
-				if r.Rule == info.Rule {
+				if r.Rule.String() == info.Rule {
 					blamed++
 				} else {
 					t.Logf("%s seed %d: blamed %s (also %v): %s", info.Name, seed, r.Rule, r.Also, r.Complaint)

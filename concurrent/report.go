@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/srqconform/srqconform/model"
 )
 
 // Report is what a concurrent run found: one entry per history.
@@ -58,8 +60,8 @@ func (r *Report) Violations() int {
 }
 
 // FailingRules lists the rules the violations were blamed on, once each.
-func (r *Report) FailingRules() []string {
-	var out []string
+func (r *Report) FailingRules() []model.RuleID {
+	var out []model.RuleID
 	for _, run := range r.Runs {
 		if run.Result != nil && run.Result.Violation() && !slices.Contains(out, run.Result.Rule) {
 			out = append(out, run.Result.Rule)
@@ -103,7 +105,7 @@ func (r *Report) verdict() string {
 		verdict = "NO HISTORIES: none was recorded"
 	}
 	if n := r.Violations(); n > 0 {
-		verdict = fmt.Sprintf("VIOLATION in %d of %d histories (rules: %s)", n, len(r.Runs), strings.Join(r.FailingRules(), ", "))
+		verdict = fmt.Sprintf("VIOLATION in %d of %d histories (rules: %s)", n, len(r.Runs), strings.Join(model.RuleNames(r.FailingRules()), ", "))
 	} else if r.unknown() > 0 {
 		verdict = fmt.Sprintf("UNKNOWN: %d of %d histories were not decided within the check's time", r.unknown(), len(r.Runs))
 	}
@@ -149,7 +151,7 @@ func (t *textReport) histories(runs []HistoryRun) {
 		res := run.Result
 		verdict, rule, check := "-", "", "-"
 		if res != nil {
-			verdict, rule, check = res.Verdict, res.Rule, res.Time.Round(time.Millisecond).String()
+			verdict, rule, check = res.Verdict, res.Rule.String(), res.Time.Round(time.Millisecond).String()
 		}
 		if t.markdown {
 			fmt.Fprintf(&t.b, "| %d | %d | %s | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, kinds(run.Kinds), run.Overlap, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)
@@ -172,10 +174,10 @@ func (t *textReport) violation(run HistoryRun) {
 	case res.Decisive:
 		fmt.Fprintf(b, "%swith %s waived the whole history linearizes\n", ind, res.Rule)
 	case len(res.Evidence) > 0:
-		fmt.Fprintf(b, "%sshown on its face: %s\n", ind, strings.Join(res.Evidence, ", "))
+		fmt.Fprintf(b, "%sshown on its face: %s\n", ind, strings.Join(model.RuleNames(res.Evidence), ", "))
 	}
 	if len(res.Also) > 0 {
-		fmt.Fprintf(b, "%salso explained by: %s\n", ind, strings.Join(res.Also, ", "))
+		fmt.Fprintf(b, "%salso explained by: %s\n", ind, strings.Join(model.RuleNames(res.Also), ", "))
 	}
 	fmt.Fprintf(b, "%snoticed: %s\n", ind, res.Complaint)
 	if res.Failing != nil {

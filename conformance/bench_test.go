@@ -26,7 +26,7 @@ func BenchmarkDifferential(b *testing.B) {
 			steps := 0
 			for i := 0; b.Loop(); i++ {
 				rep, err := conformance.Check(context.Background(), emu.New(), drivers.Config{Options: map[string]string{"deviations": set}},
-					conformance.Options{Profile: p, Cases: 50, Seed: uint64(i + 1), Rules: []string{"QP-CREATE"}})
+					conformance.Options{Profile: p, Cases: 50, Seed: uint64(i + 1), Rules: []model.RuleID{model.RuleQPCreate}})
 				// One scenario runs, so the profile's departures go unshown
 				// (findings); only deviations would be wrong here.
 				if err != nil || len(rep.Failures) > 0 {
@@ -52,10 +52,10 @@ func BenchmarkCoverage(b *testing.B) {
 		b.Run("budget="+budget.String(), func(b *testing.B) {
 			var features, rules, full, runs, steps int
 			hits := map[string]int{}
-			checks := map[string]int{}
+			checks := map[model.RuleID]int{}
 			for i := 0; b.Loop(); i++ {
 				rep, err := conformance.Check(context.Background(), emu.New(), drivers.Config{},
-					conformance.Options{Cases: -1, Duration: budget, Seed: uint64(i + 1), Rules: []string{"QP-CREATE"}})
+					conformance.Options{Cases: -1, Duration: budget, Seed: uint64(i + 1), Rules: []model.RuleID{model.RuleQPCreate}})
 				if err != nil || len(rep.Failures) > 0 {
 					b.Fatalf("run %d: err %v, failures %+v", i, err, rep.Failures)
 				}
@@ -94,7 +94,7 @@ func BenchmarkCoverage(b *testing.B) {
 			minRule := math.Inf(1)
 			for id, n := range checks {
 				if r := float64(n) / spent; r < minRule {
-					minRule, rarestR = r, id
+					minRule, rarestR = r, id.String()
 				}
 			}
 			b.Logf("rarest feature %q, rarest rule %s", rarestF, rarestR)

@@ -44,7 +44,7 @@ func (c *checker) settle(fs []*failing) bool {
 		}
 		pending = append(pending, f)
 	}
-	var last []string
+	var last []model.RuleID
 	for len(pending) > 0 {
 		var still []*failing
 		for _, f := range pending {
@@ -60,12 +60,12 @@ func (c *checker) settle(fs []*failing) bool {
 		}
 		pending = still
 		count, pref := map[string]int{}, map[string]int{}
-		sets := map[string][]string{}
+		sets := map[string][]model.RuleID{}
 		for _, f := range pending {
 			for i, set := range f.diag.Explains() {
-				count[key(set)]++
-				pref[key(set)] += i
-				sets[key(set)] = set
+				count[key(model.RuleNames(set))]++
+				pref[key(model.RuleNames(set))] += i
+				sets[key(model.RuleNames(set))] = set
 			}
 		}
 		if len(count) == 0 {
@@ -127,7 +127,7 @@ func (c *checker) diagnose(tr Trace) model.Diagnosis {
 }
 
 // setRank orders rule sets by the tie-break order of their rules.
-func setRank(set []string) int {
+func setRank(set []model.RuleID) int {
 	r := 0
 	for _, id := range set {
 		r = r*1000 + model.Rank(id)
@@ -137,11 +137,11 @@ func setRank(set []string) int {
 
 // chooseDiagnosis makes set the trace's diagnosis, keeping the others as
 // alternatives, and finds where the trace departs under it.
-func chooseDiagnosis(d model.Diagnosis, set []string, p model.Profile, caps model.Caps, relaxed []string, tr Trace) model.Diagnosis {
+func chooseDiagnosis(d model.Diagnosis, set []model.RuleID, p model.Profile, caps model.Caps, relaxed []model.RuleID, tr Trace) model.Diagnosis {
 	if slices.Equal(d.Rules, set) {
 		return d
 	}
-	var also [][]string
+	var also [][]model.RuleID
 	for _, s := range d.Explains() {
 		if !slices.Equal(s, set) {
 			also = append(also, s)
@@ -159,7 +159,7 @@ func chooseDiagnosis(d model.Diagnosis, set []string, p model.Profile, caps mode
 
 // record adds a failing trace to the report under the rules of set (or
 // under the rule that noticed it, when nothing explains it).
-func (c *checker) record(f failing, set []string) {
+func (c *checker) record(f failing, set []model.RuleID) {
 	d := f.diag
 	f.tr.Diagnosis = &d
 	rule := d.NoticedBy
@@ -210,7 +210,7 @@ func (c *checker) unify() {
 		return
 	}
 	type fit struct {
-		rule       string
+		rule       model.RuleID
 		departures int
 	}
 	// The candidates: the rules blamed, and every rule that alone
@@ -230,7 +230,7 @@ func (c *checker) unify() {
 	for _, r := range candidates {
 		total, ok := 0, true
 		for _, f := range c.rep.Failures {
-			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []string{r})
+			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []model.RuleID{r})
 			if !consistent || n == 0 {
 				ok = false
 				break
@@ -244,7 +244,7 @@ func (c *checker) unify() {
 	if len(fits) == 0 {
 		return
 	}
-	generic := func(id string) int {
+	generic := func(id model.RuleID) int {
 		if slices.Contains(model.Generic, id) {
 			return 1
 		}
@@ -262,7 +262,7 @@ func (c *checker) unify() {
 	if len(broken) == 1 && (broken[0] == best.rule || generic(best.rule) == 1) {
 		return
 	}
-	set := []string{best.rule}
+	set := []model.RuleID{best.rule}
 	for i := range c.rep.Failures {
 		f := &c.rep.Failures[i]
 		d := chooseDiagnosis(f.Trace.diagnoseBy(c.opts.Profile, c.caps, nil, c.refineUntil), set, c.opts.Profile, c.caps, nil, f.Trace)
@@ -270,7 +270,7 @@ func (c *checker) unify() {
 		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil
 	}
 	c.rep.Broken = set
-	c.relaxed = slices.DeleteFunc(c.relaxed, func(r string) bool { return slices.Contains(broken, r) })
+	c.relaxed = slices.DeleteFunc(c.relaxed, func(r model.RuleID) bool { return slices.Contains(broken, r) })
 	c.relaxed = append(c.relaxed, best.rule)
 }
 
@@ -281,9 +281,11 @@ func (c *checker) unify() {
 // specific rules are tried first.
 func (c *checker) prune() {
 	broken := slices.Clone(c.rep.Broken)
-	slices.SortStableFunc(broken, func(a, b string) int { return setRank([]string{b}) - setRank([]string{a}) })
+	slices.SortStableFunc(broken, func(a, b model.RuleID) int {
+		return setRank([]model.RuleID{b}) - setRank([]model.RuleID{a})
+	})
 	for _, r := range broken {
-		others := slices.DeleteFunc(slices.Clone(c.rep.Broken), func(x string) bool { return x == r })
+		others := slices.DeleteFunc(slices.Clone(c.rep.Broken), func(x model.RuleID) bool { return x == r })
 		if len(others) == 0 {
 			return
 		}
@@ -297,7 +299,7 @@ func (c *checker) prune() {
 			if !slices.Contains(f.Rules, r) {
 				continue
 			}
-			base := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x string) bool { return x == r })
+			base := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x model.RuleID) bool { return x == r })
 			d := model.DiagnoseAmongBy(c.opts.Profile, c.caps, base, f.Trace.modelSteps(), others, c.refineUntil)
 			if len(d.Rules) == 0 {
 				ok = false
@@ -419,9 +421,9 @@ func shortestPerRule(fs []Failure) []Failure {
 	var out []Failure
 	at := map[string]int{}
 	for _, f := range fs {
-		k := strings.Join(f.Rules, "+")
+		k := strings.Join(model.RuleNames(f.Rules), "+")
 		if k == "" {
-			k = "unexplained:" + f.Rule
+			k = "unexplained:" + f.Rule.String()
 		}
 		if sig := killedIn(f.Trace); sig != "" {
 			k += " killed by " + sig
@@ -446,7 +448,7 @@ func shortestPerRule(fs []Failure) []Failure {
 
 // replayOnModel steps a model, with rules relaxed, through a trace's
 // recorded observations.
-func replayOnModel(p model.Profile, caps model.Caps, relaxed []string, tr Trace) error {
+func replayOnModel(p model.Profile, caps model.Caps, relaxed []model.RuleID, tr Trace) error {
 	m, err := model.NewRelaxed(p, caps, relaxed)
 	if err != nil {
 		return err

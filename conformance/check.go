@@ -24,7 +24,7 @@ type Options struct {
 	Cases int
 	Steps int // most steps per random case; 0 means 40
 	// Scenarios selects scenarios by rule ID; empty runs all.
-	Rules []string
+	Rules []model.RuleID
 	// Wait bounds how long a poll waits for expected completions and
 	// events; Settle is how long it then looks for unexpected ones.
 	// Zero: 2 s and 0 (a synchronous driver such as the emulator).
@@ -86,8 +86,8 @@ type checker struct {
 	x       *executor
 	rep     *Report
 	caps    model.Caps
-	replay  func(ops []model.Op, rule, source string, relaxed []string) ReplayFile
-	relaxed []string // rules diagnosed broken: adopted from the device
+	replay  func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile
+	relaxed []model.RuleID // rules diagnosed broken: adopted from the device
 	// shrinkLeft is what is left of the run's shrink budget, shared by
 	// every failure: the random-case budget when one is set (Duration),
 	// else three times ShrinkTime. Each shrink takes at most ShrinkTime of
@@ -100,10 +100,10 @@ type checker struct {
 	// the random-case budget after the start, or three times ShrinkTime
 	// without one. Past it a run still diagnoses every failure.
 	refineUntil time.Time
-	coverage    map[string]int    // rule -> steps whose check of it agreed
-	ran         map[string]int    // rule -> scenarios that passed
-	skipped     map[string]string // rule -> why its scenario could not run
-	blocked     map[string]string // rule -> why its scenario stopped unexplained
+	coverage    map[model.RuleID]int    // rule -> steps whose check of it agreed
+	ran         map[model.RuleID]int    // rule -> scenarios that passed
+	skipped     map[model.RuleID]string // rule -> why its scenario could not run
+	blocked     map[model.RuleID]string // rule -> why its scenario stopped unexplained
 	passing     []Trace
 	resolved    map[string]map[string]bool
 }
@@ -151,7 +151,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	rep = &Report{Driver: drv.Name(), Device: x.info, Profile: opts.Profile.Name, Seed: opts.Seed,
 		Cases: max(opts.Cases, 0), Steps: opts.Steps, Duration: opts.Duration}
 	c := &checker{ctx: ctx, opts: opts, x: x, rep: rep, caps: capsOf(x.info),
-		coverage: map[string]int{}, ran: map[string]int{}, skipped: map[string]string{}, blocked: map[string]string{},
+		coverage: map[model.RuleID]int{}, ran: map[model.RuleID]int{}, skipped: map[model.RuleID]string{}, blocked: map[model.RuleID]string{},
 		resolved: map[string]map[string]bool{}}
 	c.shrinkLeft = 3 * opts.ShrinkTime // a count of cases: three failures' shrinks
 	if opts.Duration > 0 {
@@ -159,7 +159,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
 	c.refineUntil = start.Add(3 * c.shrinkLeft)
-	c.replay = func(ops []model.Op, rule, source string, relaxed []string) ReplayFile {
+	c.replay = func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed
 		return rf
@@ -250,7 +250,7 @@ func (c *checker) scenarios() error {
 			}
 			if round == 0 {
 				done++
-				progress(c.opts, done, total, "scenario "+sc.Rule)
+				progress(c.opts, done, total, "scenario "+sc.Rule.String())
 			}
 		}
 		pending = nil
@@ -336,7 +336,7 @@ func (c *checker) feature(counts map[string]int) {
 	}
 }
 
-func (c *checker) cover(reached map[string]int) {
+func (c *checker) cover(reached map[model.RuleID]int) {
 	for r, n := range reached {
 		c.coverage[r] += n
 	}
@@ -392,7 +392,7 @@ func progress(o Options, done, total int, what string) {
 	}
 }
 
-func selectScenarios(rules []string) []Scenario {
+func selectScenarios(rules []model.RuleID) []Scenario {
 	if len(rules) == 0 {
 		return Scenarios()
 	}
@@ -417,7 +417,7 @@ func (c *checker) ruleTable() []RuleResult {
 		switch {
 		case len(rr.Failures) > 0:
 			rr.Status = Fail
-		case r.ID == "QP-TRANSITIONS" && c.x.info.CMStates:
+		case r.ID == model.RuleQPTransitions && c.x.info.CMStates:
 			// The driver, not ibv_modify_qp, makes the transitions up to
 			// RTS (the connection manager does): agreeing checks prove
 			// nothing about the verb.
@@ -447,7 +447,7 @@ func (c *checker) ruleTable() []RuleResult {
 // trace is refused by the profile with that one field set back to the
 // documented value. Fields owned by rules diagnosed broken are left out:
 // the device already departs there in some other way.
-func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace, relaxed []string) []Finding {
+func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace, relaxed []model.RuleID) []Finding {
 	caps := capsOf(info)
 	var out []Finding
 	doc := model.Documented()

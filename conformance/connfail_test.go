@@ -92,13 +92,13 @@ func TestFailedConnectionIsAHarnessError(t *testing.T) {
 	for _, blame := range []bool{true, false} {
 		drv := &connFailDriver{Driver: emu.New(), failAt: 3, blame: blame}
 		rep, err := Check(context.Background(), drv, drivers.Config{},
-			Options{Profile: model.Documented(), Rules: []string{"FETCH-FIFO", "RECV-COMPLETION"}, Cases: -1})
+			Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleFetchFIFO, model.RuleRecvCompletion}, Cases: -1})
 		if rep == nil {
 			t.Fatalf("blame=%v: no report (err %v)", blame, err)
 		}
 		transitions := false
 		for _, f := range rep.Failures {
-			transitions = transitions || f.Rule == "QP-TRANSITIONS"
+			transitions = transitions || f.Rule == model.RuleQPTransitions
 		}
 		if blame {
 			if err == nil || !strings.Contains(rep.Error, "the connection failed") || !strings.Contains(rep.Error, "rdma_connect returned 99") {

@@ -10,6 +10,7 @@ import (
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/drivers/emu"
+	"github.com/srqconform/srqconform/model"
 )
 
 // TestACrashIsACounterexampleOfItsOwn: with sge-off-by-one, POST-SGE fails
@@ -18,11 +19,11 @@ import (
 // counterexample with its own replay file, not listed among the others.
 func TestACrashIsACounterexampleOfItsOwn(t *testing.T) {
 	rep, err := conformance.Check(context.Background(), emu.New(), drivers.Config{Options: map[string]string{"deviations": "sge-off-by-one,negative-sge-kills"}},
-		conformance.Options{Seed: 1, Cases: -1, Rules: []string{"POST-SGE"}})
+		conformance.Options{Seed: 1, Cases: -1, Rules: []model.RuleID{model.RulePostSGE}})
 	require.NoError(t, err)
 	var crash, other int
 	for _, f := range rep.Failures {
-		if f.Rule != "POST-SGE" {
+		if f.Rule != model.RulePostSGE {
 			continue
 		}
 		if f.Source == "scenario: a negative num_sge" {

@@ -55,7 +55,7 @@ func TestEvidenceTakesTheHeadWithAFreshQP(t *testing.T) {
 		require.NoError(t, err, name)
 		require.NotNil(t, tr.Deviation, "%s: the mutant's early limit event should deviate:\n%s", name, tr.Text())
 		require.NotNil(t, tr.Diagnosis, name)
-		assert.Equal(t, []string{"LIMIT-FIRE"}, tr.Diagnosis.Rules, "%s:\n%s", name, tr.Text())
+		assert.Equal(t, []model.RuleID{model.RuleLimitFire}, tr.Diagnosis.Rules, "%s:\n%s", name, tr.Text())
 		fresh := slices.ContainsFunc(tr.Steps, func(s conformance.TraceStep) bool {
 			c, ok := s.Op.(model.CreateQP)
 			return s.Evidence && ok && c.Type == model.RC

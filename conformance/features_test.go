@@ -77,7 +77,7 @@ func mustCheck(t *testing.T, seed uint64) *Report {
 // TestCasesRunAsAsked: a run makes the random cases its options ask for,
 // in a go test -short too (rapid, left alone, runs a fifth of them there).
 func TestCasesRunAsAsked(t *testing.T) {
-	rep, err := Check(context.Background(), emu.New(), drivers.Config{}, Options{Seed: 3, Cases: 7, Rules: []string{"QP-CREATE"}})
+	rep, err := Check(context.Background(), emu.New(), drivers.Config{}, Options{Seed: 3, Cases: 7, Rules: []model.RuleID{model.RuleQPCreate}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func lifecycle(t *rapid.T, s *session, v model.View) {
 	info := s.x.info
 	switch rapid.IntRange(0, 2).Draw(t, "lifecycle") {
 	case 0:
-		if len(v.QPTypes) > 0 && !slices.Contains(s.relaxed, "DESTROY-BUSY") && unmadeQPs(info, v) == "" {
+		if len(v.QPTypes) > 0 && !slices.Contains(s.relaxed, model.RuleDestroyBusy) && unmadeQPs(info, v) == "" {
 			s.do(model.DestroySRQ{})
 		}
 	case 1:

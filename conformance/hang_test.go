@@ -98,7 +98,7 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 		drv := hangDriver{emu.New(), c.inClose}
 		start := time.Now()
 		rep, err := Check(context.Background(), drv, drivers.Config{},
-			Options{Profile: model.Documented(), Rules: []string{"RECV-COMPLETION", "RECV-NUMSGE0", "RECV-FIT"}, Cases: -1,
+			Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0, model.RuleRecvFit}, Cases: -1,
 				Wait: 10 * time.Millisecond, OpTimeout: 3 * time.Second})
 		if took := time.Since(start); took > time.Minute {
 			t.Errorf("inClose=%v: the run took %v, want it stopped soon after the 3s bound", c.inClose, took)

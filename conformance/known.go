@@ -17,7 +17,7 @@ import (
 // report still says DEVIATES and shows them); one that breaks any other
 // rule fails as before. CI uses it to hold a device to everything but the
 // kernel bugs already found, and to hear when one is fixed.
-type Known map[string]string // rule -> why
+type Known map[model.RuleID]string // rule -> why
 
 // ReadKnown reads a known-findings file (srqconform -known): one rule ID
 // per line, optionally followed by the reason after "#"; blank lines and
@@ -68,7 +68,7 @@ func (k Known) Unknown(rep *Report, w io.Writer) []string {
 	var failing, unknown []string
 	for _, f := range rep.Failures {
 		if !slices.Contains(failing, f.Rule) {
-			failing = append(failing, f.Rule)
+			failing = append(failing, f.Rule.String())
 		}
 	}
 	for _, r := range failing {

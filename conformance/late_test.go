@@ -80,7 +80,7 @@ func (s *lateSRQ) PollCQ(max int) ([]drivers.Completion, error) {
 // machine.
 func TestALateCompletionIsLookedForAgain(t *testing.T) {
 	const wait = 40 * time.Millisecond
-	opts := conformance.Options{Profile: model.Documented(), Rules: []string{"RECV-COMPLETION", "FETCH-FIFO"}, Cases: -1, Wait: wait, Settle: time.Millisecond}
+	opts := conformance.Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleFetchFIFO}, Cases: -1, Wait: wait, Settle: time.Millisecond}
 	rep, err := conformance.Check(context.Background(), &lateDriver{emu.New(), 5 * wait}, drivers.Config{}, opts)
 	if err != nil {
 		t.Fatalf("Check with late completions: %v", err)

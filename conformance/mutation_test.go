@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,14 +34,14 @@ func check(t testing.TB, drv drivers.Driver, p model.Profile, cases int, seed ui
 }
 
 // failing returns the rules a report's table marks failing, sorted.
-func failing(rep *conformance.Report) []string {
-	var out []string
+func failing(rep *conformance.Report) []model.RuleID {
+	var out []model.RuleID
 	for _, r := range rep.Rules {
 		if r.Status == conformance.Fail {
 			out = append(out, r.Rule.ID)
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -115,7 +114,7 @@ func TestMutantsAreCaughtWithinTheDefaultBudget(t *testing.T) {
 		n, err = strconv.Atoi(v)
 		require.NoError(t, err, "SRQCONFORM_CATCH_SEEDS=%q: want a number", v)
 	}
-	caught := func(m emu.SwitchInfo, seed uint64, rules []string) (bool, time.Duration) {
+	caught := func(m emu.SwitchInfo, seed uint64, rules []model.RuleID) (bool, time.Duration) {
 		rep, err := conformance.Check(context.Background(), emu.New(m.Name), drivers.Config{}, conformance.Options{
 			Cases: -1, Duration: conformance.DefaultBudget, Seed: seed, FailFast: true, Rules: rules, ShrinkTime: 2 * time.Second})
 		require.NoError(t, err)
@@ -154,7 +153,7 @@ func TestMutantsAreCaughtWithinTheDefaultBudget(t *testing.T) {
 				got++
 			}
 			if stateful {
-				if ok, _ := caught(m, seed, []string{"QP-CREATE"}); ok {
+				if ok, _ := caught(m, seed, []model.RuleID{model.RuleQPCreate}); ok {
 					alone++
 				}
 			}
@@ -244,14 +243,14 @@ func TestRealDriverBehavioursPassTheirProfileAndFailTheDocumented(t *testing.T) 
 			}
 			assert.True(t, rep.Conformant(), "emulated %s under profile %s", name, name)
 
-			var want []string
+			var want []model.RuleID
 			for _, f := range p.Departures() {
 				// A repeated LAST_WQE cannot be required, but shows when it comes.
 				if why := conformance.Untestable(f, p, rep.Device); (why == "" || f == "LastWQERepeat") && !slices.Contains(want, model.FieldOwner[f]) {
 					want = append(want, model.FieldOwner[f])
 				}
 			}
-			sort.Strings(want)
+			slices.Sort(want)
 			doc := check(t, emu.New(emu.Switch(name)), model.Documented(), 100, 20261122)
 			assert.Equal(t, want, failing(doc), "emulated %s held to the documented profile", name)
 			for _, r := range doc.Rules {
@@ -318,7 +317,7 @@ func TestCounterexamplesAreOneMinimal(t *testing.T) {
 					tr, err := conformance.Replay(context.Background(), emu.New(m), drivers.Config{}, model.Documented(), f.Replay.Relaxed, cut, conformance.Options{})
 					require.NoError(t, err)
 					same := tr.Deviation != nil && tr.Diagnosis != nil &&
-						slices.ContainsFunc(tr.Diagnosis.Explains(), func(s []string) bool { return slices.Equal(s, f.Rules) })
+						slices.ContainsFunc(tr.Diagnosis.Explains(), func(s []model.RuleID) bool { return slices.Equal(s, f.Rules) })
 					assert.False(t, same, "%s: step %d (%s) can go and %v still fails:\n%s", f.Source, i+1, ops[i], f.Rules, f.Trace.Text())
 				}
 			}

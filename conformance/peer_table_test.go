@@ -150,7 +150,10 @@ func checkPeerTable(text string, scenarios []Scenario, ruleExists func(string) b
 	if len(t.rows) == 0 {
 		errs = append(errs, fmt.Errorf("no peer table rows found"))
 	}
-	type key struct{ rule, name string }
+	type key struct {
+		rule model.RuleID
+		name string
+	}
 	known := map[key]bool{}
 	for _, s := range scenarios {
 		known[key{s.Rule, s.Name}] = true

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/srqconform/srqconform/model"
 	"pgregory.net/rapid"
 )
 
@@ -24,7 +25,7 @@ type randomResult struct {
 	inconclusive  []Trace
 	cases, steps  int
 	unpredictable int
-	coverage      map[string]int
+	coverage      map[model.RuleID]int
 	features      map[string]int
 	shrunk        time.Duration // how long shrinking the failure took
 }
@@ -33,10 +34,10 @@ type randomResult struct {
 // in relaxed adopted from the device; on a failure it returns the shrunk
 // counterexample. A cancelled context ends the run at once, without
 // shrinking: a case cut short is not a failure.
-func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, cases int, relaxed []string, done, total int) (randomResult, error) {
+func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, cases int, relaxed []model.RuleID, done, total int) (randomResult, error) {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
-	res := randomResult{coverage: map[string]int{}, features: map[string]int{}}
+	res := randomResult{coverage: map[model.RuleID]int{}, features: map[string]int{}}
 	o := opts
 	o.Seed, o.Cases = seed, cases
 	if err := setRapid(o); err != nil {

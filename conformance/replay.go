@@ -25,18 +25,18 @@ type ReplayFile struct {
 	// (JSON), when it is not a built-in one (a -profile FILE, an inferred
 	// profile): its name alone would not find it again.
 	ProfileFile json.RawMessage `json:"profile_file,omitempty"`
-	Rule        string          `json:"rule,omitempty"`
+	Rule        model.RuleID    `json:"rule,omitempty"`
 	Source      string          `json:"source,omitempty"`
 	// Relaxed lists the rules the run had already diagnosed broken when
 	// this trace failed: the replay adopts the device's behaviour for them
 	// too, as the run did.
-	Relaxed []string `json:"relaxed,omitempty"`
-	Ops     []OpJSON `json:"ops"`
+	Relaxed []model.RuleID `json:"relaxed,omitempty"`
+	Ops     []OpJSON       `json:"ops"`
 }
 
 // NewReplay builds a replay file for ops run under profile p; a profile
 // that is not a built-in one is written into the file whole.
-func NewReplay(driver string, cfg drivers.Config, p model.Profile, rule, source string, ops []model.Op) (ReplayFile, error) {
+func NewReplay(driver string, cfg drivers.Config, p model.Profile, rule model.RuleID, source string, ops []model.Op) (ReplayFile, error) {
 	rf := ReplayFile{Format: ReplayFormat, Driver: driver, Config: cfg, Profile: p.Name, Rule: rule, Source: source}
 	b, err := model.EmbedProfile(p)
 	if err != nil {
@@ -73,8 +73,8 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 	if _, err := rf.ProfileOf(); err != nil {
 		return nil, nil, err
 	}
-	if rf.Rule != "" {
-		if _, ok := model.RuleByID(rf.Rule); !ok {
+	if rf.Rule != 0 {
+		if _, ok := model.RuleByID(rf.Rule.String()); !ok {
 			return nil, nil, fmt.Errorf("replay file: rule %q is not in the catalogue (srqconform rules lists it)", rf.Rule)
 		}
 	}
@@ -82,7 +82,7 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 		return nil, nil, fmt.Errorf("replay file: config has Port %d and GIDIndex %d, want 0 or more (Port 0: port 1)", rf.Config.Port, rf.Config.GIDIndex)
 	}
 	for _, r := range rf.Relaxed {
-		if _, ok := model.RuleByID(r); !ok {
+		if _, ok := model.RuleByID(r.String()); !ok {
 			return nil, nil, fmt.Errorf("replay file: relaxed rule %q is not in the catalogue", r)
 		}
 	}
@@ -115,7 +115,7 @@ func (rf *ReplayFile) ProfileOf() (model.Profile, error) {
 // Replay re-runs a saved trace on the device drv opens, with the rules in
 // relaxed adopted from the device, and returns the new trace: a failing one,
 // diagnosed, when the deviation reproduces.
-func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model.Profile, relaxed []string, ops []model.Op, opts Options) (tr Trace, err error) {
+func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model.Profile, relaxed []model.RuleID, ops []model.Op, opts Options) (tr Trace, err error) {
 	opts.Profile = p
 	opts.defaults()
 	dev, err := drv.Open(ctx, cfg)

@@ -15,7 +15,7 @@ func FuzzReadReplay(f *testing.F) {
 	ops := []model.Op{model.CreateSRQ{MaxWR: 4, MaxSGE: 1}, model.CreateQP{Type: model.UD},
 		model.Post{WRs: []model.WR{{ID: 1, NumSGE: 1, SGEs: []model.SGE{{Length: 8}}}}},
 		model.Arrive{QP: 0, Msg: model.Message{Opcode: model.SendImm, Len: 3, Imm: 9}}, model.Poll{}}
-	rf, err := NewReplay("emu", drivers.Config{}, model.RXE(), "FETCH-FIFO", "test", ops)
+	rf, err := NewReplay("emu", drivers.Config{}, model.RXE(), model.RuleFetchFIFO, "test", ops)
 	if err != nil {
 		f.Fatal(err)
 	}

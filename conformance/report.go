@@ -33,11 +33,11 @@ type RuleResult struct {
 // Failure is a counterexample: a minimal trace that replays, and the rules
 // its diagnosis names broken.
 type Failure struct {
-	Rule string `json:"rule"` // the first rule of Rules
+	Rule model.RuleID `json:"rule"` // the first rule of Rules
 	// Rules is the diagnosis: the rules whose relaxation explains the trace
 	// (see model.Diagnose). Empty when no rule explains it.
-	Rules  []string `json:"rules,omitempty"`
-	Source string   `json:"source"` // "scenario: NAME" or "random case (seed N)"
+	Rules  []model.RuleID `json:"rules,omitempty"`
+	Source string         `json:"source"` // "scenario: NAME" or "random case (seed N)"
 	// AlsoIn lists the other runs that failed on the same rules; the
 	// report keeps the shortest counterexample per diagnosis.
 	AlsoIn []string   `json:"also_in,omitempty"`
@@ -75,7 +75,7 @@ type Report struct {
 	Features map[string]int `json:"features"`
 	// Broken lists the rules diagnosed broken, in the order found; the run
 	// adopted the device's behaviour for each and went on testing the rest.
-	Broken []string `json:"broken,omitempty"`
+	Broken []model.RuleID `json:"broken,omitempty"`
 	// StepsRun counts operations run on the driver; CasesRun the random
 	// cases run (shrinking not counted); Elapsed is wall time.
 	StepsRun int           `json:"steps_run"`

@@ -6,7 +6,7 @@ import (
 
 // Scenario is a deterministic script that exercises one rule.
 type Scenario struct {
-	Rule string
+	Rule model.RuleID
 	Name string
 	// Anchor names the peer test it covers, where one exists.
 	Anchor string
@@ -89,7 +89,7 @@ func Scenarios() []Scenario {
 }
 
 var scenarios = []Scenario{
-	{"POST-ORDER", "a bad WR in the middle: the prefix stays posted", "RUT ExceedMaxSge", func(s *session) {
+	{model.RulePostOrder, "a bad WR in the middle: the prefix stays posted", "RUT ExceedMaxSge", func(s *session) {
 		s.setup(8, 1, rc)
 		a, b := s.wr(64), s.wr(64)
 		bad := s.wr(8, 8)
@@ -99,7 +99,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"POST-ORDER", "a list longer than the free slots", "RUT ExceedMaxWrInfinitChain", func(s *session) {
+	{model.RulePostOrder, "a list longer than the free slots", "RUT ExceedMaxWrInfinitChain", func(s *session) {
 		s.setup(4, 1)
 		v := s.view()
 		ws := make([]model.WR, v.Capacity+3)
@@ -109,21 +109,21 @@ var scenarios = []Scenario{
 		s.post(ws...)
 		s.do(model.Query{})
 	}},
-	{"POST-BADWR", "bad_wr names the failing WR", "RUT ExceedMaxSge", func(s *session) {
+	{model.RulePostBadWR, "bad_wr names the failing WR", "RUT ExceedMaxSge", func(s *session) {
 		s.setup(8, 2)
 		s.post(s.wr(8), s.wr(8, 8), s.wr(8, 8, 8), s.wr(8))
 	}},
-	{"POST-RETURN", "errno convention on a bad WR", "", func(s *session) {
+	{model.RulePostReturn, "errno convention on a bad WR", "", func(s *session) {
 		s.setup(4, 1)
 		s.post(s.wr(8, 8))
 	}},
-	{"POST-FULL", "exactly max_wr can be outstanding", "RUT MaxWr, ExceedMaxWr", func(s *session) {
+	{model.RulePostFull, "exactly max_wr can be outstanding", "RUT MaxWr, ExceedMaxWr", func(s *session) {
 		s.setup(16, 1)
 		s.fill(32)
 		s.post(s.wr(32))
 		s.post(s.wr(32))
 	}},
-	{"POST-FULL", "max_wr 5, not a power of two", "", func(s *session) {
+	{model.RulePostFull, "max_wr 5, not a power of two", "", func(s *session) {
 		// A ring of a power of two that does not say so (siw: 8 for 5)
 		// takes more than max_wr.
 		s.setup(5, 1)
@@ -131,7 +131,7 @@ var scenarios = []Scenario{
 		s.post(s.wr(32))
 		s.post(s.wr(32))
 	}},
-	{"POST-FULL", "a slot frees after a receive", "", func(s *session) {
+	{model.RulePostFull, "a slot frees after a receive", "", func(s *session) {
 		s.setup(4, 1, rc)
 		s.fill(32)
 		s.send(0, model.Send, 8)
@@ -139,7 +139,7 @@ var scenarios = []Scenario{
 		s.post(s.wr(32))
 		s.post(s.wr(32))
 	}},
-	{"POST-SGE", "num_sge at and above max_sge", "RUT MaxSge, ExceedMaxSge", func(s *session) {
+	{model.RulePostSGE, "num_sge at and above max_sge", "RUT MaxSge, ExceedMaxSge", func(s *session) {
 		s.setup(8, 2)
 		v := s.view()
 		lens := make([]uint32, v.MaxSGE)
@@ -149,26 +149,26 @@ var scenarios = []Scenario{
 		s.post(s.wr(lens...))
 		s.post(s.wr(append(lens, 8)...))
 	}},
-	{"POST-SGE", "num_sge 0", "", func(s *session) {
+	{model.RulePostSGE, "num_sge 0", "", func(s *session) {
 		s.setup(8, 1)
 		s.post(model.WR{ID: 1 << 40})
 	}},
 	// Where the provider is known not to check a negative num_sge and to
 	// crash on it (Info.NegativeSGEUnsafe), the driver makes the post in a
 	// child process: a crash is then this scenario's finding.
-	{"POST-SGE", "a negative num_sge", "", func(s *session) {
+	{model.RulePostSGE, "a negative num_sge", "", func(s *session) {
 		s.setup(8, 1)
 		if s.model.View().Created && negativeSafe(s) {
 			s.post(model.WR{ID: 1<<40 + 1, NumSGE: -1})
 			s.post(s.wr(8))
 		}
 	}},
-	{"POST-CHECK-ORDER", "too many SGEs on a full queue", "", func(s *session) {
+	{model.RulePostCheckOrder, "too many SGEs on a full queue", "", func(s *session) {
 		s.setup(4, 1)
 		s.fill(8)
 		s.post(s.wr(8, 8))
 	}},
-	{"POST-ANY-STATE", "posting with no QP, and with QPs in every state", "", func(s *session) {
+	{model.RulePostAnyState, "posting with no QP, and with QPs in every state", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 16, MaxSGE: 1})
 		s.post(s.wr(8))
 		s.do(model.CreateQP{Type: rc})
@@ -179,43 +179,43 @@ var scenarios = []Scenario{
 		s.post(s.wr(8))
 		s.do(model.Query{})
 	}},
-	{"POST-NO-KEY-CHECK", "posting through an invalidated key", "", func(s *session) {
+	{model.RulePostNoKeyCheck, "posting through an invalidated key", "", func(s *session) {
 		s.setup(8, 1)
 		s.do(model.Invalidate{Key: 1})
 		s.post(model.WR{ID: 1 << 41, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
 		s.do(model.Query{})
 	}},
-	{"POST-COPY", "the caller's WR is scribbled after post", "", func(s *session) {
+	{model.RulePostCopy, "the caller's WR is scribbled after post", "", func(s *session) {
 		s.setup(8, 2, rc)
 		s.post(s.wr(16, 48), s.wr(64))
 		s.send(0, model.Send, 60)
 		s.send(0, model.Send, 64)
 		s.poll()
 	}},
-	{"POST-QP-RQ", "ibv_post_recv on an SRQ-attached QP", "RUT PostWrongApi", func(s *session) {
+	{model.RulePostQPRQ, "ibv_post_recv on an SRQ-attached QP", "RUT PostWrongApi", func(s *session) {
 		s.setup(8, 1, rc)
 		s.do(model.PostRecv{QP: 0, WR: s.wr(8)})
 		s.send(0, model.Send, 8)
 	}},
-	{"CREATE-ATTR", "create writes back max_wr and max_sge", "", func(s *session) {
+	{model.RuleCreateAttr, "create writes back max_wr and max_sge", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 5, MaxSGE: 2})
 		s.do(model.Query{})
 		s.fill(8)
 		s.post(s.wr(8))
 	}},
-	{"CREATE-MAX", "create at max_srq_wr, at max_srq_sge, and at both", "RUT SrqTest.DeviceCap", func(s *session) {
+	{model.RuleCreateMax, "create at max_srq_wr, at max_srq_sge, and at both", "RUT SrqTest.DeviceCap", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
 		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: 1})
 		s.do(model.CreateOther{MaxWR: 5, MaxSGE: s.x.info.MaxSRQSGE})
 		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR, MaxSGE: s.x.info.MaxSRQSGE})
 	}},
-	{"CREATE-MAX", "create above max_srq_wr, and above max_srq_sge", "RUT SrqTest.ExceedDeviceMaxWr, SrqTest.ExceedDeviceMaxSge", func(s *session) {
+	{model.RuleCreateMax, "create above max_srq_wr, and above max_srq_sge", "RUT SrqTest.ExceedDeviceMaxWr, SrqTest.ExceedDeviceMaxSge", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
 		s.do(model.CreateOther{MaxWR: s.x.info.MaxSRQWR + 1, MaxSGE: 1})
 		s.do(model.CreateOther{MaxWR: 5, MaxSGE: s.x.info.MaxSRQSGE + 1})
 		s.do(model.Query{})
 	}},
-	{"CREATE-EX", "an SRQ made by ibv_create_srq_ex(PD|TYPE, BASIC) works as ibv_create_srq's", "", func(s *session) {
+	{model.RuleCreateEx, "an SRQ made by ibv_create_srq_ex(PD|TYPE, BASIC) works as ibv_create_srq's", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 2, Variant: model.CreateEx})
 		s.do(model.CreateQP{Type: rc})
 		s.to(0, model.Init, model.RTR, model.RTS)
@@ -225,13 +225,13 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 60)
 		s.poll()
 	}},
-	{"CREATE-EX", "ibv_create_srq_ex plain, with the CQ bit, and with an unknown srq_type", "", func(s *session) {
+	{model.RuleCreateEx, "ibv_create_srq_ex plain, with the CQ bit, and with an unknown srq_type", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
 		for _, v := range []model.CreateVariant{model.CreateEx, model.CreateExCQ, model.CreateExBadType} {
 			s.do(model.CreateOther{MaxWR: 4, MaxSGE: 1, Variant: v})
 		}
 	}},
-	{"CREATE-LIMIT", "a srq_limit given at create", "", func(s *session) {
+	{model.RuleCreateLimit, "a srq_limit given at create", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 8, MaxSGE: 1, Limit: 3})
 		s.do(model.CreateQP{Type: rc})
 		s.to(0, model.Init, model.RTR, model.RTS)
@@ -239,14 +239,14 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"QUERY-ATTR", "query after create and after traffic", "", func(s *session) {
+	{model.RuleQueryAttr, "query after create and after traffic", "", func(s *session) {
 		s.setup(6, 2, rc)
 		s.do(model.Query{})
 		s.post(s.wr(8))
 		s.send(0, model.Send, 1)
 		s.do(model.Query{})
 	}},
-	{"QUERY-LIMIT", "query reads the armed limit", "rdma-core test_modify_srq_limit", func(s *session) {
+	{model.RuleQueryLimit, "query reads the armed limit", "rdma-core test_modify_srq_limit", func(s *session) {
 		s.setup(16, 1)
 		for range 10 {
 			s.post(s.wr(8))
@@ -255,13 +255,13 @@ var scenarios = []Scenario{
 		s.require(!queryUnsupported(s.profile), "the profile says this device has no ibv_query_srq (Query: "+s.profile.Query.String()+"): there is no limit to read")
 		s.do(model.Query{})
 	}},
-	{"MODIFY-ONLY-MASKED", "a refused limit changes nothing", "", func(s *session) {
+	{model.RuleModifyOnlyMasked, "a refused limit changes nothing", "", func(s *session) {
 		s.setup(4, 1)
 		s.do(model.Arm{Limit: 2})
 		s.do(model.Arm{Limit: s.view().Capacity + 1})
 		s.do(model.Query{})
 	}},
-	{"DESTROY-BUSY", "destroy with QPs attached fails and the SRQ keeps working; with none it succeeds", "", func(s *session) {
+	{model.RuleDestroyBusy, "destroy with QPs attached fails and the SRQ keeps working; with none it succeeds", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.do(model.CreateQP{Type: rc}) // attached in RESET: it counts too
 		s.post(s.wr(64), s.wr(64))
@@ -280,7 +280,7 @@ var scenarios = []Scenario{
 		s.destroySRQ()
 		s.poll()
 	}},
-	{"LIMIT-ARM", "arm, consume below, event", "rdma-core test_modify_srq_limit", func(s *session) {
+	{model.RuleLimitArm, "arm, consume below, event", "rdma-core test_modify_srq_limit", func(s *session) {
 		s.setup(16, 1, rc)
 		for range 10 {
 			s.post(s.wr(8))
@@ -291,7 +291,7 @@ var scenarios = []Scenario{
 		}
 		s.poll()
 	}},
-	{"LIMIT-DISARM", "limit 0 disarms", "", func(s *session) {
+	{model.RuleLimitDisarm, "limit 0 disarms", "", func(s *session) {
 		s.setup(16, 1, rc)
 		for range 4 {
 			s.post(s.wr(8))
@@ -303,7 +303,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"LIMIT-BOUND", "limit at and above max_wr", "", func(s *session) {
+	{model.RuleLimitBound, "limit at and above max_wr", "", func(s *session) {
 		s.setup(4, 1)
 		c := s.view().Capacity
 		s.do(model.Arm{Limit: c + 1})
@@ -311,7 +311,7 @@ var scenarios = []Scenario{
 		s.do(model.Arm{Limit: c - 1})
 		s.do(model.Query{})
 	}},
-	{"LIMIT-FIRE", "not at the limit, only below it", "RUT SrqLimit", func(s *session) {
+	{model.RuleLimitFire, "not at the limit, only below it", "RUT SrqLimit", func(s *session) {
 		s.setup(16, 1, rc)
 		for range 12 {
 			s.post(s.wr(8))
@@ -324,7 +324,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"LIMIT-FIRE", "armed above the current count", "", func(s *session) {
+	{model.RuleLimitFire, "armed above the current count", "", func(s *session) {
 		s.setup(16, 1, rc)
 		s.post(s.wr(8), s.wr(8))
 		s.do(model.Arm{Limit: 5})
@@ -332,7 +332,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"LIMIT-ONCE", "one event per arming, re-armed fires again", "", func(s *session) {
+	{model.RuleLimitOnce, "one event per arming, re-armed fires again", "", func(s *session) {
 		s.setup(16, 1, ud)
 		for range 8 {
 			s.post(s.wr(128))
@@ -348,7 +348,7 @@ var scenarios = []Scenario{
 		}
 		s.poll()
 	}},
-	{"LIMIT-AFTER-FIRE", "srq_limit after the event", "", func(s *session) {
+	{model.RuleLimitAfterFire, "srq_limit after the event", "", func(s *session) {
 		s.setup(16, 1, rc)
 		s.post(s.wr(8), s.wr(8), s.wr(8))
 		s.do(model.Arm{Limit: 3})
@@ -356,19 +356,19 @@ var scenarios = []Scenario{
 		s.poll()
 		s.do(model.Query{})
 	}},
-	{"RESIZE-OPTIONAL", "resize where the device advertises it, or not", "rdma-core test_srq resize", func(s *session) {
+	{model.RuleResizeOptional, "resize where the device advertises it, or not", "rdma-core test_srq resize", func(s *session) {
 		s.setup(4, 1)
 		s.do(model.Resize{MaxWR: 12})
 		s.do(model.Query{})
 	}},
-	{"RESIZE-BOUNDS", "resize to 0 and above the device", "", func(s *session) {
+	{model.RuleResizeBounds, "resize to 0 and above the device", "", func(s *session) {
 		s.setup(4, 1)
 		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
 		s.do(model.Resize{MaxWR: 0})
 		s.do(model.Resize{MaxWR: s.x.info.MaxSRQWR + 1})
 		s.do(model.Query{})
 	}},
-	{"RESIZE-BELOW-COUNT", "resize below the outstanding WRs", "RUT ModifyMaxWr", func(s *session) {
+	{model.RuleResizeBelowCount, "resize below the outstanding WRs", "RUT ModifyMaxWr", func(s *session) {
 		s.setup(16, 1)
 		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
 		for range 9 {
@@ -377,7 +377,7 @@ var scenarios = []Scenario{
 		s.do(model.Resize{MaxWR: 4})
 		s.do(model.Query{})
 	}},
-	{"RESIZE-BELOW-LIMIT", "resize below the armed limit", "", func(s *session) {
+	{model.RuleResizeBelowLimit, "resize below the armed limit", "", func(s *session) {
 		s.setup(16, 1)
 		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
 		s.do(model.Arm{Limit: 6})
@@ -385,7 +385,7 @@ var scenarios = []Scenario{
 		s.do(model.Query{})
 		s.poll()
 	}},
-	{"MODIFY-ONLY-MASKED", "a resize keeps the armed limit", "", func(s *session) {
+	{model.RuleModifyOnlyMasked, "a resize keeps the armed limit", "", func(s *session) {
 		s.setup(16, 1, rc)
 		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
 		for range 8 {
@@ -399,7 +399,7 @@ var scenarios = []Scenario{
 		}
 		s.poll()
 	}},
-	{"RESIZE-CAPACITY", "grow with WRs outstanding: they stay, in order, and the new max_wr fits", "RUT ModifyMaxWr", func(s *session) {
+	{model.RuleResizeCapacity, "grow with WRs outstanding: they stay, in order, and the new max_wr fits", "RUT ModifyMaxWr", func(s *session) {
 		s.setup(4, 1, rc)
 		s.require(s.x.info.SRQResize, "the device does not advertise IBV_DEVICE_SRQ_RESIZE")
 		s.post(s.wr(8), s.wr(8))
@@ -411,12 +411,12 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 2)
 		s.poll()
 	}},
-	{"QP-TRANSITIONS", "illegal transitions are refused", "", func(s *session) {
+	{model.RuleQPTransitions, "illegal transitions are refused", "", func(s *session) {
 		s.do(model.CreateSRQ{MaxWR: 4, MaxSGE: 1})
 		s.do(model.CreateQP{Type: rc})
 		s.to(0, model.RTR, model.Err, model.Init, model.RTS, model.RTR, model.RTS, model.SQD, model.RTR, model.SQD, model.RTS, model.SQE, model.Reset, model.Init, model.Err, model.Reset)
 	}},
-	{"QP-FETCH-STATES", "RTR, RTS and SQD fetch", "", func(s *session) {
+	{model.RuleQPFetchStates, "RTR, RTS and SQD fetch", "", func(s *session) {
 		s.setup(8, 1)
 		s.do(model.CreateQP{Type: rc})
 		s.post(s.wr(64), s.wr(64), s.wr(64))
@@ -428,7 +428,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 3)
 		s.poll()
 	}},
-	{"QP-FETCH-STATES", "SQE fetches", "", func(s *session) {
+	{model.RuleQPFetchStates, "SQE fetches", "", func(s *session) {
 		s.setup(8, 1, ud)
 		s.require(s.x.info.InjectSQE, "the driver cannot move a QP to SQE")
 		s.post(s.wr(64))
@@ -436,7 +436,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"QP-NOFETCH-STATES", "RESET, INIT and ERR fetch nothing", "", func(s *session) {
+	{model.RuleQPNoFetchStates, "RESET, INIT and ERR fetch nothing", "", func(s *session) {
 		s.setup(8, 1)
 		s.do(model.CreateQP{Type: rc})
 		s.do(model.CreateQP{Type: rc})
@@ -449,7 +449,7 @@ var scenarios = []Scenario{
 		s.poll()
 		s.do(model.Query{})
 	}},
-	{"QP-BEFORE-RTR", "messages to a QP in INIT, then RTR", "RUT BuffersMessagesWhenNotReadyToReceive", func(s *session) {
+	{model.RuleQPBeforeRTR, "messages to a QP in INIT, then RTR", "RUT BuffersMessagesWhenNotReadyToReceive", func(s *session) {
 		s.setup(8, 1)
 		s.require(s.x.info.UD, "the device has no UD QPs")
 		s.do(model.CreateQP{Type: ud})
@@ -460,7 +460,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 9)
 		s.poll()
 	}},
-	{"QP-LAST-WQE", "modify to ERR raises LAST_WQE_REACHED", "RUT QpFlush", func(s *session) {
+	{model.RuleQPLastWQE, "modify to ERR raises LAST_WQE_REACHED", "RUT QpFlush", func(s *session) {
 		s.setup(8, 1, rc, rc)
 		s.post(s.wr(8), s.wr(8))
 		s.to(0, model.Err)
@@ -468,13 +468,13 @@ var scenarios = []Scenario{
 		s.send(1, model.Send, 4)
 		s.poll()
 	}},
-	{"QP-LAST-WQE", "an error completion moves RC to ERR, with the event", "", func(s *session) {
+	{model.RuleQPLastWQE, "an error completion moves RC to ERR, with the event", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(s.wr(4), s.wr(64))
 		s.send(0, model.Send, 5)
 		s.poll()
 	}},
-	{"QP-ERROR-EVENT", "a message too long, a bad key, and a modify to ERR", "", func(s *session) {
+	{model.RuleQPErrorEvent, "a message too long, a bad key, and a modify to ERR", "", func(s *session) {
 		s.setup(8, 1, rc, rc, rc)
 		s.post(s.wr(4))
 		s.send(0, model.Send, 64)
@@ -486,7 +486,7 @@ var scenarios = []Scenario{
 		s.to(2, model.Err)
 		s.poll()
 	}},
-	{"QP-FLUSH-INPROGRESS", "ERR while a WR is half filled", "", func(s *session) {
+	{model.RuleQPFlushInProgress, "ERR while a WR is half filled", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.require(s.x.info.PartialDelivery, "the driver cannot hold a message half-delivered")
 		s.post(s.wr(4096), s.wr(4096))
@@ -494,13 +494,13 @@ var scenarios = []Scenario{
 		s.to(0, model.Err)
 		s.poll()
 	}},
-	{"SRQ-ERR-EVENT", "an SRQ in error raises SRQ_ERR", "", func(s *session) {
+	{model.RuleSRQErrEvent, "an SRQ in error raises SRQ_ERR", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.require(s.x.info.InjectSRQError, "the driver cannot put the SRQ in error (rxe and mlx5 cannot from userspace)")
 		s.do(model.InjectSRQError{})
 		s.poll()
 	}},
-	{"SRQ-ERR-NOFETCH", "nothing is fetched from an SRQ in error", "", func(s *session) {
+	{model.RuleSRQErrNoFetch, "nothing is fetched from an SRQ in error", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.require(s.x.info.InjectSRQError, "the driver cannot put the SRQ in error (rxe and mlx5 cannot from userspace)")
 		s.post(s.wr(8))
@@ -509,7 +509,7 @@ var scenarios = []Scenario{
 		s.post(s.wr(8))
 		s.poll()
 	}},
-	{"FETCH-FIFO", "completions in posting order across QPs", "RUT multiplexing", func(s *session) {
+	{model.RuleFetchFIFO, "completions in posting order across QPs", "RUT multiplexing", func(s *session) {
 		s.setup(16, 1, rc, ud)
 		s.post(s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256))
 		for i := range 5 {
@@ -517,7 +517,7 @@ var scenarios = []Scenario{
 		}
 		s.poll()
 	}},
-	{"FETCH-OPCODES", "every opcode: which consume a WR", "", func(s *session) {
+	{model.RuleFetchOpcodes, "every opcode: which consume a WR", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(s.wr(64), s.wr(64), s.wr(64))
 		for _, op := range []model.Opcode{model.Write, model.Read, model.CmpSwap, model.FetchAdd, model.Send, model.SendImm, model.WriteImm} {
@@ -527,7 +527,7 @@ var scenarios = []Scenario{
 		s.poll()
 		s.do(model.Query{})
 	}},
-	{"FETCH-ONCE", "every wr_id completes once", "RUT multithreaded", func(s *session) {
+	{model.RuleFetchOnce, "every wr_id completes once", "RUT multithreaded", func(s *session) {
 		s.setup(32, 1, rc, ud)
 		s.post(s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256), s.wr(256))
 		for i := range 8 {
@@ -537,50 +537,50 @@ var scenarios = []Scenario{
 			}
 		}
 	}},
-	{"RECV-COMPLETION", "wr_id, QP and byte_len of a receive", "rdma-core test_srq traffic", func(s *session) {
+	{model.RuleRecvCompletion, "wr_id, QP and byte_len of a receive", "rdma-core test_srq traffic", func(s *session) {
 		s.setup(8, 2, rc)
 		s.post(s.wr(100, 100))
 		s.send(0, model.Send, 150)
 		s.poll()
 	}},
-	{"RECV-IMM", "send with immediate", "", func(s *session) {
+	{model.RuleRecvImm, "send with immediate", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(s.wr(64))
 		s.send(0, model.SendImm, 12)
 		s.poll()
 	}},
-	{"RECV-WRITE-IMM", "RDMA write with immediate into a WR with no SGEs", "", func(s *session) {
+	{model.RuleRecvWriteImm, "RDMA write with immediate into a WR with no SGEs", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(model.WR{ID: 1 << 42})
 		s.send(0, model.WriteImm, 512)
 		s.poll()
 	}},
-	{"RECV-FIT", "messages exactly at the fit boundary", "", func(s *session) {
+	{model.RuleRecvFit, "messages exactly at the fit boundary", "", func(s *session) {
 		s.setup(8, 2, rc)
 		s.post(s.wr(60, 40), s.wr(100))
 		s.send(0, model.Send, 100)
 		s.send(0, model.Send, 100)
 		s.poll()
 	}},
-	{"RECV-NUMSGE0", "num_sge 0 takes an empty message", "", func(s *session) {
+	{model.RuleRecvNumSGE0, "num_sge 0 takes an empty message", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(model.WR{ID: 1 << 43})
 		s.send(0, model.Send, 0)
 		s.poll()
 	}},
-	{"RECV-NUMSGE0", "num_sge 0 refuses one byte", "", func(s *session) {
+	{model.RuleRecvNumSGE0, "num_sge 0 refuses one byte", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(model.WR{ID: 1 << 44})
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"SGE-LEN0", "an SGE of length 0", "", func(s *session) {
+	{model.RuleSGELen0, "an SGE of length 0", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(s.wr(0))
 		s.send(0, model.Send, 64)
 		s.poll()
 	}},
-	{"UD-GRH", "UD needs 40 bytes for the GRH: at the boundary and one over", "", func(s *session) {
+	{model.RuleUDGRH, "UD needs 40 bytes for the GRH: at the boundary and one over", "", func(s *session) {
 		s.setup(8, 1, ud)
 		s.post(s.wr(104), s.wr(104), s.wr(200))
 		s.send(0, model.Send, 64)
@@ -588,7 +588,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"RECV-TOO-LARGE", "too large on RC", "", func(s *session) {
+	{model.RuleRecvTooLarge, "too large on RC", "", func(s *session) {
 		s.setup(8, 1, rc, rc)
 		s.post(s.wr(64), s.wr(64))
 		s.send(0, model.Send, 65)
@@ -597,7 +597,7 @@ var scenarios = []Scenario{
 		s.send(1, model.Send, 1)
 		s.poll()
 	}},
-	{"RECV-TOO-LARGE", "too large on UD", "", func(s *session) {
+	{model.RuleRecvTooLarge, "too large on UD", "", func(s *session) {
 		s.setup(8, 1, ud)
 		s.post(s.wr(64), s.wr(128))
 		s.send(0, model.Send, 100)
@@ -605,21 +605,21 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
-	{"RECV-BAD-KEY", "a WR through a deregistered MR", "", func(s *session) {
+	{model.RuleRecvBadKey, "a WR through a deregistered MR", "", func(s *session) {
 		s.setup(8, 2, rc)
 		s.post(model.WR{ID: 1 << 45, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
 		s.do(model.Invalidate{Key: 1})
 		s.send(0, model.Send, 8)
 		s.poll()
 	}},
-	{"RECV-BAD-KEY", "an invalid key in an SGE the message does not reach", "", func(s *session) {
+	{model.RuleRecvBadKey, "an invalid key in an SGE the message does not reach", "", func(s *session) {
 		s.setup(8, 2, rc)
 		s.post(model.WR{ID: 1 << 46, NumSGE: 2, SGEs: []model.SGE{{Length: 64}, {Length: 64, Key: 1}}})
 		s.do(model.Invalidate{Key: 1})
 		s.send(0, model.Send, 8)
 		s.poll()
 	}},
-	{"RECV-RNR", "an empty SRQ: RNR on RC, dropped on UD", "RUT SendRnr", func(s *session) {
+	{model.RuleRecvRNR, "an empty SRQ: RNR on RC, dropped on UD", "RUT SendRnr", func(s *session) {
 		s.setup(8, 1, rc)
 		s.send(0, model.Send, 8)
 		s.poll()
@@ -627,7 +627,7 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 8)
 		s.poll()
 	}},
-	{"SLOT-FREE", "receive without polling, then post again", "", func(s *session) {
+	{model.RuleSlotFree, "receive without polling, then post again", "", func(s *session) {
 		s.setup(4, 1, rc)
 		s.fill(16)
 		s.send(0, model.Send, 1)
@@ -636,7 +636,7 @@ var scenarios = []Scenario{
 		s.poll()
 		s.post(s.wr(16), s.wr(16))
 	}},
-	{"QP-SRQ-CAPS", "QPs asking for receive caps above the device's max_qp_wr and max_sge", "", func(s *session) {
+	{model.RuleQPSRQCaps, "QPs asking for receive caps above the device's max_qp_wr and max_sge", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.do(model.CreateQP{Type: rc, RecvCaps: model.RecvCapsAboveWR})
 		s.do(model.CreateQP{Type: rc, RecvCaps: model.RecvCapsAboveSGE})
@@ -655,7 +655,7 @@ var scenarios = []Scenario{
 		}
 		s.poll()
 	}},
-	{"QP-CREATE", "RC and UD QPs attached to one SRQ", "", func(s *session) {
+	{model.RuleQPCreate, "RC and UD QPs attached to one SRQ", "", func(s *session) {
 		s.setup(8, 1, rc, ud)
 		s.post(s.wr(128), s.wr(128))
 		s.send(0, model.Send, 8)

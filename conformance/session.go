@@ -16,7 +16,7 @@ import (
 type session struct {
 	ctx     context.Context
 	profile model.Profile
-	relaxed []string // rules already diagnosed broken: the model admits their departures
+	relaxed []model.RuleID // rules already diagnosed broken: the model admits their departures
 	model   *model.Model
 	x       *executor
 	trace   Trace
@@ -34,7 +34,7 @@ type session struct {
 
 type stop struct{}
 
-func newSession(ctx context.Context, p model.Profile, relaxed []string, x *executor) (*session, error) {
+func newSession(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor) (*session, error) {
 	m, err := model.NewRelaxed(p, capsOf(x.info), relaxed)
 	if err != nil {
 		return nil, err
@@ -222,14 +222,14 @@ const evidenceWRID = 0xe0e0_0000_0000_0000
 // run executes f in a fresh session and always releases the driver's SRQ.
 // It returns the trace, the reason a scenario skipped, and the model's
 // coverage of the steps that agreed.
-func run(ctx context.Context, p model.Profile, relaxed []string, x *executor, f func(*session)) (tr Trace, skip string, reached map[string]int) {
+func run(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor, f func(*session)) (tr Trace, skip string, reached map[string]int) {
 	tr, skip, reached, _ = runCounting(ctx, p, relaxed, x, f)
 	return
 }
 
 // runCounting is run that also returns the state-space features the
 // session's agreeing steps reached.
-func runCounting(ctx context.Context, p model.Profile, relaxed []string, x *executor, f func(*session)) (tr Trace, skip string, reached, features map[string]int) {
+func runCounting(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor, f func(*session)) (tr Trace, skip string, reached map[model.RuleID]int, features map[string]int) {
 	s, err := newSession(ctx, p, relaxed, x)
 	if err != nil {
 		return Trace{Err: err.Error()}, "", nil, nil

@@ -137,7 +137,7 @@ func TestAPeerThatGaveUpIsNotTheDevicesError(t *testing.T) {
 	}
 	failed := false
 	for _, f := range old.Failures {
-		failed = failed || f.Rule == "RECV-RNR"
+		failed = failed || f.Rule == model.RuleRecvRNR
 	}
 	if !failed || old.Inconclusive != 0 {
 		t.Errorf("silence reported as the device's error: RECV-RNR failed %v, %d inconclusive; want it failed and none inconclusive", failed, old.Inconclusive)

@@ -11,6 +11,7 @@ import (
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/drivers/emu"
+	"github.com/srqconform/srqconform/model"
 )
 
 // sleepy is the emulator made slow by known sleeps per operation, and
@@ -137,7 +138,7 @@ func phaseMap(ps []conformance.Phase) map[string]conformance.Phase {
 // which the stages cover.
 func TestPhasesShowWhereTheTimeGoes(t *testing.T) {
 	rep, err := conformance.Check(context.Background(), sleepy{emu.New()}, drivers.Config{},
-		conformance.Options{Cases: 4, Steps: 20, Seed: 1, Rules: []string{"FETCH-FIFO", "QP-CREATE"}, Settle: sleepySettle})
+		conformance.Options{Cases: 4, Steps: 20, Seed: 1, Rules: []model.RuleID{model.RuleFetchFIFO, model.RuleQPCreate}, Settle: sleepySettle})
 	require.NoError(t, err)
 	require.Empty(t, rep.Failures)
 	ph := phaseMap(rep.Phases)
@@ -181,7 +182,7 @@ func TestPhasesShowWhereTheTimeGoes(t *testing.T) {
 // shrinking and diagnosis timed.
 func TestShrinkingAndDiagnosisHaveTheirStages(t *testing.T) {
 	rep, err := conformance.Check(context.Background(), emu.New(), drivers.Config{Options: map[string]string{"deviations": "rxe"}},
-		conformance.Options{Cases: 50, Seed: 1, Rules: []string{"QP-CREATE"}, ShrinkTime: 2 * time.Second})
+		conformance.Options{Cases: 50, Seed: 1, Rules: []model.RuleID{model.RuleQPCreate}, ShrinkTime: 2 * time.Second})
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Failures)
 	st := phaseMap(rep.Stages)

@@ -14,12 +14,12 @@ import (
 // allowed (its canonical outcome, or the allowed set when the step failed),
 // what the driver did, and the rule at stake when they differ.
 type TraceStep struct {
-	N       int      `json:"n"`
-	Op      model.Op `json:"-"`
-	OpText  string   `json:"op"`
-	Allowed string   `json:"allowed"`
-	Got     string   `json:"got"`
-	Rule    string   `json:"rule,omitempty"`
+	N       int          `json:"n"`
+	Op      model.Op     `json:"-"`
+	OpText  string       `json:"op"`
+	Allowed string       `json:"allowed"`
+	Got     string       `json:"got"`
+	Rule    model.RuleID `json:"rule,omitempty"`
 	// Evidence marks a poll made after the deviation, for the diagnosis
 	// only: it is recorded, not checked.
 	Evidence bool `json:"evidence,omitempty"`
@@ -70,7 +70,7 @@ func (t Trace) modelSteps() []model.Step {
 
 // diagnose names the rules a failing trace shows broken, beyond those
 // already relaxed.
-func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []string) model.Diagnosis {
+func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID) model.Diagnosis {
 	if t.Deviation == nil {
 		return model.Diagnosis{}
 	}
@@ -78,7 +78,7 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []string) mode
 }
 
 // diagnoseBy is diagnose within a deadline (model.DiagnoseBy).
-func (t Trace) diagnoseBy(p model.Profile, caps model.Caps, relaxed []string, deadline time.Time) model.Diagnosis {
+func (t Trace) diagnoseBy(p model.Profile, caps model.Caps, relaxed []model.RuleID, deadline time.Time) model.Diagnosis {
 	if t.Deviation == nil {
 		return model.Diagnosis{}
 	}
@@ -96,10 +96,10 @@ func Alternatives(d model.Diagnosis) string {
 	}
 	alts := make([]string, len(d.Also))
 	for i, a := range d.Also {
-		alts[i] = strings.Join(a, " and ") + " broken"
+		alts[i] = strings.Join(model.RuleNames(a), " and ") + " broken"
 	}
 	return fmt.Sprintf("this trace alone fits as well: %s; it cannot tell them apart, and the diagnosis names %s as the more specific (model.Specificity)",
-		strings.Join(alts, ", or "), strings.Join(d.Rules, " and "))
+		strings.Join(alts, ", or "), strings.Join(model.RuleNames(d.Rules), " and "))
 }
 
 // Extent says where the trace departs and how long it is: "departs at
@@ -112,7 +112,7 @@ func (t Trace) Extent() string {
 			continue
 		}
 		checked++
-		if s.Rule != "" && at == 0 {
+		if s.Rule != 0 && at == 0 {
 			at = s.N
 		}
 	}
@@ -138,7 +138,7 @@ func (t Trace) Text() string {
 	if d := t.Diagnosis; d != nil {
 		if len(d.Rules) > 0 {
 			fmt.Fprintf(&b, "  diagnosis: %s broken; departed at step %d, visible at step %d (noticed by the %s check)\n",
-				strings.Join(d.Rules, " and "), d.DepartedAt, d.VisibleAt, d.NoticedBy)
+				strings.Join(model.RuleNames(d.Rules), " and "), d.DepartedAt, d.VisibleAt, d.NoticedBy)
 			if alt := Alternatives(*d); alt != "" {
 				fmt.Fprintf(&b, "  %s\n", alt)
 			}
@@ -148,11 +148,11 @@ func (t Trace) Text() string {
 	}
 	for _, s := range t.Steps {
 		mark := "  "
-		inconclusive := s.Rule != "" && t.Inconclusive != nil && s.N == len(t.Steps)
+		inconclusive := s.Rule != 0 && t.Inconclusive != nil && s.N == len(t.Steps)
 		switch {
 		case inconclusive:
 			mark = "? "
-		case s.Rule != "":
+		case s.Rule != 0:
 			mark = "✗ "
 		case s.Evidence:
 			mark = "+ "
@@ -163,7 +163,7 @@ func (t Trace) Text() string {
 		switch {
 		case inconclusive:
 			fmt.Fprintf(&b, "        model needs:  %s\n        driver did:   %s\n        inconclusive: no answer within the driver's bound is no evidence for %s\n", s.Allowed, s.Got, s.Rule)
-		case s.Rule != "":
+		case s.Rule != 0:
 			fmt.Fprintf(&b, "        model allows: %s\n        driver did:   %s\n        noticed by:   %s\n", s.Allowed, s.Got, s.Rule)
 		case s.Evidence:
 			fmt.Fprintf(&b, "        -> %s   (evidence for the diagnosis, not checked)\n", s.Got)

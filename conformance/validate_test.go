@@ -82,7 +82,7 @@ func TestReadReplayTakesEveryValidValue(t *testing.T) {
 			model.Post{WRs: []model.WR{{ID: 1, NumSGE: 1, SGEs: []model.SGE{{Length: 1, Key: k}}}, {ID: 2, NumSGE: -1}}})
 	}
 	ops = append(ops, model.PostRecv{QP: 1, WR: model.WR{ID: 3}}, model.ArriveRest{QP: 1}, model.InjectSQE{QP: 0}, model.Poll{Max: 2})
-	rf, err := NewReplay("emu", drivers.Config{}, model.Documented(), "", "test", ops)
+	rf, err := NewReplay("emu", drivers.Config{}, model.Documented(), 0, "test", ops)
 	require.NoError(t, err)
 	b, err := json.MarshalIndent(rf, "", "  ")
 	require.NoError(t, err)

@@ -297,7 +297,7 @@ func wildOnce(t *testing.T, in []byte) {
 		head := func() int { v, _ := d.byte(); return int(v) }
 		rule := rules[head()%len(rules)].ID
 		opts := Options{Profile: profiles[head()%len(profiles)], Seed: uint64(head()) + 1, Cases: 1 - 2*(head()%2), Steps: 8,
-			Rules: []string{rule}, ShrinkTime: 200 * time.Millisecond}
+			Rules: []model.RuleID{rule}, ShrinkTime: 200 * time.Millisecond}
 		// The fuzzing engine takes an input that runs 10 s for a hung
 		// one; a diagnosis on a busy machine can take that long. The run
 		// is cut at 1 s: an interrupted run must still give its report.
@@ -356,16 +356,16 @@ func (l limitsDevice) Info() drivers.Info {
 // a C int) stops the run before its first step with a report naming it,
 // and limits too small for a scenario make it n/a, not a harness error.
 func TestWildLimitsStopTheRunWithAReport(t *testing.T) {
-	rep, err := Check(context.Background(), limitsDriver{emu.New(), 0xffffffff, 6}, drivers.Config{}, Options{Cases: -1, Rules: []string{"POST-FULL"}})
+	rep, err := Check(context.Background(), limitsDriver{emu.New(), 0xffffffff, 6}, drivers.Config{}, Options{Cases: -1, Rules: []model.RuleID{model.RulePostFull}})
 	if err == nil || rep == nil || !strings.Contains(rep.Error, "max_srq_wr = 4294967295 (as a C int, -1)") || rep.StepsRun != 0 {
 		t.Errorf("Check(max_srq_wr 0xffffffff) = %v, report %+v; want a report, no step run, its Error naming the value", err, rep)
 	}
-	rep, err = Check(context.Background(), limitsDriver{emu.New(), 4, 1}, drivers.Config{}, Options{Cases: -1, Rules: []string{"POST-BADWR"}})
+	rep, err = Check(context.Background(), limitsDriver{emu.New(), 4, 1}, drivers.Config{}, Options{Cases: -1, Rules: []model.RuleID{model.RulePostBadWR}})
 	if err != nil {
 		t.Fatalf("Check(max_srq_wr 4, max_srq_sge 1) = %v, want scenarios too big for the device n/a", err)
 	}
 	for _, r := range rep.Rules {
-		if r.Rule.ID == "POST-BADWR" && (r.Status != NotApplicable || !strings.Contains(r.Reason, "max_srq_sge 1")) {
+		if r.Rule.ID == model.RulePostBadWR && (r.Status != NotApplicable || !strings.Contains(r.Reason, "max_srq_sge 1")) {
 			t.Errorf("POST-BADWR (its scenario needs max_sge 2) is %s (%s), want n/a naming the device's limit", r.Status, r.Reason)
 		}
 	}

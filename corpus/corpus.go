@@ -141,9 +141,9 @@ type Result struct {
 	// Blamed is the rule of the first counterexample (or the
 	// violation's rule, or KernelCrash or Hang); Failing every rule that
 	// failed.
-	Blamed   string   `json:"blamed,omitempty"`
-	Failing  []string `json:"failing,omitempty"`
-	Expected string   `json:"expected"`
+	Blamed   string         `json:"blamed,omitempty"`
+	Failing  []model.RuleID `json:"failing,omitempty"`
+	Expected string         `json:"expected"`
 	// Detail is the crash's summary, or why the run gave no verdict.
 	Detail string        `json:"detail,omitempty"`
 	Skip   string        `json:"skip,omitempty"`
@@ -185,7 +185,7 @@ func WriteTable(w io.Writer, results []Result) error {
 			note = r.Skip
 		}
 		if len(r.Failing) > 1 {
-			note = strings.TrimSpace("failing " + strings.Join(r.Failing, ", ") + "; " + note)
+			note = strings.TrimSpace("failing " + strings.Join(model.RuleNames(r.Failing), ", ") + "; " + note)
 		}
 		kernel := r.Suite
 		if r.Kernel != "" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/srqconform/srqconform/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,7 +62,7 @@ func TestLoadRefusesABadEntry(t *testing.T) {
 func TestWriteTableCountsCaughtEntriesAndExpectedBlame(t *testing.T) {
 	results := []Result{
 		{Entry: "a", Suite: "trixie", Kernel: "6.12.118", Mode: "sequential", Caught: true, Blamed: "QP-LAST-WQE", Expected: "QP-LAST-WQE", Wall: 90 * time.Second},
-		{Entry: "a", Suite: "sid", Mode: "sequential", Caught: true, Blamed: "FETCH-ONCE", Failing: []string{"FETCH-ONCE", "QP-LAST-WQE"}, Expected: "QP-LAST-WQE", Wall: time.Minute},
+		{Entry: "a", Suite: "sid", Mode: "sequential", Caught: true, Blamed: "FETCH-ONCE", Failing: []model.RuleID{model.RuleFetchOnce, model.RuleQPLastWQE}, Expected: "QP-LAST-WQE", Wall: time.Minute},
 		{Entry: "b", Suite: "trixie", Mode: "sequential", Caught: true, Blamed: KernelCrash, Expected: KernelCrash, Detail: "kernel crash in x | y"},
 		{Entry: "c", Suite: "trixie", Mode: "concurrent", Expected: "FETCH-ONCE", Detail: "vm exit 2: boom"},
 		{Entry: "d", Mode: "sequential", Expected: "POST-RETURN", Skip: "needs -rdma-core-patch"},

@@ -28,7 +28,7 @@ func TestCatalogueFileIsCurrent(t *testing.T) {
 }
 
 func TestRuleIDsAreUniqueAndWellFormed(t *testing.T) {
-	seen := map[string]bool{}
+	seen := map[RuleID]bool{}
 	id := regexp.MustCompile(`^[A-Z0-9]+(-[A-Z0-9]+)+$`)
 	for _, r := range Rules() {
 		assert.False(t, seen[r.ID], "duplicate rule %s", r.ID)
@@ -69,12 +69,12 @@ func TestEveryRuleTheModelCitesExists(t *testing.T) {
 }
 
 func TestSeedMapIsComplete(t *testing.T) {
-	covered := map[string]bool{}
+	covered := map[RuleID]bool{}
 	for _, s := range SeedMap() {
 		assert.NotEmpty(t, s.Statement)
 		assert.True(t, (len(s.Rules) > 0) != (s.OutOfScope != ""), "%q must map to rules or to an out-of-scope reason, not both or neither", s.Statement)
 		for _, id := range s.Rules {
-			_, ok := RuleByID(id)
+			_, ok := RuleByID(id.String())
 			assert.True(t, ok, "seed statement %q maps to unknown rule %s", s.Statement, id)
 			covered[id] = true
 		}
@@ -155,7 +155,7 @@ func TestEveryProfileFieldHasOneOwningRuleThatNamesIt(t *testing.T) {
 		if !assert.True(t, ok, "field %s has no owning rule", f) {
 			continue
 		}
-		r, ok := RuleByID(owner)
+		r, ok := RuleByID(owner.String())
 		if assert.True(t, ok, "field %s: owner %s is not a rule", f, owner) {
 			assert.Contains(t, r.Fields, f, "field %s: its owner %s does not name it", f, owner)
 		}

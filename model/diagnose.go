@@ -16,27 +16,27 @@ type Diagnosis struct {
 	// Rules is the diagnosis: one rule, or two when no single rule
 	// explains the trace. Empty when the trace is consistent, or when no
 	// set of up to two rules explains it (Unexplained is then set).
-	Rules []string `json:"rules,omitempty"`
+	Rules []RuleID `json:"rules,omitempty"`
 	// Also lists the other sets of the same size that explain the trace
 	// as well; the diagnosis preferred Rules by the rule's place in
 	// Specificity.
-	Also [][]string `json:"also,omitempty"`
+	Also [][]RuleID `json:"also,omitempty"`
 	// DepartedAt is the step (1-based) where the device first departed,
 	// under the diagnosis; VisibleAt is the step whose check noticed it.
 	DepartedAt int `json:"departed_at,omitempty"`
 	VisibleAt  int `json:"visible_at,omitempty"`
 	// NoticedBy is the rule whose check noticed the difference.
-	NoticedBy   string `json:"noticed_by,omitempty"`
+	NoticedBy   RuleID `json:"noticed_by,omitempty"`
 	Unexplained bool   `json:"unexplained,omitempty"`
 }
 
 // Explains returns every rule set the diagnosis found sufficient: Rules,
 // then Also.
-func (d Diagnosis) Explains() [][]string {
+func (d Diagnosis) Explains() [][]RuleID {
 	if len(d.Rules) == 0 {
 		return nil
 	}
-	return append([][]string{d.Rules}, d.Also...)
+	return append([][]RuleID{d.Rules}, d.Also...)
 }
 
 // Specificity orders the rules for breaking ties between diagnoses of the
@@ -47,15 +47,15 @@ func (d Diagnosis) Explains() [][]string {
 // found the queue full; a capacity one short needs only the post. The
 // rules whose relaxation admits a departure of many shapes (a WR left out
 // of the queue, fetched out of order, or fetched twice) come late. The rules not listed follow, in catalogue order.
-var Specificity = []string{
-	"SLOT-FREE", "POST-CHECK-ORDER", "POST-NO-KEY-CHECK", "POST-ANY-STATE", "CREATE-LIMIT",
-	"RESIZE-BELOW-LIMIT", "RESIZE-BELOW-COUNT", "RESIZE-BOUNDS", "RESIZE-CAPACITY", "MODIFY-ONLY-MASKED", "RESIZE-OPTIONAL",
-	"LIMIT-AFTER-FIRE", "LIMIT-ONCE", "LIMIT-DISARM", "LIMIT-FIRE", "QUERY-LIMIT", "LIMIT-ARM", "LIMIT-BOUND",
-	"QUERY-ATTR", "CREATE-ATTR",
-	"POST-FULL", "POST-SGE", "POST-BADWR", "POST-RETURN", "POST-QP-RQ",
-	"QP-FLUSH-INPROGRESS", "QP-BEFORE-RTR", "QP-FETCH-STATES", "QP-NOFETCH-STATES", "SRQ-ERR-NOFETCH", "RECV-RNR",
-	"FETCH-OPCODES", "RECV-WRITE-IMM", "RECV-NUMSGE0", "SGE-LEN0", "UD-GRH", "RECV-FIT", "RECV-BAD-KEY", "RECV-TOO-LARGE",
-	"POST-ORDER", "POST-COPY", "FETCH-FIFO", "FETCH-ONCE", "POST-ATOMIC", "RECV-IMM", "QP-LAST-WQE", "SRQ-ERR-EVENT", "QP-TRANSITIONS", "RECV-COMPLETION",
+var Specificity = []RuleID{
+	RuleSlotFree, RulePostCheckOrder, RulePostNoKeyCheck, RulePostAnyState, RuleCreateLimit,
+	RuleResizeBelowLimit, RuleResizeBelowCount, RuleResizeBounds, RuleResizeCapacity, RuleModifyOnlyMasked, RuleResizeOptional,
+	RuleLimitAfterFire, RuleLimitOnce, RuleLimitDisarm, RuleLimitFire, RuleQueryLimit, RuleLimitArm, RuleLimitBound,
+	RuleQueryAttr, RuleCreateAttr,
+	RulePostFull, RulePostSGE, RulePostBadWR, RulePostReturn, RulePostQPRQ,
+	RuleQPFlushInProgress, RuleQPBeforeRTR, RuleQPFetchStates, RuleQPNoFetchStates, RuleSRQErrNoFetch, RuleRecvRNR,
+	RuleFetchOpcodes, RuleRecvWriteImm, RuleRecvNumSGE0, RuleSGELen0, RuleUDGRH, RuleRecvFit, RuleRecvBadKey, RuleRecvTooLarge,
+	RulePostOrder, RulePostCopy, RuleFetchFIFO, RuleFetchOnce, RulePostAtomic, RuleRecvImm, RuleQPLastWQE, RuleSRQErrEvent, RuleQPTransitions, RuleRecvCompletion,
 }
 
 // Generic lists the catch-all rules: their relaxation admits a departure in
@@ -64,10 +64,10 @@ var Specificity = []string{
 // diagnosis blames one only when no set of as many specific rules explains
 // the trace, whatever the departures' count: a specific rule that explains
 // the same departure names the promise the device broke.
-var Generic = []string{"RECV-COMPLETION"}
+var Generic = []RuleID{RuleRecvCompletion}
 
 // genericIn counts the generic rules in a rule set.
-func genericIn(rules []string) int {
+func genericIn(rules []RuleID) int {
 	n := 0
 	for _, r := range rules {
 		if slices.Contains(Generic, r) {
@@ -80,11 +80,11 @@ func genericIn(rules []string) int {
 // ConcurrentOnly lists the rules only concurrent calls can break (package
 // concurrent checks them): a sequential trace is never diagnosed with one
 // unless asked for by name.
-var ConcurrentOnly = []string{"POST-ATOMIC"}
+var ConcurrentOnly = []RuleID{RulePostAtomic}
 
 // Rank is a rule's place in the tie-break order: its place in Specificity,
 // then catalogue order.
-func Rank(id string) int {
+func Rank(id RuleID) int {
 	if i := slices.Index(Specificity, id); i >= 0 {
 		return i
 	}
@@ -100,7 +100,7 @@ func Rank(id string) int {
 type diagSource struct {
 	prof    Profile
 	caps    Caps
-	relaxed []string
+	relaxed []RuleID
 	steps   []Step
 }
 
@@ -117,7 +117,7 @@ func (d *Deviation) Diagnose() Diagnosis {
 // replay steps a model relaxed in rules through steps. It returns the
 // number of steps that agreed, the error of the next one (nil when all
 // agreed), and the faults the model took.
-func replay(p Profile, c Caps, rules []string, steps []Step, count ...string) (int, error, []FaultUse) {
+func replay(p Profile, c Caps, rules []RuleID, steps []Step, count ...RuleID) (int, error, []FaultUse) {
 	return replayPast(p, c, rules, steps, 0, count...)
 }
 
@@ -125,13 +125,13 @@ func replay(p Profile, c Caps, rules []string, steps []Step, count ...string) (i
 // step past (0-based) before it failed: a relaxation that does not even
 // get past the step where the trace first fails is not worth the wide
 // replay, whose cost grows with every fault point the rules open.
-func replayPast(p Profile, c Caps, rules []string, steps []Step, past int, count ...string) (int, error, []FaultUse) {
+func replayPast(p Profile, c Caps, rules []RuleID, steps []Step, past int, count ...RuleID) (int, error, []FaultUse) {
 	return replayPastBy(p, c, rules, steps, past, time.Time{}, count...)
 }
 
 // replayPastBy is replayPast within a deadline (zero: none): past it no
 // wide replay starts, and one under way stops where it is, failing there.
-func replayPastBy(p Profile, c Caps, rules []string, steps []Step, past int, deadline time.Time, count ...string) (int, error, []FaultUse) {
+func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, deadline time.Time, count ...RuleID) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
@@ -150,7 +150,7 @@ func replayPastBy(p Profile, c Caps, rules []string, steps []Step, past int, dea
 
 // replayWide is replay keeping up to maxCandidates candidates; past the
 // deadline (zero: none) it stops where it is, failing there.
-func replayWide(p Profile, c Caps, rules []string, steps []Step, deadline time.Time, count ...string) (int, error, []FaultUse) {
+func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, deadline time.Time, count ...RuleID) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
@@ -179,13 +179,13 @@ func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op
 // Diagnose finds the smallest set of rules, beyond those already relaxed,
 // whose relaxation makes the trace consistent under profile p. Ties are
 // broken by Specificity.
-func Diagnose(p Profile, c Caps, relaxed []string, steps []Step) Diagnosis {
+func Diagnose(p Profile, c Caps, relaxed []RuleID, steps []Step) Diagnosis {
 	return DiagnoseAmong(p, c, relaxed, steps, nil)
 }
 
 // DiagnoseAmong is Diagnose with the candidate rules limited to among (all
 // rules when among is nil).
-func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []string) Diagnosis {
+func DiagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID) Diagnosis {
 	return diagnoseAmong(p, c, relaxed, steps, among, time.Time{})
 }
 
@@ -194,16 +194,16 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 // cost of a trace no single rule explains), and a trace that would need
 // one is left unexplained; nor does a single rule's replay widen its beam
 // (a wide replay under way stops). The zero deadline is none.
-func DiagnoseBy(p Profile, c Caps, relaxed []string, steps []Step, deadline time.Time) Diagnosis {
+func DiagnoseBy(p Profile, c Caps, relaxed []RuleID, steps []Step, deadline time.Time) Diagnosis {
 	return diagnoseAmong(p, c, relaxed, steps, nil, deadline)
 }
 
 // DiagnoseAmongBy is DiagnoseAmong within a deadline, as DiagnoseBy.
-func DiagnoseAmongBy(p Profile, c Caps, relaxed []string, steps []Step, among []string, deadline time.Time) Diagnosis {
+func DiagnoseAmongBy(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
 	return diagnoseAmong(p, c, relaxed, steps, among, deadline)
 }
 
-func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []string, deadline time.Time) Diagnosis {
+func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
 	n, err, _ := replay(p, c, relaxed, steps)
 	if err == nil {
 		return Diagnosis{}
@@ -218,7 +218,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		out.Unexplained = true
 		return out
 	}
-	var candidates []string
+	var candidates []RuleID
 	for _, r := range catalogue {
 		if slices.Contains(ConcurrentOnly, r.ID) && !slices.Contains(among, r.ID) {
 			continue // one thread cannot break it
@@ -228,16 +228,16 @@ func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 		}
 	}
 	type found struct {
-		rules  []string
+		rules  []RuleID
 		faults []FaultUse
 	}
 	var singles []found
-	var helpers []string // rules that let the replay get further
+	var helpers []RuleID // rules that let the replay get further
 	for _, r := range candidates {
 		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
 		switch {
 		case err == nil:
-			singles = append(singles, found{[]string{r}, faults})
+			singles = append(singles, found{[]RuleID{r}, faults})
 		case k > n || (k == n && err.Error() != first.Error()):
 			helpers = append(helpers, r)
 		}
@@ -254,8 +254,8 @@ func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 				if a == b || (slices.Contains(helpers, b) && Rank(b) < Rank(a)) {
 					continue
 				}
-				pair := []string{a, b}
-				slices.SortFunc(pair, func(x, y string) int { return Rank(x) - Rank(y) })
+				pair := []RuleID{a, b}
+				slices.SortFunc(pair, func(x, y RuleID) int { return Rank(x) - Rank(y) })
 				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps, pair...); err == nil {
 					sets = append(sets, found{pair, faults})
 				}
@@ -304,7 +304,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []string, steps []Step, among []st
 // DepartureStep returns the step (1-based) where the trace first departs
 // under the given rules relaxed (besides those already relaxed), and
 // whether the trace is consistent under them at all.
-func DepartureStep(p Profile, c Caps, relaxed []string, steps []Step, rules []string) (int, bool) {
+func DepartureStep(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID) (int, bool) {
 	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps, rules...)
 	if err != nil {
 		return 0, false
@@ -318,7 +318,7 @@ func DepartureStep(p Profile, c Caps, relaxed []string, steps []Step, rules []st
 }
 
 // countIn counts the departures of the given rules.
-func countIn(faults []FaultUse, rules []string) int {
+func countIn(faults []FaultUse, rules []RuleID) int {
 	n := 0
 	for _, f := range faults {
 		if slices.Contains(rules, f.Rule) {
@@ -331,7 +331,7 @@ func countIn(faults []FaultUse, rules []string) int {
 // Departures reports whether the trace is consistent with the given rules
 // relaxed (besides those already relaxed), and how many departures of
 // those rules the explanation takes.
-func Departures(p Profile, c Caps, relaxed []string, steps []Step, rules []string) (int, bool) {
+func Departures(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID) (int, bool) {
 	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps, rules...)
 	if err != nil {
 		return 0, false

@@ -73,8 +73,8 @@ func TestAWRASuccessfulPostLeftOutIsBlamedOnPostOrder(t *testing.T) {
 	err := m.Step(Poll{}, got)
 	require.Error(t, err)
 	d := err.(*Deviation).Diagnose()
-	assert.Contains(t, d.Explains(), []string{"POST-ORDER"}, "diagnosis %+v", d)
-	assert.Equal(t, []string{"POST-ORDER"}, d.Rules, "a WR left out of the queue before FETCH-FIFO's reordering")
+	assert.Contains(t, d.Explains(), []RuleID{RulePostOrder}, "diagnosis %+v", d)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "a WR left out of the queue before FETCH-FIFO's reordering")
 }
 
 // TestAGenericRuleLosesToASpecificOne: when a specific rule and the
@@ -85,8 +85,8 @@ func TestAGenericRuleLosesToASpecificOne(t *testing.T) {
 	err := m.Step(Poll{}, got)
 	require.Error(t, err)
 	d := err.(*Deviation).Diagnose()
-	assert.Equal(t, []string{"UD-GRH"}, d.Rules, "diagnosis %+v", d)
-	assert.Contains(t, d.Also, []string{"RECV-COMPLETION"}, "the catch-all explains it too, and loses")
+	assert.Equal(t, []RuleID{RuleUDGRH}, d.Rules, "diagnosis %+v", d)
+	assert.Contains(t, d.Also, []RuleID{RuleRecvCompletion}, "the catch-all explains it too, and loses")
 }
 
 // writeImmCompletion is a model with one RDMA Write with Immediate
@@ -112,8 +112,8 @@ func TestAWriteWithImmediatesLengthIsBlamedOnRecvWriteImm(t *testing.T) {
 	err := m.Step(Poll{}, got)
 	require.Error(t, err)
 	d := err.(*Deviation).Diagnose()
-	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
-	assert.NotContains(t, d.Also, []string{"FETCH-OPCODES"}, "consuming a WR says nothing of byte_len")
+	assert.Equal(t, []RuleID{RuleRecvWriteImm}, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Also, []RuleID{RuleFetchOpcodes}, "consuming a WR says nothing of byte_len")
 }
 
 // TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm: the
@@ -125,7 +125,7 @@ func TestAWriteWithImmediateWithoutItsImmediateIsBlamedOnRecvWriteImm(t *testing
 	err := m.Step(Poll{}, got)
 	require.Error(t, err)
 	d := err.(*Deviation).Diagnose()
-	assert.Equal(t, []string{"RECV-WRITE-IMM"}, d.Rules, "diagnosis %+v", d)
+	assert.Equal(t, []RuleID{RuleRecvWriteImm}, d.Rules, "diagnosis %+v", d)
 }
 
 // TestAFitMisjudgedOnRCIsOneDeparture: an RC device that fails a message
@@ -149,7 +149,7 @@ func TestAFitMisjudgedOnRCIsOneDeparture(t *testing.T) {
 	nak := Observation{BadWR: -1, Peer: PeerError}
 	steps = append(steps, Step{Op: send(0, 99), Obs: nak}, Step{Op: send(0, 8), Obs: nak})
 	d := Diagnose(Documented(), testCaps, nil, steps)
-	assert.Equal(t, []string{"RECV-FIT"}, d.Rules, "diagnosis %+v", d)
+	assert.Equal(t, []RuleID{RuleRecvFit}, d.Rules, "diagnosis %+v", d)
 }
 
 // TestDiagnosisPastItsDeadlineTriesNoPair: a trace only two rules explain

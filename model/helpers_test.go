@@ -51,9 +51,9 @@ func ruleOf(err error) string {
 	if d, ok := err.(*Deviation); ok {
 		dg := d.Diagnose()
 		if len(dg.Rules) == 0 {
-			return "unexplained (noticed by " + d.Rule + ")"
+			return "unexplained (noticed by " + d.Rule.String() + ")"
 		}
-		return strings.Join(dg.Rules, "+")
+		return strings.Join(RuleNames(dg.Rules), "+")
 	}
 	if err != nil {
 		return "error: " + err.Error()

@@ -11,7 +11,7 @@ import (
 // so the step shows neither conformance nor a departure. The caller counts
 // it and ends the trace there; it is never a failure (Jepsen's "info").
 type Inconclusive struct {
-	Rule string // the rule whose check needed the answer
+	Rule RuleID // the rule whose check needed the answer
 	What string // the part of the observation that timed out
 	Want string // what the model allows
 	Got  string // what was observed
@@ -31,7 +31,7 @@ func IsInconclusive(err error) bool {
 // (consistent) where a peer that hears an error is allowed, since an error
 // outcome covers a receiver that drops the message and an error NAK that
 // came too late alike; otherwise *Inconclusive.
-func silentPeer(rule string, allowed PeerSet) error {
+func silentPeer(rule RuleID, allowed PeerSet) error {
 	if allowed.Has(PeerError) {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 func TestSilentPeerIsNotTheDevicesError(t *testing.T) {
 	var inc *Inconclusive
 	err := fixture(t, Documented()).Step(send(0, 1), Observation{Peer: PeerSilent})
-	if !errors.As(err, &inc) || inc.Rule != "RECV-RNR" || isDeviation(err) {
+	if !errors.As(err, &inc) || inc.Rule != RuleRecvRNR || isDeviation(err) {
 		t.Fatalf("silent peer on an empty SRQ: Step returned %v; want *Inconclusive for RECV-RNR", err)
 	}
 	if err := fixture(t, Documented()).Step(send(0, 1), Observation{Peer: PeerError}); ruleOf(err) != "RECV-RNR" {

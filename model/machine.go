@@ -51,7 +51,7 @@ type inflight struct {
 type cqe struct {
 	c       Completion
 	allowed StatusSet
-	rule    string // the rule at stake if the device's completion differs
+	rule    RuleID // the rule at stake if the device's completion differs
 	holds   bool   // it still holds an SRQ slot (SlotFree == FreeAtPoll)
 	loose   bool   // only wr_id and QP are known (a departure made it)
 	// scatterLost: a departure made a message fit that the WR cannot hold,
@@ -61,7 +61,7 @@ type cqe struct {
 	// fields (the GRH area of a UD message, a zero-length SGE, the fit
 	// boundary, a key, immediate data): a departure in any of its fields
 	// is theirs to explain before the catch-all RECV-COMPLETION's.
-	stake []string
+	stake []RuleID
 	// wr is the WR the model fetched for it (zero when none was).
 	wr WR
 }
@@ -103,7 +103,7 @@ type machine struct {
 	slack  int // how many more WRs a relaxed POST-FULL device holds than it should
 	// stake gathers the specific rules that govern the message being
 	// delivered (cqe.stake); the completion it makes takes them.
-	stake []string
+	stake []RuleID
 	// lastFetched is the WR the last fetch took (cqe.wr).
 	lastFetched WR
 
@@ -126,7 +126,7 @@ type machine struct {
 	script   []int          // this step's fault decisions, taken in order
 	cursor   int            // the next decision in script
 	faults   []FaultUse     // departures this candidate took
-	declines []string       // the rules of the fault points where it kept to the rule
+	declines []RuleID       // the rules of the fault points where it kept to the rule
 	touched  ruleSet        // rules whose checks ran in this step
 	stepN    int            // the number of the step being applied (1-based)
 
@@ -349,10 +349,10 @@ func (m *machine) checkLimit() {
 	}
 	below := uint32(len(m.queue)) < m.threshold
 	if below || uint32(len(m.queue)) == m.threshold {
-		if m.may("LIMIT-FIRE") {
+		if m.may(RuleLimitFire) {
 			below = !below
 		}
-	} else if m.may("LIMIT-FIRE") {
+	} else if m.may(RuleLimitFire) {
 		below = true // fired early: the device miscounts
 	}
 	if below {
@@ -365,8 +365,8 @@ func (m *machine) checkLimit() {
 func (m *machine) fireLimit() {
 	m.fire(EventSRQLimitReached, -1)
 	m.firesThisArming++
-	m.armed = m.may("LIMIT-ONCE")
-	m.touch("LIMIT-AFTER-FIRE")
+	m.armed = m.may(RuleLimitOnce)
+	m.touch(RuleLimitAfterFire)
 	if m.limitAfterFire() == LimitReadsZero {
 		m.limit = 0
 	}
@@ -375,13 +375,13 @@ func (m *machine) fireLimit() {
 // complete queues a completion for a fetched WR.
 // Under FreeAtPoll the WR's slot, held since fetch, frees when this
 // completion is polled.
-func (m *machine) complete(c Completion, allowed StatusSet, rule string) {
+func (m *machine) complete(c Completion, allowed StatusSet, rule RuleID) {
 	m.completeLoose(c, allowed, rule, false)
 }
 
 // completeLoose queues a completion of which, when loose, only the wr_id
 // and QP are known.
-func (m *machine) completeLoose(c Completion, allowed StatusSet, rule string, loose bool) {
+func (m *machine) completeLoose(c Completion, allowed StatusSet, rule RuleID, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
 	e := cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose}
 	if m.relax != nil {
@@ -407,19 +407,19 @@ func (m *machine) enterErr(n int) {
 	m.qps.setState(n, Err)
 	q.pending = nil
 	if q.filling != nil {
-		m.touch("QP-FLUSH-INPROGRESS")
+		m.touch(RuleQPFlushInProgress)
 		if m.flushInProgress() == Raise {
 			allowed := Statuses(WCWRFlushErr)
-			if m.relaxed("QP-FLUSH-INPROGRESS") {
+			if m.relaxed(RuleQPFlushInProgress) {
 				allowed = AnyError | Statuses(WCSuccess) // any status, as a departure
 			}
-			m.completeLoose(Completion{WRID: q.filling.wr.ID, Status: WCWRFlushErr, QP: n}, allowed, "QP-FLUSH-INPROGRESS", m.relaxed("QP-FLUSH-INPROGRESS"))
+			m.completeLoose(Completion{WRID: q.filling.wr.ID, Status: WCWRFlushErr, QP: n}, allowed, RuleQPFlushInProgress, m.relaxed(RuleQPFlushInProgress))
 		} else if m.slotFree() == FreeAtPoll {
 			m.held-- // the WR vanished: no completion will free its slot
 		}
 		q.filling = nil
 	}
-	m.touch("QP-LAST-WQE")
+	m.touch(RuleQPLastWQE)
 	if m.lastWQE() == Raise {
 		m.fire(EventQPLastWQEReached, n)
 	}
@@ -498,7 +498,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 		c := e.c
 		w(c.WRID, uint64(c.Status), uint64(c.Opcode), uint64(c.ByteLen), b(c.HasImm), uint64(c.Imm), uint64(c.QP),
 			uint64(e.allowed), b(e.holds), b(e.loose), b(e.scatterLost))
-		h.WriteString(e.rule)
+		h.WriteString(e.rule.String())
 	}
 	w(uint64(len(m.events)))
 	for _, e := range m.events {

@@ -70,7 +70,7 @@ func WriteCatalogue(w io.Writer) error {
 	b.WriteString("\n## Seed statements\n\nEvery SRQ statement in the seed documents (paraphrased), with the rules that check it or the reason it is out of scope.\n\n")
 	b.WriteString("| Seed | Section | Statement | Rules | Out of scope because |\n|---|---|---|---|---|\n")
 	for _, s := range seedMap {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", s.Seed, s.Section, cell(s.Statement), strings.Join(s.Rules, ", "), cell(s.OutOfScope))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", s.Seed, s.Section, cell(s.Statement), strings.Join(RuleNames(s.Rules), ", "), cell(s.OutOfScope))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

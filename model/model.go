@@ -22,13 +22,13 @@ const beam = 1024
 type Model struct {
 	cands   []*machine
 	steps   int            // steps applied
-	reached map[string]int // rule -> steps whose check of it passed
+	reached map[RuleID]int // rule -> steps whose check of it passed
 
 	// What a diagnosis needs: the profile and caps as given, the relaxed
 	// rules, and the steps so far with their observations.
 	prof    Profile
 	caps    Caps
-	relaxed []string
+	relaxed []RuleID
 	history []Step
 
 	// width is how many candidates a relaxed model keeps (0: beam);
@@ -49,20 +49,20 @@ type Step struct {
 
 // New returns a model of a device with caps, under profile p.
 func New(p Profile, c Caps) *Model {
-	return &Model{cands: []*machine{newMachine(p, c)}, reached: map[string]int{}, prof: p, caps: c}
+	return &Model{cands: []*machine{newMachine(p, c)}, reached: map[RuleID]int{}, prof: p, caps: c}
 }
 
 // NewRelaxed returns a model under p with the given rules relaxed: each
 // relaxed rule admits the misbehaviours it forbids (relax.go), and the
 // profile fields an implementation-defined rule names are open to every
 // value. It fails on an unknown rule ID.
-func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
+func NewRelaxed(p Profile, c Caps, relaxed []RuleID) (*Model, error) {
 	if len(relaxed) == 0 {
 		return New(p, c), nil
 	}
 	set := relaxSet{}
 	for _, id := range relaxed {
-		if _, ok := RuleByID(id); !ok {
+		if _, ok := RuleByID(id.String()); !ok {
 			return nil, fmt.Errorf("model: relax rule %q: no such rule in the catalogue", id)
 		}
 		set[id] = true
@@ -71,7 +71,7 @@ func NewRelaxed(p Profile, c Caps, relaxed []string) (*Model, error) {
 	own := relaxFields(&q, relaxed)
 	m := newMachine(q, c)
 	m.relax, m.ownWidth, m.settled = set, own, false
-	return &Model{cands: []*machine{m}, reached: map[string]int{}, prof: p, caps: c,
+	return &Model{cands: []*machine{m}, reached: map[RuleID]int{}, prof: p, caps: c,
 		relaxed: slices.Clone(relaxed)}, nil
 }
 
@@ -105,12 +105,12 @@ func (m *Model) widened() (*Model, bool) {
 
 // Reached returns, for every rule whose check ran, how many steps checked it
 // and agreed (under the relaxation, for relaxed rules).
-func (m *Model) Reached() map[string]int { return m.reached }
+func (m *Model) Reached() map[RuleID]int { return m.reached }
 
 // Faults returns the departures the most parsimonious surviving candidate
 // took: the fewest departures of the rules in count (all, when count is
 // empty), and among those the earliest.
-func (m *Model) Faults(count ...string) []FaultUse {
+func (m *Model) Faults(count ...RuleID) []FaultUse {
 	n := func(fs []FaultUse) int {
 		if len(count) == 0 {
 			return len(fs)
@@ -309,7 +309,7 @@ func (m *Model) advance(op Op, got *Observation) error {
 		for _, c := range next {
 			seen.union(&c.touched)
 		}
-		seen.each(func(r string) { m.reached[r]++ })
+		seen.each(func(r RuleID) { m.reached[r]++ })
 	}
 	return nil
 }
@@ -522,13 +522,13 @@ func (m *Model) CheckInvariants() error {
 }
 
 func (c *machine) invariants() error {
-	if c.capExact && c.occupied() > int(c.capacity) && !c.relaxed("POST-FULL") {
+	if c.capExact && c.occupied() > int(c.capacity) && !c.relaxed(RulePostFull) {
 		return fmt.Errorf("INV-COUNT: %d slots in use, max_wr %d", c.occupied(), c.capacity)
 	}
 	if c.posted != len(c.queue)+c.fetched {
 		return fmt.Errorf("INV-CONSERVE: posted %d != outstanding %d + fetched %d", c.posted, len(c.queue), c.fetched)
 	}
-	if c.firesThisArming > 1 && !c.relaxed("LIMIT-ONCE") {
+	if c.firesThisArming > 1 && !c.relaxed(RuleLimitOnce) {
 		return fmt.Errorf("INV-LIMIT-ONCE: %d limit events for one arming", c.firesThisArming)
 	}
 	seen := map[uint64]bool{}

@@ -140,9 +140,9 @@ func TestPostRecvThatKillsBreaksPostQPRQ(t *testing.T) {
 		err := m.Step(op, killed)
 		var d *Deviation
 		require.ErrorAs(t, err, &d)
-		require.Equal(t, "POST-QP-RQ", d.Rule)
+		require.Equal(t, RulePostQPRQ, d.Rule)
 		require.Contains(t, d.Error(), "SIGFPE")
-		require.Equal(t, []string{"POST-QP-RQ"}, d.Diagnose().Rules)
+		require.Equal(t, []RuleID{RulePostQPRQ}, d.Diagnose().Rules)
 		require.Equal(t, "the process making the call was killed by SIGFPE", killed.Describe(op))
 	}
 }
@@ -164,11 +164,11 @@ func TestAWrongErrnoIsBlamedOnTheRuleItBelongsTo(t *testing.T) {
 	}
 	last := len(steps) - 1
 	steps[last].Obs = Observation{Errno: -ENOMEM, BadWR: 4}
-	d := Diagnose(Documented(), testCaps, []string{"POST-SGE"}, steps)
-	assert.Equal(t, []string{"POST-RETURN"}, d.Rules)
+	d := Diagnose(Documented(), testCaps, []RuleID{RulePostSGE}, steps)
+	assert.Equal(t, []RuleID{RulePostReturn}, d.Rules)
 	// -EINVAL on a WR the model finds valid, with nothing relaxed: the
 	// refusal is POST-SGE's and the sign POST-RETURN's.
 	steps[last].Obs = Observation{Errno: -EINVAL, BadWR: 0}
 	d = Diagnose(Documented(), testCaps, nil, steps)
-	assert.ElementsMatch(t, []string{"POST-RETURN", "POST-SGE"}, d.Rules)
+	assert.ElementsMatch(t, []RuleID{RulePostReturn, RulePostSGE}, d.Rules)
 }

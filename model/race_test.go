@@ -22,7 +22,7 @@ func TestARacingFetchHandingAWROutTwiceIsFetchOnce(t *testing.T) {
 		steps = append(steps, Step{Op: Poll{Scope: PollCQ}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: q, ByteLen: 10, HasImm: true, Imm: imm}}}})
 	}
 	d := DiagnoseAmong(p, c, nil, steps, nil)
-	if len(d.Rules) != 1 || d.Rules[0] != "FETCH-ONCE" {
+	if len(d.Rules) != 1 || d.Rules[0] != RuleFetchOnce {
 		t.Errorf("diagnosis %+v, want FETCH-ONCE", d)
 	}
 }

@@ -56,7 +56,7 @@ func (tc arrivalCase) run(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("diagnosis %+v", d)
 	}
-	assert.Equal(t, tc.rule, strings.Join(d.Rules, "+"))
+	assert.Equal(t, tc.rule, strings.Join(RuleNames(d.Rules), "+"))
 }
 
 // departure is what a device breaking a receive case's rule shows besides
@@ -383,7 +383,7 @@ func TestQPErrorEvents(t *testing.T) {
 			// the check that notices it is QP-ERROR-EVENT's.
 			var d *Deviation
 			require.ErrorAs(t, m.Clone().Step(Poll{}, without(want, tc.event)), &d, "a missing event")
-			assert.Equal(t, "QP-ERROR-EVENT", d.Rule, "a missing event")
+			assert.Equal(t, RuleQPErrorEvent, d.Rule, "a missing event")
 			assert.Equal(t, "QP-ERROR-EVENT", ruleOf(m.Clone().Step(Poll{}, withEvent(want, Event{tc.event, 0}))), "a second event")
 		})
 	}
@@ -416,12 +416,12 @@ func TestQPErrorEvents(t *testing.T) {
 func TestWildValuesDepart(t *testing.T) {
 	for _, c := range []struct {
 		ev   Event
-		rule string
+		rule RuleID
 	}{
-		{Event{Type: 200, QP: 0}, "QP-ERROR-EVENT"},
-		{Event{Type: 6, QP: -1}, "SRQ-ERR-EVENT"},
-		{Event{Type: EventQPLastWQEReached, QP: 1 << 30}, "QP-LAST-WQE"},
-		{Event{Type: EventQPFatal, QP: -5}, "QP-ERROR-EVENT"},
+		{Event{Type: 200, QP: 0}, RuleQPErrorEvent},
+		{Event{Type: 6, QP: -1}, RuleSRQErrEvent},
+		{Event{Type: EventQPLastWQEReached, QP: 1 << 30}, RuleQPLastWQE},
+		{Event{Type: EventQPFatal, QP: -5}, RuleQPErrorEvent},
 	} {
 		m := fixture(t, Documented())
 		var d *Deviation
@@ -447,7 +447,7 @@ func TestWildValuesDepart(t *testing.T) {
 		require.Equal(t, []Completion{good}, mustRun(t, m.Clone(), Poll{}).Completions, "the fixture's completion")
 		var d *Deviation
 		require.ErrorAs(t, m.Step(Poll{}, Observation{BadWR: -1, Completions: []Completion{c.got}}), &d, c.name)
-		assert.Equal(t, "RECV-COMPLETION", d.Rule, c.name)
+		assert.Equal(t, RuleRecvCompletion, d.Rule, c.name)
 		assert.Contains(t, d.What, c.what, c.name)
 	}
 	m := fixture(t, Documented())

@@ -30,7 +30,7 @@ import (
 // rule whose fault mode explains it.
 type FaultUse struct {
 	Step int    `json:"step"`
-	Rule string `json:"rule"`
+	Rule RuleID `json:"rule"`
 }
 
 // faultFork is raised by a fault point of a relaxed rule that the current
@@ -38,23 +38,23 @@ type FaultUse struct {
 type faultFork struct{ n int }
 
 // relaxSet is the set of relaxed rule IDs, shared read-only by candidates.
-type relaxSet map[string]bool
+type relaxSet map[RuleID]bool
 
 // touch records that rule's check ran in this step.
-func (m *machine) touch(rule string) {
+func (m *machine) touch(rule RuleID) {
 	m.touched.add(rule)
 }
 
 // relaxed reports whether rule is relaxed.
-func (m *machine) relaxed(rule string) bool { return m.relax != nil && m.relax[rule] }
+func (m *machine) relaxed(rule RuleID) bool { return m.relax != nil && m.relax[rule] }
 
 // relaxedBroad reports whether rule is relaxed and may admit a departure
 // in any shape where it shows (not Model.Narrow).
-func (m *machine) relaxedBroad(rule string) bool { return !m.narrow && m.relaxed(rule) }
+func (m *machine) relaxedBroad(rule RuleID) bool { return !m.narrow && m.relaxed(rule) }
 
 // choose is a fault point with n branches: 0 is the faithful behaviour, the
 // others the departures rule's fault mode allows. It marks the check as run.
-func (m *machine) choose(rule string, n int) int {
+func (m *machine) choose(rule RuleID, n int) int {
 	m.touch(rule)
 	if n < 2 || !m.relaxed(rule) || m.faithful {
 		return 0
@@ -81,11 +81,11 @@ func (m *machine) choose(rule string, n int) int {
 // beam that must drop candidates drops the most mixed first: dropping by
 // fault count alone discards the device that departs every time.
 func (m *machine) mixed() int {
-	took := map[string]int{}
+	took := map[RuleID]int{}
 	for _, f := range m.faults {
 		took[f.Rule]++
 	}
-	kept := map[string]int{}
+	kept := map[RuleID]int{}
 	for _, r := range m.declines {
 		kept[r]++
 	}
@@ -112,12 +112,12 @@ func (m *machine) branch(n int) int {
 }
 
 // may is a two-way fault point: true takes the departure.
-func (m *machine) may(rule string) bool { return m.choose(rule, 2) == 1 }
+func (m *machine) may(rule RuleID) bool { return m.choose(rule, 2) == 1 }
 
 // excuse is called where an observation differs from what rule requires:
 // when the rule is relaxed the departure is recorded and the caller adopts
 // the observation; otherwise the caller reports the deviation.
-func (m *machine) excuse(rule string) bool {
+func (m *machine) excuse(rule RuleID) bool {
 	m.touch(rule)
 	if !m.relaxed(rule) || m.faithful {
 		return false
@@ -130,46 +130,46 @@ func (m *machine) excuse(rule string) bool {
 // it departs from the profile on that field. Relaxing the rule opens the
 // field; a behaviour set held to a profile it departs from fails exactly
 // the owners of the fields where it departs.
-var FieldOwner = map[string]string{
-	"PostErrno":        "POST-RETURN",
-	"CheckOrder":       "POST-CHECK-ORDER",
-	"SGELimit":         "POST-SGE",
-	"ZeroSGE":          "POST-SGE",
-	"NegativeSGE":      "POST-SGE",
-	"CapacityReport":   "CREATE-ATTR",
-	"Capacity":         "POST-FULL",
-	"Query":            "QUERY-ATTR",
-	"SlotFree":         "SLOT-FREE",
-	"LimitAtCreate":    "CREATE-LIMIT",
-	"LimitBound":       "LIMIT-BOUND",
-	"ArmBelow":         "LIMIT-FIRE",
-	"LimitAfterFire":   "LIMIT-AFTER-FIRE",
-	"ZeroLength":       "SGE-LEN0",
-	"BeforeRTR":        "QP-BEFORE-RTR",
-	"OversizeRCStatus": "RECV-TOO-LARGE",
-	"OversizeRCQP":     "RECV-TOO-LARGE",
-	"OversizeUDStatus": "RECV-TOO-LARGE",
-	"OversizeUDQP":     "RECV-TOO-LARGE",
-	"KeyCheck":         "RECV-BAD-KEY",
-	"KeyErrorStatus":   "RECV-BAD-KEY",
-	"KeyErrorRCQP":     "RECV-BAD-KEY",
-	"KeyErrorUDQP":     "RECV-BAD-KEY",
-	"Resize":           "RESIZE-OPTIONAL",
-	"ResizeBelowLimit": "RESIZE-BELOW-LIMIT",
-	"PostRecvBadWR":    "POST-QP-RQ",
-	"QPRecvCaps":       "QP-SRQ-CAPS",
-	"EmptySRQRC":       "RECV-RNR",
-	"LastWQE":          "QP-LAST-WQE",
-	"LastWQERepeat":    "QP-LAST-WQE",
-	"FlushInProgress":  "QP-FLUSH-INPROGRESS",
-	"ErrorEvent":       "QP-ERROR-EVENT",
+var FieldOwner = map[string]RuleID{
+	"PostErrno":        RulePostReturn,
+	"CheckOrder":       RulePostCheckOrder,
+	"SGELimit":         RulePostSGE,
+	"ZeroSGE":          RulePostSGE,
+	"NegativeSGE":      RulePostSGE,
+	"CapacityReport":   RuleCreateAttr,
+	"Capacity":         RulePostFull,
+	"Query":            RuleQueryAttr,
+	"SlotFree":         RuleSlotFree,
+	"LimitAtCreate":    RuleCreateLimit,
+	"LimitBound":       RuleLimitBound,
+	"ArmBelow":         RuleLimitFire,
+	"LimitAfterFire":   RuleLimitAfterFire,
+	"ZeroLength":       RuleSGELen0,
+	"BeforeRTR":        RuleQPBeforeRTR,
+	"OversizeRCStatus": RuleRecvTooLarge,
+	"OversizeRCQP":     RuleRecvTooLarge,
+	"OversizeUDStatus": RuleRecvTooLarge,
+	"OversizeUDQP":     RuleRecvTooLarge,
+	"KeyCheck":         RuleRecvBadKey,
+	"KeyErrorStatus":   RuleRecvBadKey,
+	"KeyErrorRCQP":     RuleRecvBadKey,
+	"KeyErrorUDQP":     RuleRecvBadKey,
+	"Resize":           RuleResizeOptional,
+	"ResizeBelowLimit": RuleResizeBelowLimit,
+	"PostRecvBadWR":    RulePostQPRQ,
+	"QPRecvCaps":       RuleQPSRQCaps,
+	"EmptySRQRC":       RuleRecvRNR,
+	"LastWQE":          RuleQPLastWQE,
+	"LastWQERepeat":    RuleQPLastWQE,
+	"FlushInProgress":  RuleQPFlushInProgress,
+	"ErrorEvent":       RuleQPErrorEvent,
 }
 
 // relaxFields opens, in p, every profile field the rules own to each of
 // its values, and widens the status sets to every status. It returns, for
 // each choice field it opened, how many values the profile itself allows:
 // a candidate that takes a later value has departed.
-func relaxFields(p *Profile, rules []string) map[string]int {
+func relaxFields(p *Profile, rules []RuleID) map[string]int {
 	own := map[string]int{}
 	for field, owner := range FieldOwner {
 		if slices.Contains(rules, owner) {
@@ -235,21 +235,21 @@ const (
 // opcodes consume) governs what the sender hears; a rule about whether
 // it fits governs the status, the length, where the bytes go and the
 // sender's outcome; the immediate's rules govern the immediate.
-var governs = map[string]Field{
-	"QP-NOFETCH-STATES": FieldPeer,
-	"QP-FETCH-STATES":   FieldPeer,
-	"FETCH-OPCODES":     FieldPeer,
-	"SRQ-ERR-NOFETCH":   FieldPeer,
-	"RECV-IMM":          FieldImm,
-	"RECV-WRITE-IMM":    FieldStatus | FieldOpcode | FieldByteLen | FieldImm | FieldPayload | FieldPeer,
-	"UD-GRH":            FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
-	"SGE-LEN0":          FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
-	"RECV-NUMSGE0":      FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
-	"RECV-FIT":          FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
-	"RECV-BAD-KEY":      FieldStatus | FieldPayload | FieldPeer,
-	"RECV-TOO-LARGE":    FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+var governs = map[RuleID]Field{
+	RuleQPNoFetchStates: FieldPeer,
+	RuleQPFetchStates:   FieldPeer,
+	RuleFetchOpcodes:    FieldPeer,
+	RuleSRQErrNoFetch:   FieldPeer,
+	RuleRecvImm:         FieldImm,
+	RuleRecvWriteImm:    FieldStatus | FieldOpcode | FieldByteLen | FieldImm | FieldPayload | FieldPeer,
+	RuleUDGRH:           FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	RuleSGELen0:         FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	RuleRecvNumSGE0:     FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	RuleRecvFit:         FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
+	RuleRecvBadKey:      FieldStatus | FieldPayload | FieldPeer,
+	RuleRecvTooLarge:    FieldStatus | FieldByteLen | FieldPayload | FieldPeer,
 }
 
 // Governs reports whether rule's statement constrains every one of the
 // given fields of a message's outcome.
-func Governs(rule string, fields Field) bool { return governs[rule]&fields == fields }
+func Governs(rule RuleID, fields Field) bool { return governs[rule]&fields == fields }

@@ -10,7 +10,7 @@ import (
 // the catalogue is kept in a list.
 type ruleSet struct {
 	bits  [2]uint64
-	other []string
+	other []RuleID
 }
 
 // ruleBit numbers the catalogue's rules for ruleSet.
@@ -20,14 +20,14 @@ var ruleBit = func() map[string]int {
 	}
 	out := make(map[string]int, len(catalogue))
 	for i, r := range catalogue {
-		out[r.ID] = i
+		out[r.ID.String()] = i
 	}
 	return out
 }()
 
 // add puts rule in s.
-func (s *ruleSet) add(rule string) {
-	if i, ok := ruleBit[rule]; ok {
+func (s *ruleSet) add(rule RuleID) {
+	if i, ok := ruleBit[rule.String()]; ok {
 		s.bits[i/64] |= 1 << (i % 64)
 		return
 	}
@@ -50,7 +50,7 @@ func (s *ruleSet) union(t *ruleSet) {
 }
 
 // each calls f once for every rule in s.
-func (s *ruleSet) each(f func(rule string)) {
+func (s *ruleSet) each(f func(rule RuleID)) {
 	for w, b := range s.bits {
 		for b != 0 {
 			i := bits.TrailingZeros64(b)

@@ -9,7 +9,7 @@ import (
 // across the word boundary) and an ID outside the catalogue, twice each,
 // and checks that each and union give each of them once.
 func TestRuleSetHoldsWhatWasAdded(t *testing.T) {
-	ids := []string{catalogue[0].ID, catalogue[len(catalogue)-1].ID, "NOT-A-RULE"}
+	ids := []RuleID{catalogue[0].ID, catalogue[len(catalogue)-1].ID, "NOT-A-RULE"}
 	if len(catalogue) > 64 {
 		ids = append(ids, catalogue[63].ID, catalogue[64].ID)
 	}
@@ -21,8 +21,8 @@ func TestRuleSetHoldsWhatWasAdded(t *testing.T) {
 	b.add(ids[0])
 	b.union(&a)
 	for _, s := range []*ruleSet{&a, &b} {
-		var got []string
-		s.each(func(r string) { got = append(got, r) })
+		var got []RuleID
+		s.each(func(r RuleID) { got = append(got, r) })
 		slices.Sort(got)
 		want := slices.Clone(ids)
 		slices.Sort(want)
@@ -36,7 +36,7 @@ func TestRuleSetHoldsWhatWasAdded(t *testing.T) {
 // fields against OpenFields, on every named profile and on each with every
 // rule's fields opened (NewRelaxed).
 func TestOpenCountCountsTheOpenFields(t *testing.T) {
-	var ids []string
+	var ids []RuleID
 	for _, r := range catalogue {
 		ids = append(ids, r.ID)
 	}

@@ -9,7 +9,7 @@ import (
 type Deviation struct {
 	// Rule is the rule whose check noticed the difference. Which rule the
 	// device broke is the diagnosis's to say: see Diagnose.
-	Rule string
+	Rule RuleID
 	What string // the part of the observation that differs
 	Want string // what the model allows
 	Got  string // what was observed
@@ -31,7 +31,7 @@ func unmodelled(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotModelled, fmt.Sprintf(format, a...))
 }
 
-func dev(rule, what string, want, got any) *Deviation {
+func dev(rule RuleID, what string, want, got any) *Deviation {
 	return &Deviation{Rule: rule, What: what, Want: fmt.Sprint(want), Got: fmt.Sprint(got)}
 }
 
@@ -69,7 +69,7 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 			return Observation{}, unmodelled("key %d out of range", o.Key)
 		}
 		m.keys[o.Key] = false
-		return m.plainResult("RECV-BAD-KEY", 0, got)
+		return m.plainResult(RuleRecvBadKey, 0, got)
 	case Arrive:
 		return m.arrive(o, got)
 	case ArriveRest:
@@ -83,12 +83,12 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	case DestroySRQ:
 		return m.destroySRQ(got)
 	case InjectSRQError:
-		m.touch("SRQ-ERR-EVENT")
+		m.touch(RuleSRQErrEvent)
 		if !m.srqErr { // the event marks entering the error state
 			m.srqErr = true
 			m.fire(EventSRQErr, -1)
 		}
-		return m.plainResult("SRQ-ERR-EVENT", 0, got)
+		return m.plainResult(RuleSRQErrEvent, 0, got)
 	case InjectSQE:
 		if err := m.checkQP(o.QP); err != nil {
 			return Observation{}, err
@@ -97,7 +97,7 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 			return Observation{}, unmodelled("inject_sqe on qp%d in %s: only RTS enters SQE", o.QP, s)
 		}
 		m.qps.setState(o.QP, SQE)
-		return m.plainResult("QP-FETCH-STATES", 0, got)
+		return m.plainResult(RuleQPFetchStates, 0, got)
 	}
 	return Observation{}, unmodelled("unknown operation %T", op)
 }
@@ -105,7 +105,7 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 // errnoIn checks a verb whose return value must satisfy ok (want
 // describes it); canonical is the model's own pick. A relaxed rule's
 // departure is adopted; the verb changes nothing the model tracks.
-func (m *machine) errnoIn(rule string, canonical int, want string, ok func(int) bool, got *Observation) (Observation, error) {
+func (m *machine) errnoIn(rule RuleID, canonical int, want string, ok func(int) bool, got *Observation) (Observation, error) {
 	m.touch(rule)
 	obs := Observation{Errno: canonical, BadWR: -1}
 	if got == nil {
@@ -119,7 +119,7 @@ func (m *machine) errnoIn(rule string, canonical int, want string, ok func(int) 
 }
 
 // plainResult checks a verb that returns only an errno.
-func (m *machine) plainResult(rule string, want int, got *Observation) (Observation, error) {
+func (m *machine) plainResult(rule RuleID, want int, got *Observation) (Observation, error) {
 	obs := Observation{Errno: want, BadWR: -1}
 	if got == nil {
 		return obs, nil
@@ -131,7 +131,7 @@ func (m *machine) plainResult(rule string, want int, got *Observation) (Observat
 }
 
 // failResult checks a verb that must fail with any errno; nothing changes.
-func failResult(rule string, canonical int, got *Observation) (Observation, error) {
+func failResult(rule RuleID, canonical int, got *Observation) (Observation, error) {
 	obs := Observation{Errno: canonical, BadWR: -1}
 	if got == nil {
 		return obs, nil

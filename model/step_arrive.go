@@ -7,27 +7,27 @@ import (
 
 // peerResult checks the peer's outcome against the allowed set; relaxed,
 // rule admits any outcome.
-func (m *machine) peerResult(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, error) {
+func (m *machine) peerResult(rule RuleID, allowed PeerSet, got *Observation, stake ...RuleID) (Observation, error) {
 	obs, _, err := m.peerExcused(rule, allowed, got, stake...)
 	return obs, err
 }
 
 // peerExcused is peerResult, returning also the rule that excused an
 // outcome outside the allowed set ("" when none had to).
-func (m *machine) peerExcused(rule string, allowed PeerSet, got *Observation, stake ...string) (Observation, string, error) {
+func (m *machine) peerExcused(rule RuleID, allowed PeerSet, got *Observation, stake ...RuleID) (Observation, RuleID, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
 	if got != nil && got.Peer == PeerSilent {
 		if err := silentPeer(rule, allowed); err != nil {
-			return obs, "", err
+			return obs, 0, err
 		}
 		obs.Peer = got.Peer
-		return obs, "", nil
+		return obs, 0, nil
 	}
-	by := ""
+	var by RuleID
 	if got != nil {
 		if !allowed.Has(got.Peer) {
-			if by = m.excusedBy(cqe{stake: stake}, FieldPeer, rule); by == "" {
-				return obs, "", dev(rule, "peer outcome", allowed, got.Peer)
+			if by = m.excusedBy(cqe{stake: stake}, FieldPeer, rule); by == 0 {
+				return obs, 0, dev(rule, "peer outcome", allowed, got.Peer)
 			}
 		}
 		obs.Peer = got.Peer
@@ -41,14 +41,14 @@ func (m *machine) peerExcused(rule string, allowed PeerSet, got *Observation, st
 // rule governs, and the QP may have gone to ERR, as a device failing the
 // message would leave it. One departure, not a new one at every later
 // step its consequences show.
-func (m *machine) failedInstead(n int, rule string) {
+func (m *machine) failedInstead(n int, rule RuleID) {
 	last := len(m.cq) - 1
 	if last < 0 || m.cq[last].c.Status != WCSuccess || m.cq[last].c.QP != n || !Governs(rule, FieldStatus) {
 		return // a rule of whether the message is processed says nothing of its status
 	}
 	statuses := AnyError
 	switch {
-	case rule == "RECV-BAD-KEY":
+	case rule == RuleRecvBadKey:
 		statuses = m.prof.KeyErrorStatus
 	case Governs(rule, FieldByteLen|FieldStatus):
 		statuses = m.prof.OversizeRCStatus // the message did not fit
@@ -90,20 +90,20 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	// receiving presumes.
 	consumes, loose := o.Msg.Opcode.Consumes(), false
 	if o.Msg.Opcode != Send && (o.Msg.Opcode != SendImm || !m.narrow) {
-		if m.may("FETCH-OPCODES") {
+		if m.may(RuleFetchOpcodes) {
 			consumes, loose = !consumes, true
 		}
-		m.stake = append(m.stake, "FETCH-OPCODES")
+		m.stake = append(m.stake, RuleFetchOpcodes)
 	}
 	if !consumes {
-		return m.peerResult("FETCH-OPCODES", Peers(PeerOK), got)
+		return m.peerResult(RuleFetchOpcodes, Peers(PeerOK), got)
 	}
 	if m.srqErr {
-		if !m.may("SRQ-ERR-NOFETCH") {
+		if !m.may(RuleSRQErrNoFetch) {
 			if rc {
-				return m.peerResult("SRQ-ERR-NOFETCH", Peers(PeerRNR, PeerError), got)
+				return m.peerResult(RuleSRQErrNoFetch, Peers(PeerRNR, PeerError), got)
 			}
-			return m.peerResult("SRQ-ERR-NOFETCH", Peers(PeerOK), got)
+			return m.peerResult(RuleSRQErrNoFetch, Peers(PeerOK), got)
 		}
 	}
 	return m.arriveFetch(o, q, loose, got)
@@ -117,35 +117,35 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 	rc := q.typ == RC
 	if !q.state.Fetches() {
 		if q.state != Err {
-			m.touch("QP-BEFORE-RTR")
+			m.touch(RuleQPBeforeRTR)
 			if m.beforeRTR() == Buffered {
 				if o.FirstPacketOnly {
 					return Observation{}, true, unmodelled("a partial message to a QP that buffers")
 				}
 				q.pending = append(q.pending, o.Msg)
-				obs, err := m.peerResult("QP-BEFORE-RTR", Peers(PeerOK, PeerRNR, PeerError), got)
+				obs, err := m.peerResult(RuleQPBeforeRTR, Peers(PeerOK, PeerRNR, PeerError), got)
 				return obs, true, err
 			}
 		}
 		if q.state == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
 			m.qps.setRepeat(o.QP)
 		}
-		if !m.may("QP-NOFETCH-STATES") {
+		if !m.may(RuleQPNoFetchStates) {
 			peers := Peers(PeerOK)
 			if rc {
 				peers = Peers(PeerError)
 			}
-			obs, err := m.peerResult("QP-NOFETCH-STATES", peers, got)
+			obs, err := m.peerResult(RuleQPNoFetchStates, peers, got)
 			return obs, true, err
 		}
 		// The departure: the QP processes the message as if it were ready.
-		m.stake = append(m.stake, "QP-NOFETCH-STATES")
+		m.stake = append(m.stake, RuleQPNoFetchStates)
 	} else if q.state != RTS {
-		if m.may("QP-FETCH-STATES") {
-			obs, err := m.peerResult("QP-FETCH-STATES", dropped(rc), got)
+		if m.may(RuleQPFetchStates) {
+			obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
 			return obs, true, err
 		}
-		m.stake = append(m.stake, "QP-FETCH-STATES")
+		m.stake = append(m.stake, RuleQPFetchStates)
 	}
 	return Observation{}, false, nil
 }
@@ -156,12 +156,12 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 // (a relaxed FETCH-OPCODES).
 func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Observation, error) {
 	rc := q.typ == RC
-	if len(m.recent) > 0 && !o.FirstPacketOnly && m.relaxed("FETCH-ONCE") {
-		if k := m.choose("FETCH-ONCE", 1+len(m.recent)); k > 0 {
+	if len(m.recent) > 0 && !o.FirstPacketOnly && m.relaxed(RuleFetchOnce) {
+		if k := m.choose(RuleFetchOnce, 1+len(m.recent)); k > 0 {
 			// A fetch racing others was handed a WR one of them took.
 			before := len(m.cq)
 			allowed := m.deliverEntry(o.QP, m.recent[k-1], o.Msg, loose)
-			rule := "FETCH-ONCE"
+			rule := RuleFetchOnce
 			if len(m.cq) > before {
 				rule = m.cq[len(m.cq)-1].rule
 			}
@@ -174,31 +174,31 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 		m.leftOut(len(m.queue))
 	}
 	if len(m.queue) == 0 {
-		m.touch("RECV-RNR")
+		m.touch(RuleRecvRNR)
 		if rc {
 			if m.emptyRC() == EmptyTerminate {
 				m.enterErr(o.QP)
-				return m.peerResult("RECV-RNR", Peers(PeerError), got)
+				return m.peerResult(RuleRecvRNR, Peers(PeerError), got)
 			}
-			return m.peerResult("RECV-RNR", Peers(PeerRNR), got)
+			return m.peerResult(RuleRecvRNR, Peers(PeerRNR), got)
 		}
-		return m.peerResult("RECV-RNR", Peers(PeerOK), got)
+		return m.peerResult(RuleRecvRNR, Peers(PeerOK), got)
 	}
 	if o.FirstPacketOnly {
 		e := m.fetch()
 		q.filling = &inflight{wr: e.wr, msg: o.Msg}
-		return m.peerResult("QP-FLUSH-INPROGRESS", Peers(PeerOK, PeerRNR, PeerError), got)
+		return m.peerResult(RuleQPFlushInProgress, Peers(PeerOK, PeerRNR, PeerError), got)
 	}
 	before := len(m.cq)
 	e := m.fetch()
 	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
-	rule, stake := "RECV-COMPLETION", m.stake
+	rule, stake := RuleRecvCompletion, m.stake
 	if len(m.cq) > before {
 		// The rules of what the model just completed.
 		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
 	}
 	obs, by, err := m.peerExcused(rule, allowed, got, stake...)
-	if err == nil && by != "" && len(m.cq) > before && rc && got.Peer == PeerError {
+	if err == nil && by != 0 && len(m.cq) > before && rc && got.Peer == PeerError {
 		m.failedInstead(o.QP, by)
 	}
 	return obs, err
@@ -214,7 +214,7 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	}
 	f := *q.filling
 	q.filling = nil
-	return m.peerResult("RECV-COMPLETION", m.deliver(o.QP, f.wr, f.msg), got)
+	return m.peerResult(RuleRecvCompletion, m.deliver(o.QP, f.wr, f.msg), got)
 }
 
 // fetch takes the head WR (FIFO) and applies the limit rule. Relaxed
@@ -224,9 +224,9 @@ func (m *machine) fetch() entry {
 	pos := 0
 	if len(m.queue) > 1 {
 		if m.fifoMode == 0 {
-			m.fifoMode = 1 + m.choose("FETCH-FIFO", 2)
+			m.fifoMode = 1 + m.choose(RuleFetchFIFO, 2)
 		} else {
-			m.touch("FETCH-FIFO")
+			m.touch(RuleFetchFIFO)
 		}
 		if m.fifoMode == 2 {
 			pos = len(m.queue) - 1
@@ -238,7 +238,7 @@ func (m *machine) fetch() entry {
 	if m.relax != nil {
 		m.lastFetched = e.wr
 	}
-	if m.relaxed("FETCH-ONCE") {
+	if m.relaxed(RuleFetchOnce) {
 		// Racing fetches: as many as there are QPs at once, at most 4.
 		m.recent = append(clip(m.recent), e)
 		if len(m.recent) > min(4, m.qps.len()) {
@@ -282,7 +282,7 @@ func (m *machine) deliverEntry(n int, e entry, msg Message, loose bool) PeerSet 
 		return m.deliver(n, e.wr, msg)
 	}
 	c := Completion{WRID: e.wr.ID, QP: n}
-	m.completeLoose(c, AnyError|Statuses(WCSuccess), "RECV-COMPLETION", true)
+	m.completeLoose(c, AnyError|Statuses(WCSuccess), RuleRecvCompletion, true)
 	if m.qps.at(n).typ == RC && m.branch(2) == 1 {
 		m.enterErr(n) // an error completion on RC may have killed the QP
 	}
@@ -294,7 +294,7 @@ func (m *machine) deliverEntry(n int, e entry, msg Message, loose bool) PeerSet 
 // QP_FATAL for a message too long, QP_ACCESS_ERR for a bad key
 // (QP-ERROR-EVENT).
 func (m *machine) raiseErrorEvent(n int, oversize bool) {
-	m.touch("QP-ERROR-EVENT")
+	m.touch(RuleQPErrorEvent)
 	if m.errorEvent() != Raise {
 		return
 	}
@@ -318,29 +318,29 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	rc := q.typ == RC
 	c := Completion{WRID: w.ID, QP: n, HasImm: msg.Opcode.HasImm(), Imm: msg.Imm}
 	if msg.Opcode.HasImm() {
-		m.touch("RECV-IMM")
-		m.stake = append(m.stake, "RECV-IMM")
+		m.touch(RuleRecvImm)
+		m.stake = append(m.stake, RuleRecvImm)
 	}
 	if !msg.Opcode.Scatters() {
-		m.stake = append(m.stake, "RECV-WRITE-IMM")
+		m.stake = append(m.stake, RuleRecvWriteImm)
 	}
-	if !msg.Opcode.Scatters() && !m.may("RECV-WRITE-IMM") {
+	if !msg.Opcode.Scatters() && !m.may(RuleRecvWriteImm) {
 		// RDMA Write with Immediate: the payload goes to the remote
 		// address; the WR only carries the completion.
 		c.Opcode, c.ByteLen = WCRecvRDMAWithImm, msg.Len
-		m.complete(c, Statuses(WCSuccess), "RECV-WRITE-IMM")
+		m.complete(c, Statuses(WCSuccess), RuleRecvWriteImm)
 		return Peers(PeerOK)
 	}
 	f := m.fitOf(w, msg, rc)
 	badKey := m.keyFault(w, f.need)
 	if badKey || m.hasInvalidKey(w) {
-		if m.may("RECV-BAD-KEY") {
+		if m.may(RuleRecvBadKey) {
 			badKey = false // the key was not checked
 		}
-		m.stake = append(m.stake, "RECV-BAD-KEY")
+		m.stake = append(m.stake, RuleRecvBadKey)
 	}
 	if f.oversize {
-		m.stake = append(m.stake, "RECV-TOO-LARGE")
+		m.stake = append(m.stake, RuleRecvTooLarge)
 	}
 	if f.oversize || badKey {
 		return m.deliverFailed(n, q.typ, c, msg, f, badKey)
@@ -349,7 +349,7 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	if !msg.Opcode.Scatters() {
 		c.Opcode = WCRecvRDMAWithImm
 	}
-	m.complete(c, Statuses(WCSuccess), "RECV-COMPLETION")
+	m.complete(c, Statuses(WCSuccess), RuleRecvCompletion)
 	// A departure that made it fit, or put it where the GRH goes,
 	// cannot have scattered it as the WR says.
 	m.cq[len(m.cq)-1].scatterLost = f.need > f.room || f.noGRH
@@ -376,37 +376,37 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		// message: one persistent choice, not one per message, or the
 		// candidates double with every arrival.
 		if m.grhMode == 0 {
-			m.grhMode = 1 + m.choose("UD-GRH", 2)
+			m.grhMode = 1 + m.choose(RuleUDGRH, 2)
 		} else {
-			m.touch("UD-GRH")
+			m.touch(RuleUDGRH)
 		}
 		if m.grhMode == 2 {
 			grh, f.noGRH = 0, true
 		}
-		m.stake = append(m.stake, "UD-GRH")
+		m.stake = append(m.stake, RuleUDGRH)
 		f.need, f.byteLen = f.need+grh, f.byteLen+grh
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
 	if slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 }) {
-		m.touch("SGE-LEN0")
-		m.stake = append(m.stake, "SGE-LEN0")
+		m.touch(RuleSGELen0)
+		m.stake = append(m.stake, RuleSGELen0)
 	}
 	switch {
 	case w.NumSGE == 0 && f.need > 0:
-		if m.may("RECV-NUMSGE0") {
+		if m.may(RuleRecvNumSGE0) {
 			f.oversize = false // an empty WR took bytes
 		}
-		m.stake = append(m.stake, "RECV-NUMSGE0")
+		m.stake = append(m.stake, RuleRecvNumSGE0)
 	case m.nearFit(f.need, f.room):
 		if f.need == f.room || f.need == f.room+1 {
-			if m.may("RECV-FIT") {
+			if m.may(RuleRecvFit) {
 				f.oversize = !f.oversize // the boundary is off by one
 			}
 		} else {
-			m.touch("RECV-FIT")
+			m.touch(RuleRecvFit)
 		}
-		m.stake = append(m.stake, "RECV-FIT")
+		m.stake = append(m.stake, RuleRecvFit)
 	}
 	return f
 }
@@ -417,12 +417,12 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 // may instead truncate the message and report success.
 func (m *machine) deliverFailed(n int, typ QPType, c Completion, msg Message, f fit, badKey bool) PeerSet {
 	rc := typ == RC
-	rule, allowed := "RECV-BAD-KEY", m.prof.KeyErrorStatus
+	rule, allowed := RuleRecvBadKey, m.prof.KeyErrorStatus
 	var fate Fate
 	if f.oversize {
-		m.touch("RECV-TOO-LARGE")
-		rule = "RECV-TOO-LARGE"
-		if m.may("RECV-TOO-LARGE") {
+		m.touch(RuleRecvTooLarge)
+		rule = RuleRecvTooLarge
+		if m.may(RuleRecvTooLarge) {
 			// Truncated to the WR and reported as a success.
 			c.Opcode, c.ByteLen = WCRecv, uint32(min(f.room, uint64(^uint32(0))))
 			m.complete(c, Statuses(WCSuccess), rule)

@@ -101,7 +101,7 @@ func (m *machine) dropDuplicates(got []Completion) []Completion {
 				due--
 			}
 		}
-		if dup && due <= 0 && !m.isOutstanding(g.WRID) && m.excuse("FETCH-ONCE") {
+		if dup && due <= 0 && !m.isOutstanding(g.WRID) && m.excuse(RuleFetchOnce) {
 			continue
 		}
 		out = append(out, g)
@@ -113,24 +113,24 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 	for i := 0; i < n && i < len(got); i++ {
 		want, g := m.cq[i], got[i]
 		what := fmt.Sprintf("completion %d", i+1)
-		m.touch("FETCH-ONCE")
+		m.touch(RuleFetchOnce)
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
 		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
 			continue // the device's WR, whose fields the model cannot know
 		}
-		if g.WRID == ^want.c.WRID && !want.loose && m.relaxedBroad("POST-COPY") && m.excuse("POST-COPY") {
+		if g.WRID == ^want.c.WRID && !want.loose && m.relaxedBroad(RulePostCopy) && m.excuse(RulePostCopy) {
 			// The WR as the caller scribbled it after the post (the
 			// harness inverts wr_id and spoils the SGEs): this WR, at
 			// least, the device did not copy.
 			continue
 		}
-		if g.WRID != want.c.WRID && (uint32(g.WRID) != uint32(want.c.WRID) || !m.excuse("RECV-COMPLETION")) {
-			return dev("RECV-COMPLETION", what+" wr_id", want.c, g)
+		if g.WRID != want.c.WRID && (uint32(g.WRID) != uint32(want.c.WRID) || !m.excuse(RuleRecvCompletion)) {
+			return dev(RuleRecvCompletion, what+" wr_id", want.c, g)
 		}
-		m.touch("RECV-COMPLETION")
-		if g.QP != want.c.QP && !m.excuse("RECV-COMPLETION") {
-			return dev("RECV-COMPLETION", what+" qp", want.c, g)
+		m.touch(RuleRecvCompletion)
+		if g.QP != want.c.QP && !m.excuse(RuleRecvCompletion) {
+			return dev(RuleRecvCompletion, what+" qp", want.c, g)
 		}
 		if want.loose {
 			continue
@@ -156,25 +156,25 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			if m.excuseStake(want, differ) {
 				continue // the specific rule's departure: the rest of it is the device's
 			}
-			if !m.excuse("RECV-COMPLETION") {
+			if !m.excuse(RuleRecvCompletion) {
 				if g.Opcode != want.c.Opcode {
-					return dev("RECV-COMPLETION", what+" opcode", want.c.Opcode, g.Opcode)
+					return dev(RuleRecvCompletion, what+" opcode", want.c.Opcode, g.Opcode)
 				}
-				return dev("RECV-COMPLETION", what+" byte_len", want.c.ByteLen, g.ByteLen)
+				return dev(RuleRecvCompletion, what+" byte_len", want.c.ByteLen, g.ByteLen)
 			}
 		}
-		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuseStake(want, FieldImm, "RECV-IMM") {
-			return dev("RECV-IMM", what+" immediate", want.c, g)
+		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuseStake(want, FieldImm, RuleRecvImm) {
+			return dev(RuleRecvImm, what+" immediate", want.c, g)
 		}
-		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want, FieldPayload) && !m.excuse("RECV-COMPLETION") {
-			return dev("RECV-COMPLETION", fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
+		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want, FieldPayload) && !m.excuse(RuleRecvCompletion) {
+			return dev(RuleRecvCompletion, fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
 		}
 	}
 	switch {
 	case len(got) < n:
 		return dev(m.cq[len(got)].rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
 	case len(got) > n:
-		return dev("RECV-COMPLETION", "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
+		return dev(RuleRecvCompletion, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
 	}
 	return nil
 }
@@ -186,8 +186,8 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 // places: the one the model fetched goes back where the other stood.
 func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	want := m.cq[i]
-	k := m.completedInstead(i, g, "FETCH-FIFO")
-	if k < 0 || !m.excuse("FETCH-FIFO") {
+	k := m.completedInstead(i, g, RuleFetchFIFO)
+	if k < 0 || !m.excuse(RuleFetchFIFO) {
 		return false
 	}
 	took := m.queue[k]
@@ -207,7 +207,7 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 // that shows it was another fails the candidate. It reports whether it
 // took the departure.
 func (m *machine) leftOut(n int) bool {
-	if len(m.queue) == 0 || !m.relaxedBroad("POST-ORDER") || !m.excuse("POST-ORDER") {
+	if len(m.queue) == 0 || !m.relaxedBroad(RulePostOrder) || !m.excuse(RulePostOrder) {
 		return false
 	}
 	n = max(min(n, len(m.queue)), 1)
@@ -221,8 +221,8 @@ func (m *machine) leftOut(n int) bool {
 // completed the head: the WR the model fetched and those before the
 // completed one never reached the device's queue.
 func (m *machine) headsLeftOut(i int, g Completion) bool {
-	k := m.completedInstead(i, g, "POST-ORDER")
-	if k < 0 || !m.excuse("POST-ORDER") {
+	k := m.completedInstead(i, g, RulePostOrder)
+	if k < 0 || !m.excuse(RulePostOrder) {
 		return false
 	}
 	took := m.queue[k]
@@ -236,7 +236,7 @@ func (m *machine) headsLeftOut(i int, g Completion) bool {
 // completedInstead returns where in the queue stands the WR that the
 // device completed as the CQ's i-th completion, where the model completed
 // a WR it knows in full and rule is relaxed broadly; -1 otherwise.
-func (m *machine) completedInstead(i int, g Completion, rule string) int {
+func (m *machine) completedInstead(i int, g Completion, rule RuleID) int {
 	want := m.cq[i]
 	if !m.relaxedBroad(rule) || want.wr.ID != want.c.WRID || want.loose {
 		return -1
@@ -251,13 +251,13 @@ func (m *machine) completedInstead(i int, g Completion, rule string) int {
 // admits any departure in what it governs, not only the misbehaviours its
 // fault points foresee, and nothing in what it does not: the rule that
 // decides whether a message consumes a WR does not excuse its byte_len.
-func (m *machine) excuseStake(want cqe, fields Field, extra ...string) bool {
-	return m.excusedBy(want, fields, extra...) != ""
+func (m *machine) excuseStake(want cqe, fields Field, extra ...RuleID) bool {
+	return m.excusedBy(want, fields, extra...) != 0
 }
 
 // excusedBy is excuseStake, returning the rule that took the departure
 // ("" when none did).
-func (m *machine) excusedBy(want cqe, fields Field, extra ...string) string {
+func (m *machine) excusedBy(want cqe, fields Field, extra ...RuleID) RuleID {
 	for _, r := range extra {
 		m.touch(r)
 	}
@@ -266,7 +266,7 @@ func (m *machine) excusedBy(want cqe, fields Field, extra ...string) string {
 		stake = nil
 	}
 	for _, r := range extra {
-		if r != "" && m.relaxed(r) && m.excuse(r) {
+		if r != 0 && m.relaxed(r) && m.excuse(r) {
 			return r
 		}
 	}
@@ -275,7 +275,7 @@ func (m *machine) excusedBy(want cqe, fields Field, extra ...string) string {
 			return r
 		}
 	}
-	return ""
+	return 0
 }
 
 // adoptStatus adopts a completion status that a relaxed rule excused: an
@@ -346,18 +346,18 @@ func (m *machine) checkEvents(want, got []Event) error {
 		if c < 0 && e.Type == EventQPLastWQEReached && e.QP >= 0 && e.QP < m.qps.len() && m.qps.at(e.QP).repeatOK {
 			continue // a PerPacket device repeats it for packets met in ERR
 		}
-		rule := "LIMIT-FIRE"
+		rule := RuleLimitFire
 		switch {
 		case e.Type == EventSRQErr:
-			rule = "SRQ-ERR-EVENT"
+			rule = RuleSRQErrEvent
 		case e.Type == EventQPLastWQEReached:
-			rule = "QP-LAST-WQE"
+			rule = RuleQPLastWQE
 		case e.Type.QPError(), e.Type > EventQPAccessErr && e.QP >= 0:
-			rule = "QP-ERROR-EVENT" // a type no event of the model has is the device's error too
+			rule = RuleQPErrorEvent // a type no event of the model has is the device's error too
 		case e.Type > EventQPAccessErr:
-			rule = "SRQ-ERR-EVENT"
+			rule = RuleSRQErrEvent
 		}
-		if rule != "LIMIT-FIRE" && m.excuse(rule) {
+		if rule != RuleLimitFire && m.excuse(rule) {
 			continue
 		}
 		return dev(rule, "events", fmt.Sprint(want), fmt.Sprint(got))

@@ -41,7 +41,7 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 	}
 	obs := Observation{BadWR: -1}
 	if m.copyMode == 0 && len(o.WRs) > 0 {
-		m.copyMode = 1 + m.choose("POST-COPY", 2)
+		m.copyMode = 1 + m.choose(RulePostCopy, 2)
 	}
 	for i, w := range o.WRs {
 		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
@@ -82,9 +82,9 @@ func errnoIs(got, want int) bool { return got == want || got == -want }
 // a relaxed POST-ORDER device does so from its first failing list on.
 func (m *machine) dropsPrefix() bool {
 	if m.orderMode == 0 {
-		m.orderMode = 1 + m.choose("POST-ORDER", 2)
+		m.orderMode = 1 + m.choose(RulePostOrder, 2)
 	} else {
-		m.touch("POST-ORDER")
+		m.touch(RulePostOrder)
 	}
 	return m.orderMode == 2
 }
@@ -101,7 +101,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	}
 	n := len(o.WRs)
 	if m.copyMode == 0 && n > 0 {
-		m.copyMode = 1 + m.choose("POST-COPY", 2)
+		m.copyMode = 1 + m.choose(RulePostCopy, 2)
 	}
 	stopAt, err := m.postStopAt(n, got)
 	if err != nil {
@@ -110,7 +110,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	notReady := m.notAllReady()
 	// POST-ATOMIC relaxed: a post that returned 0 may have been
 	// overwritten by a concurrent one, its WRs lost.
-	lost := got.Errno == 0 && n > 0 && m.relaxed("POST-ATOMIC") && m.may("POST-ATOMIC")
+	lost := got.Errno == 0 && n > 0 && m.relaxed(RulePostAtomic) && m.may(RulePostAtomic)
 	queued := 0 // WRs of this post the queue took
 	for i, w := range o.WRs {
 		c, err := m.classifyWR(w, i < stopAt, got, notReady)
@@ -137,11 +137,11 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 // POST-BADWR is relaxed, the device may have misreported it by one, or
 // any way when it points outside the list.
 func (m *machine) postStopAt(n int, got *Observation) (int, error) {
-	m.touch("POST-BADWR")
+	m.touch(RulePostBadWR)
 	switch {
 	case got.Errno == 0 && got.BadWR >= 0:
-		if !m.excuse("POST-BADWR") {
-			return n, dev("POST-BADWR", "bad_wr", "unset on success", got.BadWR)
+		if !m.excuse(RulePostBadWR) {
+			return n, dev(RulePostBadWR, "bad_wr", "unset on success", got.BadWR)
 		}
 		return n, nil
 	case got.Errno == 0:
@@ -161,20 +161,20 @@ func (m *machine) postStopAt(n int, got *Observation) (int, error) {
 			}
 		}
 	}
-	if m.relaxed("POST-BADWR") && len(alts) > 0 {
+	if m.relaxed(RulePostBadWR) && len(alts) > 0 {
 		k := 0
 		if got.BadWR < 0 || got.BadWR >= n {
 			k = 1 + m.branch(len(alts)) // misreported for certain
-			m.excuse("POST-BADWR")
+			m.excuse(RulePostBadWR)
 		} else {
-			k = m.choose("POST-BADWR", 1+len(alts))
+			k = m.choose(RulePostBadWR, 1+len(alts))
 		}
 		if k > 0 {
 			stopAt = alts[k-1]
 		}
 	}
 	if stopAt < 0 || stopAt >= n {
-		return n, dev("POST-BADWR", "bad_wr", fmt.Sprintf("0 to %d", n-1), got.BadWR)
+		return n, dev(RulePostBadWR, "bad_wr", fmt.Sprintf("0 to %d", n-1), got.BadWR)
 	}
 	return stopAt, nil
 }
@@ -196,7 +196,7 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 	if err != nil {
 		return wrClass{}, err
 	}
-	m.touch("POST-SGE")
+	m.touch(RulePostSGE)
 	full := m.occupied() >= int(m.capacity)+m.slack
 	if full && !m.capExact {
 		// The real capacity is unknown: the device may take more.
@@ -211,17 +211,17 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 		}
 	}
 	if full || m.occupied()+1 >= int(m.capacity) {
-		m.touch("POST-FULL")
+		m.touch(RulePostFull)
 		if m.fetched > 0 {
-			m.touch("SLOT-FREE")
+			m.touch(RuleSlotFree)
 		}
 	}
 	if notReady {
-		m.touch("POST-ANY-STATE")
+		m.touch(RulePostAnyState)
 	}
 	invalidKey := m.hasInvalidKey(w)
 	if invalidKey {
-		m.touch("POST-NO-KEY-CHECK")
+		m.touch(RulePostNoKeyCheck)
 	}
 	return wrClass{bad: bad, full: full, invalidKey: invalidKey}, nil
 }
@@ -231,15 +231,15 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 // relaxed POST-FULL device holds more: the model learns how many).
 func (m *machine) postTaken(o Post, got *Observation, i int, c wrClass) error {
 	w := o.WRs[i]
-	if c.bad && !m.excuse("POST-SGE") {
-		return dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+	if c.bad && !m.excuse(RulePostSGE) {
+		return dev(RulePostSGE, "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
 	}
 	if c.full && m.leftOut(-1) {
 		c.full = false // a WR posted before never reached the queue: there was room
 	}
 	if c.full {
-		if !m.excuse("POST-FULL") {
-			return dev("POST-FULL", "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
+		if !m.excuse(RulePostFull) {
+			return dev(RulePostFull, "result", fmt.Sprintf("ENOMEM with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
 		}
 		m.slack = m.occupied() + 1 - int(m.capacity) // it holds more: learn how many
 	}
@@ -250,7 +250,7 @@ func (m *machine) postTaken(o Post, got *Observation, i int, c wrClass) error {
 // (rule ""), or a relaxed rule's, with what adopting it changes (fix) and
 // whether it allows any errno.
 type refusal struct {
-	rule string
+	rule RuleID
 	fix  func()
 	any  bool
 }
@@ -265,25 +265,25 @@ func (m *machine) refusals(got *Observation, c *wrClass, notReady bool) []refusa
 		rs = append(rs, refusal{})
 	}
 	if !c.full {
-		if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed("SLOT-FREE") {
-			rs = append(rs, refusal{"SLOT-FREE", func() { m.leaked += max(1, int(m.capacity)-m.occupied()); c.full = true }, false})
+		if errnoIs(got.Errno, ENOMEM) && m.fetched > m.held+m.leaked && m.relaxed(RuleSlotFree) {
+			rs = append(rs, refusal{RuleSlotFree, func() { m.leaked += max(1, int(m.capacity)-m.occupied()); c.full = true }, false})
 		}
-		if m.relaxed("POST-FULL") {
+		if m.relaxed(RulePostFull) {
 			// It holds fewer than the model thought.
-			rs = append(rs, refusal{"POST-FULL", func() { c.full, m.slack = true, m.occupied()-int(m.capacity) }, false})
+			rs = append(rs, refusal{RulePostFull, func() { c.full, m.slack = true, m.occupied()-int(m.capacity) }, false})
 		}
-	} else if c.bad && m.relaxed("POST-FULL") {
+	} else if c.bad && m.relaxed(RulePostFull) {
 		// It holds more, and refused the WR as bad only.
-		rs = append(rs, refusal{"POST-FULL", func() { c.full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
+		rs = append(rs, refusal{RulePostFull, func() { c.full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
 	}
-	if !c.bad && m.relaxed("POST-SGE") {
-		rs = append(rs, refusal{"POST-SGE", func() { c.bad = true }, false})
+	if !c.bad && m.relaxed(RulePostSGE) {
+		rs = append(rs, refusal{RulePostSGE, func() { c.bad = true }, false})
 	}
-	if notReady && m.relaxed("POST-ANY-STATE") {
-		rs = append(rs, refusal{"POST-ANY-STATE", nil, true})
+	if notReady && m.relaxed(RulePostAnyState) {
+		rs = append(rs, refusal{RulePostAnyState, nil, true})
 	}
-	if c.invalidKey && m.relaxed("POST-NO-KEY-CHECK") {
-		rs = append(rs, refusal{"POST-NO-KEY-CHECK", nil, true})
+	if c.invalidKey && m.relaxed(RulePostNoKeyCheck) {
+		rs = append(rs, refusal{RulePostNoKeyCheck, nil, true})
 	}
 	return rs
 }
@@ -293,9 +293,9 @@ func (m *machine) refusals(got *Observation, c *wrClass, notReady bool) []refusa
 func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notReady bool, queued int) (Observation, error) {
 	rs := m.refusals(got, &c, notReady)
 	if len(rs) == 0 {
-		r := "POST-SGE"
+		r := RulePostSGE
 		if errnoIs(got.Errno, ENOMEM) {
-			r = "POST-FULL"
+			r = RulePostFull
 		}
 		return Observation{BadWR: -1}, dev(r, "result", fmt.Sprintf("wr%d posted", o.WRs[i].ID), got.Describe(o))
 	}
@@ -303,7 +303,7 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 	if len(rs) > 1 {
 		pick = rs[m.branch(len(rs))]
 	}
-	if pick.rule != "" {
+	if pick.rule != 0 {
 		m.excuse(pick.rule)
 	}
 	if pick.fix != nil {
@@ -314,15 +314,15 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 	case pick.any:
 		errno = EINVAL
 	case c.bad && c.full:
-		m.touch("POST-CHECK-ORDER")
-		rule = "POST-CHECK-ORDER"
+		m.touch(RulePostCheckOrder)
+		rule = RulePostCheckOrder
 		if m.checkOrder() == SGEFirst {
 			errno = EINVAL
 		}
 	case c.bad:
-		errno, rule = EINVAL, "POST-SGE"
+		errno, rule = EINVAL, RulePostSGE
 	case c.full:
-		rule = "POST-FULL"
+		rule = RulePostFull
 	default:
 		errno = 0
 	}
@@ -333,7 +333,7 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 		m.queue = m.queue[:len(m.queue)-k]
 		m.posted -= k
 	}
-	m.touch("POST-RETURN")
+	m.touch(RulePostReturn)
 	want := m.postErr(errno)
 	if !pick.any && got.Errno != want {
 		if err := m.checkPostErrno(got, want, errno, rule); err != nil {
@@ -348,22 +348,22 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 // error in the wrong convention is POST-RETURN's, and a refusal as full
 // or as invalid that the model explains otherwise is that errno's rule's,
 // unless relaxed.
-func (m *machine) checkPostErrno(got *Observation, want, errno int, rule string) error {
+func (m *machine) checkPostErrno(got *Observation, want, errno int, rule RuleID) error {
 	r, other := rule, 0
 	switch {
 	case errnoIs(got.Errno, errno) || got.Errno == -1:
-		r = "POST-RETURN" // the right error, the wrong convention
+		r = RulePostReturn // the right error, the wrong convention
 	case errno != ENOMEM && errnoIs(got.Errno, ENOMEM):
-		r, other = "POST-FULL", ENOMEM // refused as full: POST-FULL's errno, not the reason's
+		r, other = RulePostFull, ENOMEM // refused as full: POST-FULL's errno, not the reason's
 	case errno != EINVAL && errnoIs(got.Errno, EINVAL):
-		r, other = "POST-SGE", EINVAL // refused as invalid
+		r, other = RulePostSGE, EINVAL // refused as invalid
 	}
 	if !m.excuse(r) {
 		return dev(r, "return value", ErrnoName(want), ErrnoName(got.Errno))
 	}
-	if other != 0 && got.Errno != m.postErr(other) && !m.excuse("POST-RETURN") {
+	if other != 0 && got.Errno != m.postErr(other) && !m.excuse(RulePostReturn) {
 		// That errno, and in the wrong convention.
-		return dev("POST-RETURN", "return value", ErrnoName(m.postErr(other)), ErrnoName(got.Errno))
+		return dev(RulePostReturn, "return value", ErrnoName(m.postErr(other)), ErrnoName(got.Errno))
 	}
 	return nil
 }
@@ -395,9 +395,9 @@ func (m *machine) postKilled(o Post, got *Observation) (Observation, error) {
 	if i < 0 {
 		return Observation{BadWR: -1}, unmodelled("a post of %d WRs, none with a negative num_sge, killed the process (%s)", len(o.WRs), got.Killed)
 	}
-	m.touch("POST-SGE")
-	err := dev("POST-SGE", "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d, num_sge %d)", i, o.WRs[i].ID, o.WRs[i].NumSGE), "the process killed by "+got.Killed)
-	if m.excuse("POST-SGE") {
+	m.touch(RulePostSGE)
+	err := dev(RulePostSGE, "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d, num_sge %d)", i, o.WRs[i].ID, o.WRs[i].NumSGE), "the process killed by "+got.Killed)
+	if m.excuse(RulePostSGE) {
 		return *got, nil
 	}
 	return Observation{BadWR: -1}, err
@@ -409,23 +409,23 @@ func (m *machine) postRecv(o PostRecv, got *Observation) (Observation, error) {
 	}
 	if got != nil && got.Killed != "" {
 		// A verb that kills its caller refuses nothing: the process is gone.
-		err := dev("POST-QP-RQ", "return value", "an error, with bad_wr on the first WR", "the process killed by "+got.Killed)
-		if m.excuse("POST-QP-RQ") {
+		err := dev(RulePostQPRQ, "return value", "an error, with bad_wr on the first WR", "the process killed by "+got.Killed)
+		if m.excuse(RulePostQPRQ) {
 			return *got, nil
 		}
 		return Observation{}, err
 	}
-	obs, err := failResult("POST-QP-RQ", m.postErr(EINVAL), got)
+	obs, err := failResult(RulePostQPRQ, m.postErr(EINVAL), got)
 	want := 0
 	if m.postRecvBadWR() == BadWRNull {
 		want = -1
 	}
 	obs.BadWR = want
-	m.touch("POST-QP-RQ")
+	m.touch(RulePostQPRQ)
 	if err == nil && got != nil && got.BadWR != want {
-		err = dev("POST-QP-RQ", "bad_wr", want, got.BadWR)
+		err = dev(RulePostQPRQ, "bad_wr", want, got.BadWR)
 	}
-	if err != nil && m.excuse("POST-QP-RQ") {
+	if err != nil && m.excuse(RulePostQPRQ) {
 		return *got, nil
 	}
 	return obs, err

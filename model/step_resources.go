@@ -19,16 +19,16 @@ func (m *machine) checkQP(n int) error {
 // QP asks for (QP-CREATE); above the device's limits they are ignored, or
 // refused with EINVAL as the profile says (QP-SRQ-CAPS).
 func (m *machine) createQP(o CreateQP, got *Observation) (Observation, error) {
-	rule, want := "QP-CREATE", 0
+	rule, want := RuleQPCreate, 0
 	switch o.RecvCaps {
 	case RecvCapsZero:
 	case RecvCapsAboveWR:
-		rule = "QP-SRQ-CAPS"
+		rule = RuleQPSRQCaps
 		if m.qpRecvCaps() != RecvCapsIgnored {
 			want = EINVAL
 		}
 	case RecvCapsAboveSGE:
-		rule = "QP-SRQ-CAPS"
+		rule = RuleQPSRQCaps
 		if m.qpRecvCaps() == RecvCapsBothChecked {
 			want = EINVAL
 		}
@@ -70,17 +70,17 @@ func (m *machine) createOther(o CreateOther, got *Observation) (Observation, err
 	anyErr := func(e int) bool { return e != 0 }
 	switch {
 	case o.Variant == CreateExBadType && !above:
-		return m.errnoIn("CREATE-EX", EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
+		return m.errnoIn(RuleCreateEx, EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
 	case above:
-		return m.errnoIn("CREATE-MAX", EINVAL, "an error", anyErr, got)
+		return m.errnoIn(RuleCreateMax, EINVAL, "an error", anyErr, got)
 	case o.Variant == CreateExCQ:
-		return m.errnoIn("CREATE-EX", 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
+		return m.errnoIn(RuleCreateEx, 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
 	case o.Variant == CreateEx:
-		return m.errnoIn("CREATE-EX", 0, "0", func(e int) bool { return e == 0 }, got)
+		return m.errnoIn(RuleCreateEx, 0, "0", func(e int) bool { return e == 0 }, got)
 	case o.Variant == CreatePlain && (o.MaxWR == m.caps.MaxSRQWR || o.MaxSGE == m.caps.MaxSRQSGE):
-		return m.errnoIn("CREATE-MAX", 0, "0 or ENOMEM (not enough memory)", func(e int) bool { return e == 0 || e == ENOMEM }, got)
+		return m.errnoIn(RuleCreateMax, 0, "0 or ENOMEM (not enough memory)", func(e int) bool { return e == 0 || e == ENOMEM }, got)
 	case o.Variant == CreatePlain:
-		return m.errnoIn("CREATE-MAX", 0, "0", func(e int) bool { return e == 0 }, got)
+		return m.errnoIn(RuleCreateMax, 0, "0", func(e int) bool { return e == 0 }, got)
 	}
 	return Observation{}, unmodelled("create variant %d", o.Variant)
 }
@@ -104,22 +104,22 @@ func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) 
 		return Observation{}, unmodelled("destroy_qp qp%d with completions of it unpolled", o.QP)
 	}
 	m.qps.setGone(o.QP)
-	return m.plainResult("DESTROY-BUSY", 0, got)
+	return m.plainResult(RuleDestroyBusy, 0, got)
 }
 
 // destroySRQ is ibv_destroy_srq: EBUSY, and nothing changes, while a QP is
 // attached; success once none is (rule DESTROY-BUSY). A relaxed device's
 // outcome is adopted: the SRQ is gone when it said 0, else kept as it was.
 func (m *machine) destroySRQ(got *Observation) (Observation, error) {
-	m.touch("DESTROY-BUSY")
+	m.touch(RuleDestroyBusy)
 	want := 0
 	if m.attached() > 0 {
 		want = EBUSY
 	}
 	obs := Observation{Errno: want, BadWR: -1}
 	if got != nil && got.Errno != want {
-		if !m.excuse("DESTROY-BUSY") {
-			return obs, dev("DESTROY-BUSY", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		if !m.excuse(RuleDestroyBusy) {
+			return obs, dev(RuleDestroyBusy, "return value", ErrnoName(want), ErrnoName(got.Errno))
 		}
 		obs.Errno = got.Errno
 	}
@@ -137,34 +137,34 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	switch o.Variant {
 	case CreatePlain:
 	case CreateEx:
-		m.touch("CREATE-EX") // libibverbs makes it an ibv_create_srq: all that follows holds
+		m.touch(RuleCreateEx) // libibverbs makes it an ibv_create_srq: all that follows holds
 	default:
 		return Observation{}, unmodelled("the SRQ under test made %s: only ibv_create_srq and its ibv_create_srq_ex equivalent are", o.Variant)
 	}
 	m.created = true
 	report := m.capacityReport()
 	obs := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: m.reportedCapacity(o.MaxWR), MaxSGE: o.MaxSGE}}
-	m.touch("CREATE-ATTR")
+	m.touch(RuleCreateAttr)
 	adopted := false
 	if got != nil {
 		if got.Errno != 0 {
-			return obs, dev("CREATE-ATTR", "return value", 0, ErrnoName(got.Errno))
+			return obs, dev(RuleCreateAttr, "return value", 0, ErrnoName(got.Errno))
 		}
 		a := got.Attr
 		var d *Deviation
 		switch {
 		case report == ReportAtLeast && a.MaxWR < o.MaxWR:
-			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf(">= %d", o.MaxWR), a.MaxWR)
+			d = dev(RuleCreateAttr, "max_wr written back", fmt.Sprintf(">= %d", o.MaxWR), a.MaxWR)
 		case report != ReportAtLeast && a.MaxWR != obs.Attr.MaxWR:
-			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf("%d (%s)", obs.Attr.MaxWR, report), a.MaxWR)
+			d = dev(RuleCreateAttr, "max_wr written back", fmt.Sprintf("%d (%s)", obs.Attr.MaxWR, report), a.MaxWR)
 		case a.MaxSGE < o.MaxSGE:
-			d = dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d", o.MaxSGE), a.MaxSGE)
+			d = dev(RuleCreateAttr, "max_sge written back", fmt.Sprintf(">= %d", o.MaxSGE), a.MaxSGE)
 		case uint64(a.MaxWR) > mostHeld(o.MaxWR, m.caps.MaxSRQWR):
-			d = dev("CREATE-ATTR", "max_wr written back", fmt.Sprintf(">= %d and at most %d (max_srq_wr, or the request rounded up)", o.MaxWR, mostHeld(o.MaxWR, m.caps.MaxSRQWR)), a.MaxWR)
+			d = dev(RuleCreateAttr, "max_wr written back", fmt.Sprintf(">= %d and at most %d (max_srq_wr, or the request rounded up)", o.MaxWR, mostHeld(o.MaxWR, m.caps.MaxSRQWR)), a.MaxWR)
 		case uint64(a.MaxSGE) > mostHeld(o.MaxSGE, m.caps.MaxSRQSGE):
-			d = dev("CREATE-ATTR", "max_sge written back", fmt.Sprintf(">= %d and at most %d (max_srq_sge, or the request rounded up)", o.MaxSGE, mostHeld(o.MaxSGE, m.caps.MaxSRQSGE)), a.MaxSGE)
+			d = dev(RuleCreateAttr, "max_sge written back", fmt.Sprintf(">= %d and at most %d (max_srq_sge, or the request rounded up)", o.MaxSGE, mostHeld(o.MaxSGE, m.caps.MaxSRQSGE)), a.MaxSGE)
 		}
-		if d != nil && !m.excuse("CREATE-ATTR") {
+		if d != nil && !m.excuse(RuleCreateAttr) {
 			return obs, d
 		}
 		adopted = d != nil
@@ -182,7 +182,7 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		obs = *got // the report departs; the SRQ holds what the request gives
 	}
 	if o.Limit > 0 {
-		m.touch("CREATE-LIMIT")
+		m.touch(RuleCreateLimit)
 		if m.limitAtCreate() == Accepted {
 			m.armed, m.limit, m.threshold = true, o.Limit, o.Limit
 		}
@@ -199,7 +199,7 @@ func mostHeld(req, limit uint32) uint64 { return max(uint64(limit), 2*uint64(req
 
 func (m *machine) query(got *Observation) (Observation, error) {
 	rule := m.queryRule()
-	m.touch("QUERY-ATTR")
+	m.touch(RuleQueryAttr)
 	switch rule {
 	case QueryENOSYS, QueryEOPNOTSUPP:
 		want := ENOSYS
@@ -210,8 +210,8 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		if got == nil || got.Errno == want || got.Errno == -want {
 			return obs, nil
 		}
-		if !m.excuse("QUERY-ATTR") {
-			return obs, dev("QUERY-ATTR", "return value", ErrnoName(want), ErrnoName(got.Errno))
+		if !m.excuse(RuleQueryAttr) {
+			return obs, dev(RuleQueryAttr, "return value", ErrnoName(want), ErrnoName(got.Errno))
 		}
 		if got.Errno != 0 {
 			return *got, nil // another error: nothing to check
@@ -228,120 +228,120 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		return obs, nil
 	}
 	if got.Errno != 0 {
-		if m.excuse("QUERY-ATTR") {
+		if m.excuse(RuleQueryAttr) {
 			return *got, nil
 		}
-		return obs, dev("QUERY-ATTR", "return value", 0, ErrnoName(got.Errno))
+		return obs, dev(RuleQueryAttr, "return value", 0, ErrnoName(got.Errno))
 	}
 	a := got.Attr
 	if resized {
-		m.touch("RESIZE-CAPACITY")
+		m.touch(RuleResizeCapacity)
 		if m.armed {
-			m.touch("MODIFY-ONLY-MASKED")
+			m.touch(RuleModifyOnlyMasked)
 		}
 	}
 	var d *Deviation
 	switch {
 	case rule == QueryAtLeast || !m.capExact:
 		if a.MaxWR < m.capacity || uint64(a.MaxWR) > mostHeld(m.capacity, m.caps.MaxSRQWR) {
-			d = dev("QUERY-ATTR", "max_wr", fmt.Sprintf(">= %d and at most %d", m.capacity, mostHeld(m.capacity, m.caps.MaxSRQWR)), a.MaxWR)
+			d = dev(RuleQueryAttr, "max_wr", fmt.Sprintf(">= %d and at most %d", m.capacity, mostHeld(m.capacity, m.caps.MaxSRQWR)), a.MaxWR)
 		} else if rule == QuerySame {
 			// The query pins a capacity that was only a lower bound.
 			m.capacity, m.capExact = a.MaxWR, m.capacityRule() != CapacityAtLeast
 		}
 	case a.MaxWR != m.capacity:
-		d = dev("QUERY-ATTR", "max_wr", m.capacity, a.MaxWR)
+		d = dev(RuleQueryAttr, "max_wr", m.capacity, a.MaxWR)
 	}
 	if d == nil && a.MaxSGE != m.maxSGE {
-		d = dev("QUERY-ATTR", "max_sge", m.maxSGE, a.MaxSGE)
+		d = dev(RuleQueryAttr, "max_sge", m.maxSGE, a.MaxSGE)
 	}
-	if d != nil && !m.excuse("QUERY-ATTR") {
+	if d != nil && !m.excuse(RuleQueryAttr) {
 		return obs, d
 	}
-	m.touch("QUERY-LIMIT")
-	if a.SRQLimit != m.limit && !m.excuse("QUERY-LIMIT") {
-		return obs, dev("QUERY-LIMIT", "srq_limit", m.limit, a.SRQLimit)
+	m.touch(RuleQueryLimit)
+	if a.SRQLimit != m.limit && !m.excuse(RuleQueryLimit) {
+		return obs, dev(RuleQueryLimit, "srq_limit", m.limit, a.SRQLimit)
 	}
 	return *got, nil
 }
 
 func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if o.Limit == 0 {
-		if !m.may("LIMIT-DISARM") {
+		if !m.may(RuleLimitDisarm) {
 			m.armed, m.limit = false, 0
 		}
-		return m.plainResult("LIMIT-DISARM", 0, got)
+		return m.plainResult(RuleLimitDisarm, 0, got)
 	}
 	over := o.Limit > m.capacity
 	if m.limitBound() == LimitBelowCapacity {
 		over = o.Limit >= m.capacity
 	}
 	if over || o.Limit+1 >= m.capacity {
-		m.touch("LIMIT-BOUND")
+		m.touch(RuleLimitBound)
 	}
-	if over && !m.capExact && got != nil && got.Errno == 0 && !m.may("LIMIT-BOUND") {
+	if over && !m.capExact && got != nil && got.Errno == 0 && !m.may(RuleLimitBound) {
 		// The capacity is only a lower bound: a device that takes the
 		// limit holds at least that many WRs (unless it broke the bound,
 		// where LIMIT-BOUND is relaxed).
 		m.capacity, over = o.Limit, false
 	}
 	if over {
-		if !errnoDiffers(EINVAL, got) || !m.excuse("LIMIT-BOUND") {
-			return m.plainResult("LIMIT-BOUND", EINVAL, got)
+		if !errnoDiffers(EINVAL, got) || !m.excuse(RuleLimitBound) {
+			return m.plainResult(RuleLimitBound, EINVAL, got)
 		}
 		// Accepted above the bound: it arms like any other limit.
 	}
 	if errnoDiffers(0, got) {
-		if m.excuse("LIMIT-ARM") {
+		if m.excuse(RuleLimitArm) {
 			return *got, nil // refused: nothing changes
 		}
-		return m.plainResult("LIMIT-ARM", 0, got)
+		return m.plainResult(RuleLimitArm, 0, got)
 	}
-	if m.may("LIMIT-ARM") {
-		return m.plainResult("LIMIT-ARM", 0, got) // accepted, but not armed
+	if m.may(RuleLimitArm) {
+		return m.plainResult(RuleLimitArm, 0, got) // accepted, but not armed
 	}
 	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
 	if uint32(len(m.queue)) < o.Limit {
-		m.touch("LIMIT-FIRE")
+		m.touch(RuleLimitFire)
 		if m.armBelow() == FireAtOnce {
 			m.fireLimit()
 		}
 	}
-	return m.plainResult("LIMIT-ARM", 0, got)
+	return m.plainResult(RuleLimitArm, 0, got)
 }
 
 func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
-	m.touch("RESIZE-OPTIONAL")
+	m.touch(RuleResizeOptional)
 	if m.resize() == ResizeUnsupported || !m.caps.Resize {
-		obs, err := failResult("RESIZE-OPTIONAL", EOPNOTSUPP, got)
-		if err != nil && m.excuse("RESIZE-OPTIONAL") {
+		obs, err := failResult(RuleResizeOptional, EOPNOTSUPP, got)
+		if err != nil && m.excuse(RuleResizeOptional) {
 			return *got, nil
 		}
 		return obs, err
 	}
 	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR {
-		m.touch("RESIZE-BOUNDS")
-		if errnoDiffers(EINVAL, got) && m.excuse("RESIZE-BOUNDS") {
+		m.touch(RuleResizeBounds)
+		if errnoDiffers(EINVAL, got) && m.excuse(RuleResizeBounds) {
 			// Accepted out of bounds: what it holds now is unknown, at
 			// least what it holds.
 			m.capacity, m.capExact = uint32(m.occupied()), false
 			return *got, nil
 		}
-		return m.plainResult("RESIZE-BOUNDS", EINVAL, got)
+		return m.plainResult(RuleResizeBounds, EINVAL, got)
 	}
 	if m.armed && o.MaxWR < m.limit {
-		m.touch("RESIZE-BELOW-LIMIT")
+		m.touch(RuleResizeBelowLimit)
 		if m.resizeBelowLimit() == Rejected {
-			return m.plainResult("RESIZE-BELOW-LIMIT", EINVAL, got)
+			return m.plainResult(RuleResizeBelowLimit, EINVAL, got)
 		}
 	}
 	newCap := m.realCapacity(o.MaxWR)
 	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
 	if int(newCap) < m.occupied() {
-		m.touch("RESIZE-BELOW-COUNT")
+		m.touch(RuleResizeBelowCount)
 		// The new capacity must hold the outstanding WRs. Where the report
 		// is "at least the request", a device may round up far enough.
-		if !exact && got != nil && got.Errno == 0 && m.may("RESIZE-BELOW-COUNT") {
+		if !exact && got != nil && got.Errno == 0 && m.may(RuleResizeBelowCount) {
 			// Or it took the request as it was and dropped the newest.
 			drop := min(len(m.queue), m.occupied()-int(newCap))
 			m.queue = m.queue[:len(m.queue)-drop]
@@ -350,7 +350,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 			return *got, nil
 		}
 		if exact || got == nil || got.Errno != 0 {
-			if errnoDiffers(EINVAL, got) && m.excuse("RESIZE-BELOW-COUNT") {
+			if errnoDiffers(EINVAL, got) && m.excuse(RuleResizeBelowCount) {
 				// Accepted: the newest WRs that no longer fit are gone.
 				drop := min(len(m.queue), m.occupied()-int(newCap))
 				m.queue = m.queue[:len(m.queue)-drop]
@@ -358,32 +358,32 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 				m.capacity, m.capExact, m.resized = newCap, exact && m.capacityRule() != CapacityAtLeast, true
 				return *got, nil
 			}
-			return m.plainResult("RESIZE-BELOW-COUNT", EINVAL, got)
+			return m.plainResult(RuleResizeBelowCount, EINVAL, got)
 		}
 		newCap = uint32(m.occupied())
 	}
 	if errnoDiffers(0, got) && errnoIs(got.Errno, EINVAL) && m.fetched > m.held+m.leaked &&
-		int(newCap) >= m.occupied() && m.relaxed("SLOT-FREE") && m.excuse("SLOT-FREE") {
+		int(newCap) >= m.occupied() && m.relaxed(RuleSlotFree) && m.excuse(RuleSlotFree) {
 		// Refused as below the count: slots that never came back hold it.
 		m.leaked += int(newCap) - m.occupied() + 1
 		return *got, nil
 	}
 	if int(o.MaxWR) < m.occupied() {
-		m.touch("RESIZE-BELOW-COUNT")
-		if errnoDiffers(0, got) && m.excuse("RESIZE-BELOW-COUNT") {
+		m.touch(RuleResizeBelowCount)
+		if errnoDiffers(0, got) && m.excuse(RuleResizeBelowCount) {
 			return *got, nil // refused for the request, not the rounded size
 		}
 	}
 	if errnoDiffers(0, got) {
-		if m.excuse("RESIZE-OPTIONAL") {
+		if m.excuse(RuleResizeOptional) {
 			return *got, nil // advertised, valid, and refused
 		}
-		return m.plainResult("RESIZE-OPTIONAL", 0, got)
+		return m.plainResult(RuleResizeOptional, 0, got)
 	}
 	// No driver writes the new size back: it is exact where the profile
 	// rounds deterministically, and otherwise a lower bound that the next
 	// query or ENOMEM pins.
-	if !m.may("RESIZE-CAPACITY") {
+	if !m.may(RuleResizeCapacity) {
 		m.capacity = newCap
 		m.capExact = exact && m.capacityRule() != CapacityAtLeast
 	} else {
@@ -391,11 +391,11 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		// least those it holds; the next query or ENOMEM says which.
 		m.capacity, m.capExact = uint32(m.occupied()), false
 	}
-	if m.armed && m.may("MODIFY-ONLY-MASKED") {
+	if m.armed && m.may(RuleModifyOnlyMasked) {
 		m.armed, m.limit = false, 0 // the resize touched the limit too
 	}
 	m.resized = true
-	return m.plainResult("RESIZE-OPTIONAL", 0, got)
+	return m.plainResult(RuleResizeOptional, 0, got)
 }
 
 func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
@@ -408,22 +408,22 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 		return Observation{}, unmodelled("modify_qp qp%d to %s while it is filling a WR", o.QP, o.State)
 	}
 	legal := legalTransition(from, o.State)
-	m.touch("QP-TRANSITIONS")
+	m.touch(RuleQPTransitions)
 	want := 0
 	if !legal {
 		want = EINVAL
 	}
 	if errnoDiffers(want, got) {
-		if !m.excuse("QP-TRANSITIONS") {
+		if !m.excuse(RuleQPTransitions) {
 			if legal {
-				return m.plainResult("QP-TRANSITIONS", 0, got)
+				return m.plainResult(RuleQPTransitions, 0, got)
 			}
-			return failResult("QP-TRANSITIONS", EINVAL, got)
+			return failResult(RuleQPTransitions, EINVAL, got)
 		}
 		legal = !legal // adopt what the device did
 	}
 	if !legal {
-		return failResult("QP-TRANSITIONS", EINVAL, got)
+		return failResult(RuleQPTransitions, EINVAL, got)
 	}
 	switch {
 	case o.State == Err:
@@ -450,5 +450,5 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 	if got != nil {
 		return *got, nil
 	}
-	return m.plainResult("QP-TRANSITIONS", 0, got)
+	return m.plainResult(RuleQPTransitions, 0, got)
 }

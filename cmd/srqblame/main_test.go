@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/srqconform/srqconform/model"
 )
 
 // TestBadFlagsExitTwoWithOneLine wants every bad command line to print one
@@ -40,18 +42,18 @@ func TestBadFlagsExitTwoWithOneLine(t *testing.T) {
 
 // TestVerdictAndFigures computes the figures of made-up runs.
 func TestVerdictAndFigures(t *testing.T) {
-	mk := func(bug, label string, seed uint64, elapsed time.Duration, rules ...string) Run {
+	mk := func(bug, label string, seed uint64, elapsed time.Duration, rules ...model.RuleID) Run {
 		r := Run{Bug: bug, Label: label, Seed: seed, Rules: rules, Elapsed: elapsed}
 		r.Verdict = verdict(r)
 		return r
 	}
 	runs := []Run{
-		mk("a", "POST-FULL", 1, 5*time.Second, "POST-FULL"),
-		mk("a", "POST-FULL", 2, 6*time.Second, "POST-FULL", "RECV-COMPLETION"),
-		mk("b", "UD-GRH", 1, 5*time.Second, "RECV-COMPLETION"),
+		mk("a", "POST-FULL", 1, 5*time.Second, model.RulePostFull),
+		mk("a", "POST-FULL", 2, 6*time.Second, model.RulePostFull, model.RuleRecvCompletion),
+		mk("b", "UD-GRH", 1, 5*time.Second, model.RuleRecvCompletion),
 		mk("b", "UD-GRH", 2, 15*time.Second),
-		mk("c", "LIMIT-FIRE", 1, 5*time.Second, "LIMIT-ONCE"),
-		mk("c", "LIMIT-FIRE", 2, 5*time.Second, "LIMIT-ONCE"),
+		mk("c", "LIMIT-FIRE", 1, 5*time.Second, model.RuleLimitOnce),
+		mk("c", "LIMIT-FIRE", 2, 5*time.Second, model.RuleLimitOnce),
 	}
 	wantVerdicts := []string{Exact, Cascade, CatchAll, Missed, Other, Other}
 	for i, r := range runs {
@@ -197,7 +199,7 @@ func TestFaulty2BugIsMeasured(t *testing.T) {
 		t.Fatalf("parse(-set faulty2 -run ^enomem-negated$) = %d bugs, %v; want 1", len(c.bugs), err)
 	}
 	m := measure(context.Background(), c.bugs, c, func(Run) {})
-	if len(m.Runs) != 1 || m.Runs[0].Error != "" || !slices.Contains(m.Runs[0].Rules, "POST-RETURN") {
+	if len(m.Runs) != 1 || m.Runs[0].Error != "" || !slices.Contains(m.Runs[0].Rules, model.RulePostReturn) {
 		t.Fatalf("measure(enomem-negated) = %+v; want one run failing POST-RETURN, no error", m.Runs)
 	}
 	var buf bytes.Buffer

@@ -31,18 +31,18 @@ const (
 const interruptGrace = 10 * time.Second
 
 // catchAll is the generic rule that takes blame for specific ones.
-const catchAll = "RECV-COMPLETION"
+const catchAll = model.RuleRecvCompletion
 
 // Run is one bug under one seed.
 type Run struct {
-	Bug   string   `json:"bug"`
-	Label string   `json:"label"`
-	Seed  uint64   `json:"seed"`
-	Rules []string `json:"rules"` // failing rules, in catalogue order
+	Bug   string         `json:"bug"`
+	Label string         `json:"label"`
+	Seed  uint64         `json:"seed"`
+	Rules []model.RuleID `json:"rules"` // failing rules, in catalogue order
 	// Blocked are the rules whose scenario failed in a way no rule
 	// explains; Unexplained counts counterexamples with no rule.
-	Blocked     []string `json:"blocked,omitempty"`
-	Unexplained int      `json:"unexplained,omitempty"`
+	Blocked     []model.RuleID `json:"blocked,omitempty"`
+	Unexplained int            `json:"unexplained,omitempty"`
 	// Unpredictable is the report's count of random cases the model could
 	// not predict and deviations that vanished on replay (discarded).
 	Unpredictable int `json:"unpredictable,omitempty"`
@@ -223,9 +223,9 @@ func verdict(r Run) string {
 		return Unexplained
 	case len(r.Rules) == 0:
 		return Missed
-	case len(r.Rules) == 1 && r.Rules[0] == r.Label:
+	case len(r.Rules) == 1 && r.Rules[0].String() == r.Label:
 		return Exact
-	case slices.Contains(r.Rules, r.Label):
+	case slices.Contains(model.RuleNames(r.Rules), r.Label):
 		return Cascade
 	case slices.Contains(r.Rules, catchAll):
 		return CatchAll
@@ -261,7 +261,7 @@ func figures(runs []Run, budget time.Duration) Figures {
 		if r.Verdict == Exact {
 			f.Exact++
 		}
-		if r.Label != catchAll && slices.Contains(r.Rules, catchAll) {
+		if r.Label != catchAll.String() && slices.Contains(r.Rules, catchAll) {
 			f.CatchAllOther++
 		}
 	}

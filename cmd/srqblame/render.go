@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/srqconform/srqconform/model"
 )
 
 // command is the command line a measurement ran with.
@@ -86,7 +88,7 @@ func writeMarkdown(w io.Writer, m Measurement) error {
 			if p, ok := slowStage(r); ok {
 				note += fmt.Sprintf(", %s %.1fs", p.Name, p.Total.Seconds())
 			}
-			fmt.Fprintf(&b, " %s (%s, %.1fs%s) |", orDash(strings.Join(r.Rules, " ")), r.Verdict, r.Elapsed.Seconds(), note)
+			fmt.Fprintf(&b, " %s (%s, %.1fs%s) |", orDash(strings.Join(model.RuleNames(r.Rules), " ")), r.Verdict, r.Elapsed.Seconds(), note)
 		}
 		fmt.Fprintf(&b, "\n")
 	}
@@ -114,7 +116,7 @@ func describe(name, v string, runs []Run) string {
 	for _, r := range runs {
 		label = r.Label
 		if r.Verdict == v {
-			blamed = append(blamed, fmt.Sprintf("seed %d: %s", r.Seed, orDash(strings.Join(append(append([]string(nil), r.Rules...), r.Error), " "))))
+			blamed = append(blamed, fmt.Sprintf("seed %d: %s", r.Seed, orDash(strings.Join(append(append([]string(nil), model.RuleNames(r.Rules)...), r.Error), " "))))
 		}
 	}
 	return fmt.Sprintf("%s: label %s; blamed %s", name, label, strings.Join(blamed, "; "))

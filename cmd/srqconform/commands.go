@@ -302,7 +302,7 @@ func (q *runSequence) add(i int, seed uint64, r *conformance.Report, err error) 
 		r.Error = err.Error() // Check sets one of them; make sure
 	}
 	if q.runs > 1 {
-		var failing []string
+		var failing []model.RuleID
 		for _, f := range r.Failures {
 			failing = append(failing, f.Rule)
 		}
@@ -565,7 +565,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	case tr.Deviation != nil:
 		rule := tr.Deviation.Rule
 		if d := tr.Diagnosis; d != nil && len(d.Rules) > 0 {
-			rule = strings.Join(d.Rules, " and ")
+			rule = strings.Join(model.RuleNames(d.Rules), " and ")
 			// The run that wrote the file saw more of the device: where
 			// this trace alone is as consistent with the rule it blamed,
 			// say so in its terms.

@@ -280,7 +280,7 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 		fmt.Fprintf(stderr, "srqconform concurrent: the run stopped: %s (report written to %s)\n", rep.Error, where)
 		return exitHarness
 	}
-	var unknown []string
+	var unknown []model.RuleID
 	for _, r := range rep.FailingRules() {
 		if why, ok := known[r]; ok {
 			fmt.Fprintf(stderr, "srqconform concurrent: %s violated, a known finding (%s)\n", r, why)
@@ -289,7 +289,7 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 		unknown = append(unknown, r)
 	}
 	if len(unknown) > 0 {
-		fmt.Fprintf(stderr, "srqconform concurrent: violations of %s\n", strings.Join(unknown, ", "))
+		fmt.Fprintf(stderr, "srqconform concurrent: violations of %s\n", strings.Join(model.RuleNames(unknown), ", "))
 		return exitDeviates
 	}
 	return exitOK

@@ -5,6 +5,7 @@ import (
 
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/corpus"
+	"github.com/srqconform/srqconform/model"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -16,15 +17,15 @@ func TestCorpusReadsEveryKindOfVerdict(t *testing.T) {
 	readVerdict(&r, []byte(suite), "sequential", nil)
 	assert.True(t, r.Caught)
 	assert.Equal(t, "QP-LAST-WQE", r.Blamed, "the first counterexample's rule")
-	assert.Equal(t, []string{"QP-LAST-WQE", "CREATE-ATTR"}, r.Failing)
+	assert.Equal(t, []model.RuleID{model.RuleQPLastWQE, model.RuleCreateAttr}, r.Failing)
 	assert.Equal(t, "6.12.118+deb13-amd64", r.Kernel)
 
 	r = corpus.Result{}
-	readVerdict(&r, []byte(suite), "sequential", conformance.Known{"QP-LAST-WQE": "intermittent on 6.12"})
+	readVerdict(&r, []byte(suite), "sequential", conformance.Known{model.RuleQPLastWQE: "intermittent on 6.12"})
 	assert.Equal(t, "CREATE-ATTR", r.Blamed, "a known rule is not the blame")
 
 	r = corpus.Result{}
-	readVerdict(&r, []byte(suite), "sequential", conformance.Known{"QP-LAST-WQE": "x", "CREATE-ATTR": "y"})
+	readVerdict(&r, []byte(suite), "sequential", conformance.Known{model.RuleQPLastWQE: "x", model.RuleCreateAttr: "y"})
 	assert.False(t, r.Caught, "only known rules failed")
 
 	crash := `{"finding": {"kind": "kernel crash", "headline": "BUG: kernel NULL pointer dereference", "function": "rxe_srq_chk_attr", "verb": "modify_srq"}, "kernel": "7.2.13+deb14-amd64"}`

@@ -298,7 +298,7 @@ func readVerdict(r *corpus.Result, b []byte, mode string, known conformance.Know
 		}
 	}
 	if len(r.Failing) > 0 {
-		r.Caught, r.Blamed = true, r.Failing[0]
+		r.Caught, r.Blamed = true, r.Failing[0].String()
 	}
 }
 

@@ -90,11 +90,11 @@ func (fs *flagSet) durations(names ...string) error {
 
 // parseRules splits the -rules flag into rule IDs, refusing empty and
 // unknown ones.
-func parseRules(s string) ([]string, error) {
+func parseRules(s string) ([]model.RuleID, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var ids []string
+	var ids []model.RuleID
 	for i, id := range strings.Split(s, ",") {
 		id = strings.TrimSpace(id)
 		if id == "" {

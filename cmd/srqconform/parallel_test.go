@@ -12,6 +12,7 @@ import (
 
 	"github.com/srqconform/srqconform/conformance"
 
+	"github.com/srqconform/srqconform/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -67,8 +68,8 @@ func TestParallelRunsGiveTheSequentialReport(t *testing.T) {
 	assert.Contains(t, string(out), "-parallel must be at least 1")
 }
 
-func failing(rep *conformance.Report) []string {
-	var out []string
+func failing(rep *conformance.Report) []model.RuleID {
+	var out []model.RuleID
 	for _, f := range rep.Failures {
 		out = append(out, f.Rule)
 	}

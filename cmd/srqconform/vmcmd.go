@@ -385,7 +385,7 @@ func decodeReport(b []byte) (*conformance.Report, error) {
 		return nil, fmt.Errorf("not a srqconform JSON report: it has no %s", strings.Join(missing, ", "))
 	}
 	for i, r := range v.Rules {
-		if r.Rule.ID == "" || r.Status == "" {
+		if r.Rule.ID == 0 || r.Status == "" {
 			return nil, fmt.Errorf("not a srqconform JSON report: rules[%d] has no rule.id or status", i)
 		}
 	}

@@ -38,15 +38,15 @@ func failingReport(t *testing.T) *conformance.Report {
 			rule("SRQ-ERR-EVENT", conformance.NotReached, ""),
 			rule("LIMIT-FIRE", conformance.Blocked, "a failure no rule explains stopped its scenario"),
 		},
-		Failures: []conformance.Failure{{Rule: "POST-BADWR", Rules: []string{"POST-BADWR"}, Source: "scenario: a list longer than the free slots",
+		Failures: []conformance.Failure{{Rule: model.RulePostBadWR, Rules: []model.RuleID{model.RulePostBadWR}, Source: "scenario: a list longer than the free slots",
 			Trace: conformance.Trace{
 				Steps: []conformance.TraceStep{
 					{N: 1, OpText: "create_srq max_wr=4 max_sge=1 srq_limit=0", Got: "0, max_wr=4"},
 					{N: 2, OpText: "post_srq_recv [wr1, wr2]", Got: "0"},
-					{N: 3, OpText: "post_srq_recv [wr3, wr4, wr5]", Allowed: "ENOMEM with bad_wr=2 (wr5)", Got: "ENOMEM, bad_wr=1 (wr4)", Rule: "POST-FULL"},
+					{N: 3, OpText: "post_srq_recv [wr3, wr4, wr5]", Allowed: "ENOMEM with bad_wr=2 (wr5)", Got: "ENOMEM, bad_wr=1 (wr4)", Rule: model.RulePostFull},
 					{N: 4, OpText: "poll max=0", Got: "completions [], events []", Evidence: true},
 				},
-				Diagnosis: &model.Diagnosis{Rules: []string{"POST-BADWR"}, DepartedAt: 2, VisibleAt: 3, NoticedBy: "POST-FULL"},
+				Diagnosis: &model.Diagnosis{Rules: []model.RuleID{model.RulePostBadWR}, DepartedAt: 2, VisibleAt: 3, NoticedBy: model.RulePostFull},
 			}}},
 		Findings: []conformance.Finding{{Field: "SlotFree", Detail: "no run told the values apart"}, {Field: "NegativeSGE", Detail: "never posted", Untestable: true}},
 		Features: map[string]int{plainFeatures(t)[0]: 7},

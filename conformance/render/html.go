@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/model"
 )
 
 // htmlStyle is the pages' whole style sheet: a page loads nothing else.
@@ -75,21 +76,25 @@ var htmlPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 `))
 
 type htmlRule struct {
-	Class, ID, Status, Statement, Reason string
-	Checks                               int
-	Failures                             []int
+	Class                     string
+	ID                        model.RuleID
+	Status, Statement, Reason string
+	Checks                    int
+	Failures                  []int
 }
 
 type htmlStep struct {
-	Class, Mark, Op, Allowed, Got, NoticedBy string
-	N                                        int
+	Class, Mark, Op, Allowed, Got string
+	NoticedBy                     model.RuleID
+	N                             int
 }
 
 type htmlCounterexample struct {
-	N                                                           int
-	Rule, Source, Extent, Statement, RuleSource, Diagnosis, Err string
-	AlsoIn                                                      []string
-	Steps                                                       []htmlStep
+	N                                                     int
+	Rule                                                  model.RuleID
+	Source, Extent, Statement, RuleSource, Diagnosis, Err string
+	AlsoIn                                                []string
+	Steps                                                 []htmlStep
 }
 
 type htmlTimeRow struct {
@@ -175,7 +180,7 @@ func htmlFailure(rep *conformance.Report, i int, f conformance.Failure) htmlCoun
 		switch {
 		case len(d.Rules) > 0:
 			cx.Diagnosis = fmt.Sprintf("diagnosis: %s broken; departed at step %d, visible at step %d (noticed by the %s check)",
-				strings.Join(d.Rules, " and "), d.DepartedAt, d.VisibleAt, d.NoticedBy)
+				strings.Join(model.RuleNames(d.Rules), " and "), d.DepartedAt, d.VisibleAt, d.NoticedBy)
 			if alt := conformance.Alternatives(*d); alt != "" {
 				cx.Diagnosis += ". " + alt
 			}
@@ -186,7 +191,7 @@ func htmlFailure(rep *conformance.Report, i int, f conformance.Failure) htmlCoun
 	for _, s := range f.Trace.Steps {
 		hs := htmlStep{N: s.N, Op: s.OpText, Got: s.Got, Allowed: "agreed"}
 		switch {
-		case s.Rule != "":
+		case s.Rule != 0:
 			hs.Class, hs.Mark, hs.Allowed, hs.NoticedBy = "noticed", "✗", s.Allowed, s.Rule
 			if d != nil && d.DepartedAt == s.N {
 				hs.Mark = "» ✗"

@@ -25,7 +25,7 @@ func KTAP(w io.Writer, rep *conformance.Report) error {
 	}
 	var results []result
 	for _, r := range rep.Rules {
-		res := result{ok: true, name: r.Rule.ID}
+		res := result{ok: true, name: r.Rule.ID.String()}
 		switch r.Status {
 		case conformance.Fail:
 			res.ok = false

@@ -80,10 +80,10 @@ func matrixRules(b *strings.Builder, reps []*conformance.Report) {
 			}
 		}
 		if len(held) < len(reps) {
-			partial = append(partial, id)
+			partial = append(partial, id.String())
 		}
 		if slices.ContainsFunc(held, func(st string) bool { return st != held[0] }) {
-			differ = append(differ, id)
+			differ = append(differ, id.String())
 		}
 		fmt.Fprintf(b, "| %s | %s |\n", id, strings.Join(statuses, " | "))
 	}
@@ -156,18 +156,18 @@ func join(reps []*conformance.Report, f func(*conformance.Report) string) string
 
 // ruleIDs lists every rule any report holds, in the catalogue's order, then
 // any the catalogue no longer has, in the order the reports give them.
-func ruleIDs(reps []*conformance.Report) []string {
-	held := map[string]bool{}
-	var extra []string
+func ruleIDs(reps []*conformance.Report) []model.RuleID {
+	held := map[model.RuleID]bool{}
+	var extra []model.RuleID
 	for _, r := range reps {
 		for _, rr := range r.Rules {
-			if _, ok := model.RuleByID(rr.Rule.ID); !ok && !held[rr.Rule.ID] {
+			if _, ok := model.RuleByID(rr.Rule.ID.String()); !ok && !held[rr.Rule.ID] {
 				extra = append(extra, rr.Rule.ID)
 			}
 			held[rr.Rule.ID] = true
 		}
 	}
-	var ids []string
+	var ids []model.RuleID
 	for _, rule := range model.Rules() {
 		if held[rule.ID] {
 			ids = append(ids, rule.ID)
@@ -177,7 +177,7 @@ func ruleIDs(reps []*conformance.Report) []string {
 }
 
 // ruleStatus returns the status report r gives rule id, if it holds it.
-func ruleStatus(r *conformance.Report, id string) (string, bool) {
+func ruleStatus(r *conformance.Report, id model.RuleID) (string, bool) {
 	for _, rr := range r.Rules {
 		if rr.Rule.ID == id {
 			return string(rr.Status), true

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/model"
 )
 
 // htmlMatrixPage is several reports as one self-contained page: the
@@ -63,7 +64,7 @@ func MatrixHTML(w io.Writer, reps []*conformance.Report) error {
 	}
 	type ruleCell struct{ Class, Status string }
 	type ruleRow struct {
-		ID    string
+		ID    model.RuleID
 		Cells []ruleCell
 	}
 	data := struct {
@@ -99,7 +100,7 @@ func MatrixHTML(w io.Writer, reps []*conformance.Report) error {
 					continue
 				}
 				run := htmlMatrixRun{Class: "pass", Profile: r.Profile, Verdict: verdict(r)}
-				var failing []string
+				var failing []model.RuleID
 				for _, rr := range r.Rules {
 					if rr.Status == conformance.Fail {
 						failing = append(failing, rr.Rule.ID)
@@ -108,14 +109,14 @@ func MatrixHTML(w io.Writer, reps []*conformance.Report) error {
 				if !r.Conformant() || r.Interrupted || r.Error != "" {
 					run.Class = "fail"
 				}
-				run.Failing = strings.Join(failing, ", ")
+				run.Failing = strings.Join(model.RuleNames(failing), ", ")
 				c.Runs = append(c.Runs, run)
 			}
 			row.Cells = append(row.Cells, c)
 		}
 		data.Grid = append(data.Grid, row)
 	}
-	var differ []string
+	var differ []model.RuleID
 	for _, id := range ruleIDs(reps) {
 		row := ruleRow{ID: id}
 		var held []string
@@ -133,6 +134,6 @@ func MatrixHTML(w io.Writer, reps []*conformance.Report) error {
 		}
 		data.Rules = append(data.Rules, row)
 	}
-	data.Differ = strings.Join(differ, ", ")
+	data.Differ = strings.Join(model.RuleNames(differ), ", ")
 	return htmlMatrixPage.Execute(w, data)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/model"
 )
 
 // Formats lists the output formats by name.
@@ -233,7 +234,7 @@ func refs(ix []int) string {
 	return strings.Join(parts, ", ")
 }
 
-func ruleOf(rep *conformance.Report, id string) (conformance.RuleResult, bool) {
+func ruleOf(rep *conformance.Report, id model.RuleID) (conformance.RuleResult, bool) {
 	for _, r := range rep.Rules {
 		if r.Rule.ID == id {
 			return r, true
@@ -348,7 +349,7 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		}
 		if d := f.Trace.Diagnosis; d != nil {
 			if len(d.Rules) > 0 {
-				fmt.Fprintf(&b, "Diagnosis: %s broken; the device departed at step %d, and the %s check saw it at step %d.", strings.Join(d.Rules, " and "), d.DepartedAt, d.NoticedBy, d.VisibleAt)
+				fmt.Fprintf(&b, "Diagnosis: %s broken; the device departed at step %d, and the %s check saw it at step %d.", strings.Join(model.RuleNames(d.Rules), " and "), d.DepartedAt, d.NoticedBy, d.VisibleAt)
 				if alt := conformance.Alternatives(*d); alt != "" {
 					b.WriteString(" " + strings.ToUpper(alt[:1]) + alt[1:] + ".")
 				}
@@ -360,13 +361,13 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		b.WriteString("| # | Operation | Model allows | Driver did | Noticed by |\n|---|---|---|---|---|\n")
 		for _, s := range f.Trace.Steps {
 			allowed, n := "", fmt.Sprint(s.N)
-			if s.Rule != "" {
+			if s.Rule != 0 {
 				allowed = s.Allowed
 			}
 			switch {
 			case s.Evidence:
 				n += " (evidence, not checked)"
-			case f.Trace.Diagnosis != nil && f.Trace.Diagnosis.DepartedAt == s.N && s.Rule == "":
+			case f.Trace.Diagnosis != nil && f.Trace.Diagnosis.DepartedAt == s.N && s.Rule == 0:
 				n += " (departed)"
 			}
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", n, s.OpText, cell(allowed), cell(s.Got), s.Rule)
@@ -469,7 +470,7 @@ type junitSkipped struct {
 func JUnit(w io.Writer, rep *conformance.Report) error {
 	s := junitSuite{Name: fmt.Sprintf("srqconform.%s.%s", rep.Device.Name, rep.Profile), Time: rep.Elapsed.Seconds()}
 	for _, r := range rep.Rules {
-		c := junitCase{Name: r.Rule.ID, Classname: "srqconform.rules"}
+		c := junitCase{Name: r.Rule.ID.String(), Classname: "srqconform.rules"}
 		switch r.Status {
 		case conformance.Fail:
 			var text strings.Builder

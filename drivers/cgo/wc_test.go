@@ -163,7 +163,7 @@ func TestWildByteLenIsARecvCompletionFailure(t *testing.T) {
 	var err error
 	grew := allocated(func() {
 		rep, err = conformance.Check(context.Background(), wildLenDriver{emu.New()}, drivers.Config{},
-			conformance.Options{Profile: model.Documented(), Rules: []string{"RECV-COMPLETION"}, Cases: -1})
+			conformance.Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion}, Cases: -1})
 	})
 	if err != nil {
 		t.Fatalf("conformance.Check(a byte_len of 0xffffffff) = %v, want a report of its failure", err)
@@ -172,7 +172,7 @@ func TestWildByteLenIsARecvCompletionFailure(t *testing.T) {
 		t.Errorf("conformance.Check allocated %d MiB, want under 1 GiB: byte_len sized an allocation", grew>>20)
 	}
 	for _, f := range rep.Failures {
-		if f.Rule != "RECV-COMPLETION" {
+		if f.Rule != model.RuleRecvCompletion {
 			continue
 		}
 		text := f.Trace.Text()

@@ -79,12 +79,12 @@ func check(ctx context.Context, seed uint64, budget time.Duration) outcome.SeedR
 	res.Unpredictable = rep.Unpredictable
 	for _, r := range rep.Rules {
 		if r.Status == conformance.Fail {
-			res.Failing = append(res.Failing, r.Rule.ID)
+			res.Failing = append(res.Failing, r.Rule.ID.String())
 		}
 	}
 	slices.Sort(res.Failing)
 	for _, f := range rep.Failures {
-		res.Diagnoses = append(res.Diagnoses, f.Rules)
+		res.Diagnoses = append(res.Diagnoses, model.RuleNames(f.Rules))
 	}
 	return res
 }
