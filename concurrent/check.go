@@ -634,14 +634,8 @@ const (
 )
 
 // workloadRules are the rules a concurrent workload's operations can
-// show broken (posts, messages, QP moves, arming, events); a diagnosis
-// tries no other.
-var workloadRules = []model.RuleID{
-	model.RulePostAtomic, model.RulePostFull, model.RulePostBadWR, model.RulePostOrder, model.RulePostReturn, model.RulePostAnyState, model.RuleSlotFree, model.RuleCreateAttr,
-	model.RuleLimitArm, model.RuleLimitFire, model.RuleLimitOnce, model.RuleLimitAfterFire, model.RuleLimitBound,
-	model.RuleQPTransitions, model.RuleQPFetchStates, model.RuleQPNoFetchStates, model.RuleQPLastWQE,
-	model.RuleFetchFIFO, model.RuleFetchOnce, model.RuleRecvCompletion, model.RuleRecvImm, model.RuleRecvRNR, model.RuleRecvFit, model.RuleUDGRH,
-}
+// show broken (model.WorkloadRules); a diagnosis tries no other.
+var workloadRules = model.WorkloadRules
 
 func cmpDur(a, b time.Duration) int {
 	switch {

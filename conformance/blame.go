@@ -28,7 +28,7 @@ type failing struct {
 // rule it had not before.
 func (c *checker) settle(fs []*failing) bool {
 	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
-	key := func(set []string) string { return strings.Join(set, "+") }
+	key := func(set []model.RuleID) string { return strings.Join(model.RuleNames(set), "+") }
 	var pending []*failing
 	added := false
 	for _, f := range fs {
@@ -63,9 +63,9 @@ func (c *checker) settle(fs []*failing) bool {
 		sets := map[string][]model.RuleID{}
 		for _, f := range pending {
 			for i, set := range f.diag.Explains() {
-				count[key(model.RuleNames(set))]++
-				pref[key(model.RuleNames(set))] += i
-				sets[key(model.RuleNames(set))] = set
+				count[key(set)]++
+				pref[key(set)] += i
+				sets[key(set)] = set
 			}
 		}
 		if len(count) == 0 {
@@ -91,7 +91,7 @@ func (c *checker) settle(fs []*failing) bool {
 		set := sets[best]
 		still = nil
 		for _, f := range pending {
-			if !slices.ContainsFunc(f.diag.Explains(), func(s []string) bool { return key(s) == best }) {
+			if !slices.ContainsFunc(f.diag.Explains(), func(s []model.RuleID) bool { return key(s) == best }) {
 				still = append(still, f)
 				continue
 			}

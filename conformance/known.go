@@ -47,13 +47,14 @@ func ParseKnown(r io.Reader, name string) (Known, error) {
 		}
 		id, why, _ := strings.Cut(line, "#")
 		id, why = strings.TrimSpace(id), strings.TrimSpace(why)
-		if _, ok := model.RuleByID(id); !ok {
+		rule, err := model.ParseRuleID(id)
+		if err != nil {
 			return nil, fmt.Errorf("-known %s line %d: %q is not a rule ID (see srqconform rules); want \"RULE-ID # why\"", name, n, id)
 		}
 		if why == "" {
 			return nil, fmt.Errorf("-known %s line %d: rule %s has no reason; want \"RULE-ID # why\"", name, n, id)
 		}
-		k[id] = why
+		k[rule] = why
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("-known %s: %w", name, err)
@@ -64,11 +65,11 @@ func ParseKnown(r io.Reader, name string) (Known, error) {
 // Unknown returns the failing rules of rep that k does not list, in the
 // order the report gives them, and says on w which known findings failed
 // and which did not.
-func (k Known) Unknown(rep *Report, w io.Writer) []string {
-	var failing, unknown []string
+func (k Known) Unknown(rep *Report, w io.Writer) []model.RuleID {
+	var failing, unknown []model.RuleID
 	for _, f := range rep.Failures {
 		if !slices.Contains(failing, f.Rule) {
-			failing = append(failing, f.Rule.String())
+			failing = append(failing, f.Rule)
 		}
 	}
 	for _, r := range failing {

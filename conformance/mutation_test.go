@@ -122,7 +122,7 @@ func TestMutantsAreCaughtWithinTheDefaultBudget(t *testing.T) {
 			return false, rep.Elapsed
 		}
 		for _, r := range rep.Failures[0].Rules {
-			if !slices.Contains(m.Breaks(), r) {
+			if !slices.Contains(m.Breaks(), r.String()) {
 				t.Logf("mutant %s, seed %d: blamed %v, breaks %v", m.Name, seed, rep.Failures[0].Rules, m.Breaks())
 				return false, rep.Elapsed
 			}
@@ -198,7 +198,7 @@ func TestEveryMutantIsBlamedExactly(t *testing.T) {
 				rep := check(t, emu.New(m.Name), model.Documented(), 100, seed)
 				require.False(t, rep.Conformant(), "mutant %s (%s) was not caught with seed %d", m.Name, m.Description, seed)
 				want := slices.Sorted(slices.Values(m.Breaks()))
-				got := failing(rep)
+				got := model.RuleNames(failing(rep))
 				runs++
 				if slices.Equal(want, got) {
 					exact++

@@ -150,13 +150,10 @@ func checkPeerTable(text string, scenarios []Scenario, ruleExists func(string) b
 	if len(t.rows) == 0 {
 		errs = append(errs, fmt.Errorf("no peer table rows found"))
 	}
-	type key struct {
-		rule model.RuleID
-		name string
-	}
+	type key struct{ rule, name string }
 	known := map[key]bool{}
 	for _, s := range scenarios {
-		known[key{s.Rule, s.Name}] = true
+		known[key{s.Rule.String(), s.Name}] = true
 	}
 	tests := map[string]int{}
 	for _, r := range t.rows {
@@ -209,7 +206,7 @@ func checkPeerTable(text string, scenarios []Scenario, ruleExists func(string) b
 		if byAnchor[s.Anchor] == nil {
 			byAnchor[s.Anchor] = map[key]bool{}
 		}
-		byAnchor[s.Anchor][key{s.Rule, s.Name}] = true
+		byAnchor[s.Anchor][key{s.Rule.String(), s.Name}] = true
 	}
 	seen := map[string]bool{}
 	for _, a := range t.anchors {

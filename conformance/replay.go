@@ -74,7 +74,7 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 		return nil, nil, err
 	}
 	if rf.Rule != 0 {
-		if _, ok := model.RuleByID(rf.Rule.String()); !ok {
+		if !rf.Rule.Valid() {
 			return nil, nil, fmt.Errorf("replay file: rule %q is not in the catalogue (srqconform rules lists it)", rf.Rule)
 		}
 	}
@@ -82,7 +82,7 @@ func ReadReplay(r io.Reader) (*ReplayFile, []model.Op, error) {
 		return nil, nil, fmt.Errorf("replay file: config has Port %d and GIDIndex %d, want 0 or more (Port 0: port 1)", rf.Config.Port, rf.Config.GIDIndex)
 	}
 	for _, r := range rf.Relaxed {
-		if _, ok := model.RuleByID(r.String()); !ok {
+		if !r.Valid() {
 			return nil, nil, fmt.Errorf("replay file: relaxed rule %q is not in the catalogue", r)
 		}
 	}

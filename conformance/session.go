@@ -222,7 +222,7 @@ const evidenceWRID = 0xe0e0_0000_0000_0000
 // run executes f in a fresh session and always releases the driver's SRQ.
 // It returns the trace, the reason a scenario skipped, and the model's
 // coverage of the steps that agreed.
-func run(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor, f func(*session)) (tr Trace, skip string, reached map[string]int) {
+func run(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor, f func(*session)) (tr Trace, skip string, reached map[model.RuleID]int) {
 	tr, skip, reached, _ = runCounting(ctx, p, relaxed, x, f)
 	return
 }

@@ -47,15 +47,23 @@ func (d Diagnosis) Explains() [][]RuleID {
 // found the queue full; a capacity one short needs only the post. The
 // rules whose relaxation admits a departure of many shapes (a WR left out
 // of the queue, fetched out of order, or fetched twice) come late. The rules not listed follow, in catalogue order.
-var Specificity = []RuleID{
-	RuleSlotFree, RulePostCheckOrder, RulePostNoKeyCheck, RulePostAnyState, RuleCreateLimit,
-	RuleResizeBelowLimit, RuleResizeBelowCount, RuleResizeBounds, RuleResizeCapacity, RuleModifyOnlyMasked, RuleResizeOptional,
-	RuleLimitAfterFire, RuleLimitOnce, RuleLimitDisarm, RuleLimitFire, RuleQueryLimit, RuleLimitArm, RuleLimitBound,
-	RuleQueryAttr, RuleCreateAttr,
-	RulePostFull, RulePostSGE, RulePostBadWR, RulePostReturn, RulePostQPRQ,
-	RuleQPFlushInProgress, RuleQPBeforeRTR, RuleQPFetchStates, RuleQPNoFetchStates, RuleSRQErrNoFetch, RuleRecvRNR,
-	RuleFetchOpcodes, RuleRecvWriteImm, RuleRecvNumSGE0, RuleSGELen0, RuleUDGRH, RuleRecvFit, RuleRecvBadKey, RuleRecvTooLarge,
-	RulePostOrder, RulePostCopy, RuleFetchFIFO, RuleFetchOnce, RulePostAtomic, RuleRecvImm, RuleQPLastWQE, RuleSRQErrEvent, RuleQPTransitions, RuleRecvCompletion,
+// It is derived from each rule's Facts.Rank.
+var Specificity = ranked()
+
+// ranked lists the rules that have a Rank, by rank.
+func ranked() []RuleID {
+	var rs []Rule
+	for _, r := range catalogue {
+		if r.Rank > 0 {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortStableFunc(rs, func(a, b Rule) int { return a.Rank - b.Rank })
+	ids := make([]RuleID, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // Generic lists the catch-all rules: their relaxation admits a departure in
@@ -79,8 +87,13 @@ func genericIn(rules []RuleID) int {
 
 // ConcurrentOnly lists the rules only concurrent calls can break (package
 // concurrent checks them): a sequential trace is never diagnosed with one
-// unless asked for by name.
-var ConcurrentOnly = []RuleID{RulePostAtomic}
+// unless asked for by name. It is derived from Facts.ConcurrentOnly.
+var ConcurrentOnly = rulesWhere(func(f Facts) bool { return f.ConcurrentOnly })
+
+// WorkloadRules are the rules a concurrent workload's operations can show
+// broken (posts, messages, QP moves, arming, events), in catalogue order;
+// derived from Facts.Workload.
+var WorkloadRules = rulesWhere(func(f Facts) bool { return f.Workload })
 
 // Rank is a rule's place in the tie-break order: its place in Specificity,
 // then catalogue order.

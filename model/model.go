@@ -62,7 +62,7 @@ func NewRelaxed(p Profile, c Caps, relaxed []RuleID) (*Model, error) {
 	}
 	set := relaxSet{}
 	for _, id := range relaxed {
-		if _, ok := RuleByID(id.String()); !ok {
+		if !id.Valid() {
 			return nil, fmt.Errorf("model: relax rule %q: no such rule in the catalogue", id)
 		}
 		set[id] = true

@@ -130,39 +130,17 @@ func (m *machine) excuse(rule RuleID) bool {
 // it departs from the profile on that field. Relaxing the rule opens the
 // field; a behaviour set held to a profile it departs from fails exactly
 // the owners of the fields where it departs.
-var FieldOwner = map[string]RuleID{
-	"PostErrno":        RulePostReturn,
-	"CheckOrder":       RulePostCheckOrder,
-	"SGELimit":         RulePostSGE,
-	"ZeroSGE":          RulePostSGE,
-	"NegativeSGE":      RulePostSGE,
-	"CapacityReport":   RuleCreateAttr,
-	"Capacity":         RulePostFull,
-	"Query":            RuleQueryAttr,
-	"SlotFree":         RuleSlotFree,
-	"LimitAtCreate":    RuleCreateLimit,
-	"LimitBound":       RuleLimitBound,
-	"ArmBelow":         RuleLimitFire,
-	"LimitAfterFire":   RuleLimitAfterFire,
-	"ZeroLength":       RuleSGELen0,
-	"BeforeRTR":        RuleQPBeforeRTR,
-	"OversizeRCStatus": RuleRecvTooLarge,
-	"OversizeRCQP":     RuleRecvTooLarge,
-	"OversizeUDStatus": RuleRecvTooLarge,
-	"OversizeUDQP":     RuleRecvTooLarge,
-	"KeyCheck":         RuleRecvBadKey,
-	"KeyErrorStatus":   RuleRecvBadKey,
-	"KeyErrorRCQP":     RuleRecvBadKey,
-	"KeyErrorUDQP":     RuleRecvBadKey,
-	"Resize":           RuleResizeOptional,
-	"ResizeBelowLimit": RuleResizeBelowLimit,
-	"PostRecvBadWR":    RulePostQPRQ,
-	"QPRecvCaps":       RuleQPSRQCaps,
-	"EmptySRQRC":       RuleRecvRNR,
-	"LastWQE":          RuleQPLastWQE,
-	"LastWQERepeat":    RuleQPLastWQE,
-	"FlushInProgress":  RuleQPFlushInProgress,
-	"ErrorEvent":       RuleQPErrorEvent,
+// It is derived from each rule's Facts.Owns.
+var FieldOwner = fieldOwners()
+
+func fieldOwners() map[string]RuleID {
+	own := map[string]RuleID{}
+	for _, r := range catalogue {
+		for _, f := range r.Owns {
+			own[f] = r.ID
+		}
+	}
+	return own
 }
 
 // relaxFields opens, in p, every profile field the rules own to each of

@@ -353,7 +353,7 @@ func finalStatus(rep *conformance.Report, outs outputs, deviatingSeeds []uint64,
 		fmt.Fprintf(stderr, "srqconform: harness error, partial report written to %s: %s%s\n", outs.where(), rep.Error, earlier)
 		return exitHarness
 	}
-	var unknown []string
+	var unknown []model.RuleID
 	if known != nil {
 		unknown = known.Unknown(rep, stderr)
 	}
@@ -563,7 +563,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "srqconform: interrupted: the replay stopped after %d of %d steps\n", len(tr.Steps), len(ops))
 		return exitInterrupted
 	case tr.Deviation != nil:
-		rule := tr.Deviation.Rule
+		rule := tr.Deviation.Rule.String()
 		if d := tr.Diagnosis; d != nil && len(d.Rules) > 0 {
 			rule = strings.Join(model.RuleNames(d.Rules), " and ")
 			// The run that wrote the file saw more of the device: where
@@ -571,7 +571,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			// say so in its terms.
 			for _, set := range d.Explains() {
 				if len(set) == 1 && set[0] == rf.Rule {
-					rule = rf.Rule
+					rule = rf.Rule.String()
 				}
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/srqconform/srqconform/concurrent"
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/corpus"
+	"github.com/srqconform/srqconform/model"
 	"github.com/srqconform/srqconform/qemuvm"
 )
 
@@ -247,7 +248,9 @@ func (f *corpusFlags) known(p corpusRun, dir string) (conformance.Known, error) 
 		}
 		return nil, err
 	}
-	delete(k, p.entry.Expected)
+	if r, err := model.ParseRuleID(p.entry.Expected); err == nil {
+		delete(k, r)
+	}
 	var b strings.Builder
 	for rule, why := range k {
 		fmt.Fprintf(&b, "%s # %s\n", rule, why)

@@ -100,10 +100,11 @@ func parseRules(s string) ([]model.RuleID, error) {
 		if id == "" {
 			return nil, fmt.Errorf("-rules %q: rule ID %d is empty; want comma-separated rule IDs (see srqconform rules)", s, i+1)
 		}
-		if _, ok := model.RuleByID(id); !ok {
+		rule, err := model.ParseRuleID(id)
+		if err != nil {
 			return nil, fmt.Errorf("unknown rule %q in -rules (see srqconform rules)", id)
 		}
-		ids = append(ids, id)
+		ids = append(ids, rule)
 	}
 	return ids, nil
 }

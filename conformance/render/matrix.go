@@ -161,7 +161,7 @@ func ruleIDs(reps []*conformance.Report) []model.RuleID {
 	var extra []model.RuleID
 	for _, r := range reps {
 		for _, rr := range r.Rules {
-			if _, ok := model.RuleByID(rr.Rule.ID.String()); !ok && !held[rr.Rule.ID] {
+			if !rr.Rule.ID.Valid() && !held[rr.Rule.ID] {
 				extra = append(extra, rr.Rule.ID)
 			}
 			held[rr.Rule.ID] = true
