@@ -184,8 +184,9 @@ func addTree(ctx context.Context, t *tree, dst, src string) error {
 
 // buildInitramfs assembles the guest image into initrd and returns the
 // module load order.
-// siwKO is the siw module for provider siw, "" for rxe.
-func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO, nonce, work, initrd string) ([]string, error) {
+// siwKO is the siw module for provider siw, "" for rxe; user is the
+// rdma-core put in place of the host's (nil: the host's).
+func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO string, user *Userspace, nonce, work, initrd string) ([]string, error) {
 	busybox, err := findBusybox(opts.Busybox)
 	if err != nil {
 		return nil, err
@@ -255,6 +256,11 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, siwKO
 			if err := addWithLibs(ctx, t, l); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if user != nil && user.Root != "" {
+		if err := user.addUserspace(t, opts.Program, prov); err != nil {
+			return nil, err
 		}
 	}
 	// Minimal account databases for programs that look up the user.

@@ -67,6 +67,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	htmlDir := fs.String("html", "", "with -concurrent: write porcupine's visualisation of each violation to this directory on the host")
 	checkTimeout := fs.Duration("check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
 	stress := fs.Int("stress", 0, "keep this many busy processes on the host while the guest runs, as on a busy CI runner (stopped at the end and on Ctrl-C)")
+	rdmaCore := fs.String("rdma-core", "", "rdma-core in the guest: suite (the default with -kernel: libibverbs, providers, librdmacm and glibc of the kernel's own Debian suite, downloaded and cached) or host (the host's; the default with -image)")
+	var rdmaPatches patchFiles
+	fs.Var(&rdmaPatches, "rdma-core-patch", "rebuild the provider library (and libibverbs or librdmacm if the patch touches them) from the suite's rdma-core source with this patch applied, in a chroot of the suite (root and mmdebstrap the first time; cached by the patches' hashes); repeatable, applied in order")
 	reduce := fs.Duration("reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
 	if ok, code := fs.parse(args); !ok {
 		return code
@@ -127,6 +130,12 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if !slices.Contains(qemuvm.Accels(), *accel) {
 		return fail(stderr, "unknown accelerator %q for -accel: want one of %s", *accel, strings.Join(qemuvm.Accels(), ", "))
 	}
+	if *rdmaCore != "" && !slices.Contains(qemuvm.RDMACores(), *rdmaCore) {
+		return fail(stderr, "unknown rdma-core %q for -rdma-core: want one of %s", *rdmaCore, strings.Join(qemuvm.RDMACores(), ", "))
+	}
+	if *rdmaCore == qemuvm.RDMACoreHost && len(rdmaPatches) > 0 {
+		return fail(stderr, "-rdma-core-patch with -rdma-core host: patches apply to the suite's rdma-core source; leave -rdma-core out")
+	}
 	k := qemuvm.SuiteKernel(*kernel)
 	suite := *kernel
 	if *image != "" || *modules != "" {
@@ -139,6 +148,9 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		k, suite = qemuvm.CustomKernel(*image, *modules), "custom"
+		if *rdmaCore == qemuvm.RDMACoreSuite || len(rdmaPatches) > 0 {
+			return fail(stderr, "-rdma-core suite or -rdma-core-patch with -image: a custom kernel has no Debian suite; leave them out or give -rdma-core host")
+		}
 	} else if !slices.Contains(qemuvm.Suites(), *kernel) {
 		return fail(stderr, "unknown kernel suite %q: want one of %s, or -image and -modules", *kernel, strings.Join(qemuvm.Suites(), ", "))
 	}
@@ -190,15 +202,17 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		guestArgs = append(guestArgs, "-known", "/known.txt")
 	}
 	opts := qemuvm.Options{
-		Kernel:     k,
-		Program:    prog,
-		Provider:   *provider,
-		Args:       guestArgs,
-		ExtraFiles: extra,
-		Timeout:    *timeout,
-		Accel:      *accel,
-		CacheDir:   *cache,
-		Stress:     *stress,
+		Kernel:          k,
+		Program:         prog,
+		Provider:        *provider,
+		Args:            guestArgs,
+		ExtraFiles:      extra,
+		Timeout:         *timeout,
+		Accel:           *accel,
+		CacheDir:        *cache,
+		Stress:          *stress,
+		RDMACore:        *rdmaCore,
+		RDMACorePatches: rdmaPatches,
 	}
 	if *verbose {
 		opts.Log, opts.Console = stderr, stderr
@@ -263,9 +277,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 	if rep.Device.Kernel == "" {
 		rep.Device.Kernel = res.KernelRelease
 	}
-	if res.RDMACoreVersion != "" {
-		rep.Device.RDMACore = res.RDMACoreVersion
-	}
+	rep.Device.RDMACore = guestRDMACore(res.RDMACoreVersion, rep.Device.RDMACore)
 	if len(res.Stderr) > 0 && *runs > 1 {
 		stderr.Write(res.Stderr) // the per-run lines
 	}
