@@ -271,6 +271,13 @@ func (u *Userspace) addUserspace(t *tree, prog, provider string) error {
 	if err != nil {
 		return err
 	}
+	// The host's provider under another ABI suffix (rdmav34 beside sid's
+	// rdmav65) would never be loaded: leave it out.
+	for k := range t.entries {
+		if path.Dir(k) == "usr/lib/x86_64-linux-gnu/libibverbs" && !slices.Contains(replaced, "/"+k) {
+			delete(t.entries, k)
+		}
+	}
 	var missing []string
 	for _, want := range rdmaCoreGuestFiles(provider, providerLib) {
 		if !slices.Contains(replaced, "/"+clean(want)) {

@@ -30,6 +30,10 @@ type RDMACoreBuild struct {
 	// SHA-256 sums, in the order applied.
 	PatchNames  []string `json:"patch_names"`
 	PatchHashes []string `json:"patch_hashes"`
+	// Debian says Debian's changes (debian/patches) were applied
+	// under the patches; false when the mirror had only the upstream
+	// tarball.
+	Debian bool `json:"debian"`
 	// Targets are the ninja targets built (providers/siw/all, ...).
 	Targets []string `json:"targets"`
 	// Libraries are the rebuilt files, as guest paths.
@@ -66,10 +70,10 @@ func (e *RDMACorePatchError) Error() string {
 
 // rdmaCoreChrootPackages are what configuring and building rdma-core's
 // libraries needs in the suite's chroot (a subset of its
-// Build-Depends, without pandoc, cython and systemd), plus dpkg-dev and
-// patch to unpack the source and apply the patches.
-var rdmaCoreChrootPackages = []string{"gcc", "cmake", "ninja-build", "pkgconf", "python3",
-	"libnl-3-dev", "libnl-route-3-dev", "libudev-dev", "dpkg-dev", "patch", "xz-utils"}
+// Build-Depends, without pandoc, cython and systemd), plus patch and
+// xz-utils to unpack the source and apply the patches.
+var rdmaCoreChrootPackages = []string{"gcc", "libc6-dev", "cmake", "ninja-build", "pkgconf", "python3",
+	"libnl-3-dev", "libnl-route-3-dev", "libudev-dev", "patch", "xz-utils"}
 
 // PatchedUserspace returns base, a suite's rdma-core, with the provider
 // library (and libibverbs or librdmacm, when a patch touches them)
@@ -231,11 +235,22 @@ func rdmaCoreSource(ctx context.Context, a *aptState) (string, string, error) {
 		return "", "", fmt.Errorf("vm: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	args := a.args("source", "--download-only", "rdma-core="+version)
+	// The upstream tarball, then Debian's changes (debian/patches), each
+	// checked by apt against the Sources index. The mirror may lack the
+	// .dsc and the Debian tarball (seen for trixie's 56.1-1 and sid's
+	// 65.0-1.1 in November 2026): then the build is of the upstream
+	// source alone, and build.json says so.
+	args := a.args("source", "--download-only", "--tar-only", "rdma-core="+version)
 	cmd := exec.CommandContext(ctx, "apt-get", args...)
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("vm: download of the rdma-core %s source failed: apt-get %s: %v; output:\n%s", version, strings.Join(args, " "), err, tail(string(out), 10))
+	}
+	args = a.args("source", "--download-only", "--diff-only", "rdma-core="+version)
+	cmd = exec.CommandContext(ctx, "apt-get", args...)
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		a.opts.logf("vm: rdma-core %s: Debian's changes could not be downloaded, building the upstream source alone: apt-get %s: %v; output:\n%s", version, strings.Join(args, " "), err, tail(string(out), 4))
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
 		return "", "", fmt.Errorf("vm: %w", err)
@@ -274,9 +289,10 @@ func (a *aptState) showSource(ctx context.Context, pkg string) (map[string]strin
 }
 
 // rdmaCoreChroot returns a chroot of suite with rdmaCoreChrootPackages,
-// made once and cached.
+// made once and cached (under a name that changes with the list).
 func rdmaCoreChroot(ctx context.Context, opts Options, a *aptState, suite, cache string) (string, error) {
-	dir := filepath.Join(cache, "rdma-core-chroot", suite)
+	sum := sha256.Sum256([]byte(strings.Join(rdmaCoreChrootPackages, ",")))
+	dir := filepath.Join(cache, "rdma-core-chroot", suite+"-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
 		return dir, nil
 	}
@@ -322,7 +338,17 @@ const rdmaCoreBuildScript = `set -e
 cd "$1"
 shift
 echo "@@stage unpack"
-dpkg-source --no-check -x src/*.dsc tree >/dev/null
+mkdir tree
+tar -xf src/*.orig.tar.* -C tree --strip-components=1
+if ls src/*.debian.tar.* >/dev/null 2>&1; then
+  tar -xf src/*.debian.tar.* -C tree
+  if [ -f tree/debian/patches/series ]; then
+    for p in $(grep -v '^#' tree/debian/patches/series); do
+      patch -d tree -p1 --batch --quiet < "tree/debian/patches/$p"
+    done
+  fi
+  echo "@@debian-patches applied"
+fi
 for p in patches/*; do
   [ -e "$p" ] || continue
   echo "@@stage apply $p"
@@ -383,6 +409,7 @@ func buildRDMACore(ctx context.Context, opts Options, a *aptState, b *RDMACoreBu
 		}
 		return buildFailure(string(out), b, patches)
 	}
+	b.Debian = strings.Contains(string(out), "\n@@debian-patches applied")
 	b.Libraries = nil
 	root := filepath.Join(work, "install")
 	built, _ := filepath.Glob(filepath.Join(work, "out", "lib", "*.so*"))
@@ -533,14 +560,19 @@ func firstCompilerError(out string) string {
 	return tail(strings.TrimSpace(out), 8)
 }
 
-// firstCMakeError returns cmake's first "CMake Error" with the lines
-// after it.
+// firstCMakeError returns cmake's first "CMake Error" with the
+// non-blank lines after it (five in all).
 func firstCMakeError(out string) string {
 	lines := strings.Split(out, "\n")
 	for i, line := range lines {
 		if strings.HasPrefix(line, "CMake Error") {
-			end := min(i+4, len(lines))
-			return strings.Join(lines[i:end], "\n")
+			var keep []string
+			for _, l := range lines[i:] {
+				if strings.TrimSpace(l) != "" && len(keep) < 5 {
+					keep = append(keep, l)
+				}
+			}
+			return strings.Join(keep, "\n")
 		}
 	}
 	return tail(strings.TrimSpace(out), 8)
