@@ -161,3 +161,46 @@ func TestRDMACoreDefault(t *testing.T) {
 		t.Errorf("guestUserspace(suite, custom kernel) = %v; want an error saying it has no suite", err)
 	}
 }
+
+// TestAddUserspaceLeavesOutTheHostsProvider: the guest gets the suite's
+// provider under its ABI suffix (sid's rdmav65) and not the host's
+// (rdmav34), which the suite's libibverbs would never load.
+func TestAddUserspaceLeavesOutTheHostsProvider(t *testing.T) {
+	prog := firstExisting([]string{"/usr/bin/ibv_devinfo"})
+	verbs := inRoot("/", "/usr/lib/x86_64-linux-gnu/libibverbs.so.1")
+	if prog == "" || verbs == "" {
+		t.Skip("needs ibverbs-utils' ibv_devinfo and libibverbs1 on the host")
+	}
+	data, err := os.ReadFile(verbs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav65.so": "suite rxe",
+		"etc/libibverbs.d/rxe.driver":                           "driver rxe\n",
+	})
+	if err := os.WriteFile(filepath.Join(root, "usr/lib/x86_64-linux-gnu/libibverbs.so.1"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTree()
+	for p, e := range map[string]*entry{
+		"/usr/lib/x86_64-linux-gnu/libibverbs.so.1":              {kind: kindFile, data: []byte("host ibverbs")},
+		"/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so": {kind: kindFile, data: []byte("host rxe")},
+		"/etc/libibverbs.d/rxe.driver":                           {kind: kindFile, data: []byte("host driver")},
+	} {
+		if err := tr.put(p, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := &Userspace{Source: RDMACoreSuite, Suite: "sid", RDMACoreVersion: "65.0-1.1", Root: root}
+	if err := u.addUserspace(tr, prog, "rxe"); err != nil {
+		t.Fatalf("addUserspace: %v", err)
+	}
+	if tr.has("/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so") {
+		t.Error("the guest still holds the host's librxe-rdmav34.so")
+	}
+	if e := tr.entries["usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav65.so"]; e == nil || !strings.HasPrefix(e.hostPath, root) {
+		t.Errorf("the guest's librxe-rdmav65.so is %+v; want the suite's", e)
+	}
+}
