@@ -236,10 +236,10 @@ func rdmaCoreSource(ctx context.Context, a *aptState) (string, string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	// The upstream tarball, then Debian's changes (debian/patches), each
-	// checked by apt against the Sources index. The mirror may lack the
-	// .dsc and the Debian tarball (seen for trixie's 56.1-1 and sid's
-	// 65.0-1.1 in November 2026): then the build is of the upstream
-	// source alone, and build.json says so.
+	// checked by apt against the Sources index; not the .dsc, which the
+	// mirror lacked for trixie's 56.1-1 and sid's 65.0-1.1 in November
+	// 2026. It lacked sid's Debian tarball too: then the build is of the
+	// upstream source alone, and build.json says so.
 	args := a.args("source", "--download-only", "--tar-only", "rdma-core="+version)
 	cmd := exec.CommandContext(ctx, "apt-get", args...)
 	cmd.Dir = tmp
