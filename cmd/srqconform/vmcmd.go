@@ -260,7 +260,7 @@ func cmdVM(args []string, stdout, stderr io.Writer) int {
 		}
 		stdout.Write(res.Output)
 		stderr.Write(res.Stderr)
-		fmt.Fprintf(stderr, "vm: kernel %s, %s, replay exit %d\n", res.KernelRelease, accelSummary(res), res.ExitCode)
+		fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, replay exit %d\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.ExitCode)
 		return res.ExitCode
 	}
 	res, err := qemuvm.Run(ctx, opts)
