@@ -185,8 +185,9 @@ func addTree(ctx context.Context, t *tree, dst, src string) error {
 // buildInitramfs assembles the guest image into initrd and returns the
 // module load order.
 // replace maps module names to host files loaded instead of the
-// kernel's own (siw, which Debian does not build, or a patched module).
-func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, replace map[string]string, nonce, work, initrd string) ([]string, error) {
+// kernel's own (siw, which Debian does not build, or a patched module);
+// user is the rdma-core put in place of the host's (nil: the host's).
+func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, replace map[string]string, user *Userspace, nonce, work, initrd string) ([]string, error) {
 	busybox, err := findBusybox(opts.Busybox)
 	if err != nil {
 		return nil, err
@@ -258,6 +259,11 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, repla
 			if err := addWithLibs(ctx, t, l); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if user != nil && user.Root != "" {
+		if err := user.addUserspace(t, opts.Program, prov); err != nil {
+			return nil, err
 		}
 	}
 	// Minimal account databases for programs that look up the user.

@@ -130,15 +130,7 @@ func PrepareKernel(ctx context.Context, opts Options) (*PreparedKernel, error) {
 	root := filepath.Join(cache, "kernels", safeName(pkgs[0].name+"_"+pkgs[0].version))
 	if _, err := os.Stat(filepath.Join(root, ".complete")); err != nil {
 		opts.logf("vm: fetching %s", strings.Join(pk.Packages, " "))
-		var debs []string
-		for _, p := range pkgs {
-			deb, err := a.download(ctx, filepath.Join(cache, "debs"), p)
-			if err != nil {
-				return nil, err
-			}
-			debs = append(debs, deb)
-		}
-		if err := unpackDebs(ctx, debs, root); err != nil {
+		if err := a.fetchInto(ctx, filepath.Join(cache, "debs"), pkgs, root); err != nil {
 			return nil, err
 		}
 	}
@@ -180,6 +172,8 @@ type debPkg struct{ name, version string }
 type aptState struct {
 	dir  string
 	opts Options
+	// debSrc adds deb-src lines beside the deb lines (apt-get source).
+	debSrc bool
 }
 
 func (a *aptState) args(extra ...string) []string {
@@ -217,6 +211,9 @@ func (a *aptState) sourcesList(suite string) string {
 			uri = sec
 		}
 		fmt.Fprintf(&b, "deb [arch=amd64 signed-by=%s target-=DEP-11,DEP-11-icons,DEP-11-icons-small,DEP-11-icons-hidpi,CNF] %s %s main\n", keyring, uri, s.suite)
+		if a.debSrc {
+			fmt.Fprintf(&b, "deb-src [signed-by=%s] %s %s main\n", keyring, uri, s.suite)
+		}
 	}
 	return b.String()
 }

@@ -63,6 +63,17 @@ type Options struct {
 	// CPUs and MemoryMB size the guest; 2 and 1024 by default.
 	CPUs     int
 	MemoryMB int
+	// RDMACore is where the guest's libibverbs, provider and librdmacm
+	// come from: RDMACoreSuite (the default for a suite kernel: the
+	// kernel's own suite's rdma-core and glibc) or RDMACoreHost (the
+	// default for a custom kernel: the host's); see RDMACores.
+	RDMACore string
+	// RDMACorePatches are patch files for the suite's rdma-core source,
+	// applied in order: the provider library (and libibverbs or
+	// librdmacm, when a patch touches them) is rebuilt with them and
+	// put in place of the suite's (PatchedUserspace). Needs RDMACore
+	// "suite".
+	RDMACorePatches []string
 	// Stress is how many busy processes load the host while the guest
 	// runs (StartHostLoad): a way to see how the suite fares on a busy
 	// CI runner. They are started after the kernel and initramfs are
@@ -108,12 +119,15 @@ type Result struct {
 	Output []byte
 	// Stderr is the program's stderr (also visible in SerialLog).
 	Stderr []byte
-	// RDMACoreVersion is the Debian version of the host's
-	// ibverbs-providers (the rdma-core provider copied into the guest),
-	// LibibverbsVersion that of libibverbs1; "unknown" when dpkg-query
-	// cannot tell.
+	// RDMACoreVersion names the rdma-core the guest ran, as
+	// Userspace.String does: the Debian version of its ibverbs-providers
+	// and where it came from ("56.1-1 (trixie)", "44.0-2 (host)");
+	// LibibverbsVersion is the version of its libibverbs1. A host
+	// version is "unknown" when dpkg-query cannot tell.
 	RDMACoreVersion   string
 	LibibverbsVersion string
+	// Userspace describes the guest's rdma-core in full.
+	Userspace *Userspace
 	// Modules lists the kernel modules loaded, in order; InsmodFailed
 	// those whose insmod failed.
 	Modules      []string
@@ -229,6 +243,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := checkAccel(opts.Accel); err != nil {
 		return nil, err
 	}
+	if !slices.Contains(RDMACores(), opts.rdmaCore()) {
+		return nil, fmt.Errorf("vm: Options.RDMACore is %q; expected one of %s", opts.RDMACore, strings.Join(RDMACores(), ", "))
+	}
 	if !slices.Contains(Providers(), opts.provider()) {
 		return nil, fmt.Errorf("vm: Options.Provider is %q; expected one of %s", opts.Provider, strings.Join(Providers(), ", "))
 	}
@@ -272,13 +289,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	initrd := filepath.Join(work, "initrd.gz")
-	modules, err := buildInitramfs(ctx, opts, pk, replace, nonce, work, initrd)
+	user, err := guestUserspace(ctx, opts, pk)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: pk, Modules: modules, Siw: siw, Patched: patched}
-	res.RDMACoreVersion = dpkgVersion(ctx, "ibverbs-providers")
-	res.LibibverbsVersion = dpkgVersion(ctx, "libibverbs1")
+	modules, err := buildInitramfs(ctx, opts, pk, replace, user, nonce, work, initrd)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kernel: pk, Modules: modules, Siw: siw, Patched: patched, Userspace: user}
+	res.RDMACoreVersion = user.String()
+	res.LibibverbsVersion = user.LibibverbsVersion
 
 	accel, err := chooseAccel(ctx, qemu, opts)
 	if err != nil {

@@ -296,6 +296,10 @@ func handBadInputs(f map[string]string) []badInput {
 		{[]string{"vm", "-kernel", "nosuch"}, `unknown kernel suite "nosuch"`},
 		{[]string{"vm", "-profile", "nosuch"}, `unknown profile "nosuch"`},
 		{[]string{"vm", "-duration", "-1s"}, "-duration must not be negative"},
+		{[]string{"vm", "-rdma-core", "distro"}, `unknown rdma-core "distro"`},
+		{[]string{"vm", "-rdma-core-patch", "/nonexistent.patch"}, "patch file: stat /nonexistent.patch"},
+		{[]string{"vm", "-rdma-core", "host", "-rdma-core-patch", f["report.json"]}, "-rdma-core-patch with -rdma-core host"},
+		{[]string{"vm", "-image", f["report.json"], "-modules", dir, "-rdma-core", "suite"}, "a custom kernel has no Debian suite"},
 	}
 }
 

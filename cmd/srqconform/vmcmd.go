@@ -102,16 +102,18 @@ func (c *vmConfig) guestOptions(prog string, stderr io.Writer) qemuvm.Options {
 		guestArgs = append(guestArgs, "-known", "/known.txt")
 	}
 	opts := qemuvm.Options{
-		Kernel:     c.k,
-		Program:    prog,
-		Provider:   c.provider,
-		Args:       guestArgs,
-		ExtraFiles: extra,
-		Timeout:    c.timeout,
-		Accel:      c.accel,
-		CacheDir:   c.cache,
-		Stress:     c.stress,
-		Patches:    c.patches,
+		Kernel:          c.k,
+		Program:         prog,
+		Provider:        c.provider,
+		Args:            guestArgs,
+		ExtraFiles:      extra,
+		Timeout:         c.timeout,
+		Accel:           c.accel,
+		CacheDir:        c.cache,
+		Stress:          c.stress,
+		RDMACore:        c.rdmaCore,
+		RDMACorePatches: c.rdmaPatches,
+		Patches:         c.patches,
 	}
 	if c.verbose {
 		opts.Log, opts.Console = stderr, stderr
@@ -161,7 +163,7 @@ func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, s
 	}
 	stdout.Write(res.Output)
 	stderr.Write(res.Stderr)
-	fmt.Fprintf(stderr, "vm: kernel %s, %s, replay exit %d\n", res.KernelRelease, accelSummary(res), res.ExitCode)
+	fmt.Fprintf(stderr, "vm: kernel %s, rdma-core %s, %s, replay exit %d\n", res.KernelRelease, res.RDMACoreVersion, accelSummary(res), res.ExitCode)
 	return res.ExitCode
 }
 
@@ -178,9 +180,7 @@ func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, st
 	if rep.Device.Kernel == "" {
 		rep.Device.Kernel = res.KernelRelease
 	}
-	if res.RDMACoreVersion != "" {
-		rep.Device.RDMACore = res.RDMACoreVersion
-	}
+	rep.Device.RDMACore = guestRDMACore(res.RDMACoreVersion, rep.Device.RDMACore)
 	rep.Device.Patches = strings.Join(patchNames(res.Patched), ", ")
 	if len(res.Stderr) > 0 && c.runs > 1 {
 		stderr.Write(res.Stderr) // the per-run lines

@@ -49,6 +49,8 @@ type vmFlags struct {
 	stress        int
 	reduce        time.Duration
 	patches       repeated
+	rdmaCore      string
+	rdmaPatches   patchFiles
 }
 
 // repeated is a flag that may be given more than once; it keeps every
@@ -116,6 +118,8 @@ func newVMFlags(stdout, stderr io.Writer) *vmFlags {
 	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
 	fs.IntVar(&f.stress, "stress", 0, "keep this many busy processes on the host while the guest runs, as on a busy CI runner (stopped at the end and on Ctrl-C)")
 	fs.DurationVar(&f.reduce, "reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
+	fs.StringVar(&f.rdmaCore, "rdma-core", "", "rdma-core in the guest: suite (the default with -kernel: libibverbs, providers, librdmacm and glibc of the kernel's own Debian suite, downloaded and cached) or host (the host's; the default with -image)")
+	fs.Var(&f.rdmaPatches, "rdma-core-patch", "rebuild the provider library (and libibverbs or librdmacm if the patch touches them) from the suite's rdma-core source with this patch applied, in a chroot of the suite (root and mmdebstrap the first time; cached by the patches' hashes); repeatable, applied in order")
 	fs.Var(&f.patches, "patch", "rebuild the kernel driver (rdma_rxe.ko with -provider rxe, siw.ko with siw) from the suite's own linux-source with this patch applied, in a chroot of the suite with its compiler, and boot with it; repeatable, applied in order; paths a/rxe_resp.c or a/drivers/infiniband/sw/rxe/rxe_resp.c; the build is cached by kernel, provider and patch hashes")
 	return f
 }
@@ -183,8 +187,17 @@ func (f *vmFlags) check() (*vmConfig, string) {
 	if !slices.Contains(qemuvm.Accels(), f.accel) {
 		return nil, fmt.Sprintf("unknown accelerator %q for -accel: want one of %s", f.accel, strings.Join(qemuvm.Accels(), ", "))
 	}
+	if f.rdmaCore != "" && !slices.Contains(qemuvm.RDMACores(), f.rdmaCore) {
+		return nil, fmt.Sprintf("unknown rdma-core %q for -rdma-core: want one of %s", f.rdmaCore, strings.Join(qemuvm.RDMACores(), ", "))
+	}
+	if f.rdmaCore == qemuvm.RDMACoreHost && len(f.rdmaPatches) > 0 {
+		return nil, "-rdma-core-patch with -rdma-core host: patches apply to the suite's rdma-core source; leave -rdma-core out"
+	}
 	if msg := c.chooseKernel(); msg != "" {
 		return nil, msg
+	}
+	if c.suite == "custom" && (f.rdmaCore == qemuvm.RDMACoreSuite || len(f.rdmaPatches) > 0) {
+		return nil, "-rdma-core suite or -rdma-core-patch with -image: a custom kernel has no Debian suite; leave them out or give -rdma-core host"
 	}
 	if msg := c.readPatches(); msg != "" {
 		return nil, msg
