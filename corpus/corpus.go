@@ -33,7 +33,8 @@ type Entry struct {
 	// ID names the entry: provider, upstream id, a few words.
 	ID string `json:"id"`
 	// Kind is "kernel" (a patch to the kernel driver, run with vm
-	// -patch) or "provider" (a patch to rdma-core's provider).
+	// -patch) or "provider" (a patch to rdma-core's provider, run with vm
+	// -rdma-core-patch).
 	Kind     string `json:"kind"`
 	Provider string `json:"provider"`
 	// Upstream is the commit that fixed (or, for a regression, that

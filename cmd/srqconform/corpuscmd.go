@@ -185,7 +185,8 @@ func (f *corpusFlags) plan(ix *corpus.Index) ([]corpusRun, error) {
 	return plan, nil
 }
 
-// runOne runs vm -patch for one entry and kernel and reads its verdict.
+// runOne runs vm -patch (a kernel entry) or vm -rdma-core-patch (a
+// provider entry) for one entry and kernel and reads its verdict.
 func (f *corpusFlags) runOne(ix *corpus.Index, p corpusRun, stderr io.Writer) corpus.Result {
 	r := corpus.Result{Entry: p.entry.ID, Suite: p.suite, Mode: p.entry.Mode, Expected: p.entry.Expected, Skip: p.skip}
 	if p.skip != "" {
@@ -198,7 +199,11 @@ func (f *corpusFlags) runOne(ix *corpus.Index, p corpusRun, stderr io.Writer) co
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "report.json")
-	args := []string{"-kernel", p.suite, "-provider", p.entry.Provider, "-patch", filepath.Join(ix.Dir, p.entry.Patches[p.suite]),
+	patchFlag := "-patch" // a kernel entry: the driver module rebuilt
+	if p.entry.Kind == "provider" {
+		patchFlag = "-rdma-core-patch" // the suite's rdma-core provider rebuilt
+	}
+	args := []string{"-kernel", p.suite, "-provider", p.entry.Provider, patchFlag, filepath.Join(ix.Dir, p.entry.Patches[p.suite]),
 		"-binary", f.binary, "-accel", f.accel, "-timeout", f.timeout.String(), "-seed", strconv.FormatUint(f.seed, 10),
 		"-format", "json", "-o", out}
 	if f.cache != "" {
