@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -40,5 +41,34 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ops)), "ns/replayed-op")
 		})
+	}
+}
+
+// TestReplayAllocatesInProportionToItsLength is bug 7 of issue 20 held by
+// a count, not a clock: the bytes a replay allocates grow in proportion to
+// its length. When every step copied every QP, four times the operations
+// (and QPs) cost about sixteen times the bytes; a ratio under 8 allows
+// for fixed costs and noise in the allocator's accounting.
+func TestReplayAllocatesInProportionToItsLength(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 6,000 operations")
+	}
+	bytes := func(n int) uint64 {
+		ops := replayOps(n)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr, err := Replay(context.Background(), emu.New(), drivers.Config{}, model.Documented(), nil, ops, Options{})
+		runtime.ReadMemStats(&after)
+		if err != nil || tr.Deviation != nil || tr.Err != "" {
+			t.Fatalf("Replay of %d operations: err %v, deviation %v, trace error %q; want a passing trace", len(ops), err, tr.Deviation, tr.Err)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := bytes(1200), bytes(4800)
+	ratio := float64(large) / float64(small)
+	t.Logf("replay of 1,200 operations allocated %d bytes, of 4,800 %d: ratio %.2f", small, large, ratio)
+	if ratio > 8 {
+		t.Errorf("replaying 4 times the operations allocated %.1f times the bytes (%d against %d); want about 4: the replay grows faster than its length", ratio, large, small)
 	}
 }
