@@ -62,14 +62,19 @@ func ParseKnown(r io.Reader, name string) (Known, error) {
 	return k, nil
 }
 
-// Unknown returns the failing rules of rep that k does not list, in the
-// order the report gives them, and says on w which known findings failed
+// Unknown returns the failing rules of rep that k does not list (every
+// rule of each failure's diagnosis, not only the one it is filed under),
+// in the order the report gives them, and says on w which known findings failed
 // and which did not.
 func (k Known) Unknown(rep *Report, w io.Writer) []model.RuleID {
 	var failing, unknown []model.RuleID
 	for _, f := range rep.Failures {
-		if !slices.Contains(failing, f.Rule) {
-			failing = append(failing, f.Rule)
+		// Every rule of the diagnosis counts: a trace blamed on two rules
+		// broke both, and the second may be one the file does not list.
+		for _, r := range append([]model.RuleID{f.Rule}, f.Rules...) {
+			if r != 0 && !slices.Contains(failing, r) {
+				failing = append(failing, r)
+			}
 		}
 	}
 	for _, r := range failing {
