@@ -182,6 +182,42 @@ func addTree(ctx context.Context, t *tree, dst, src string) error {
 	})
 }
 
+// addExtraFiles adds Options.ExtraFiles (guest path -> host file or
+// directory), in guest path order, with the libraries of executables.
+func addExtraFiles(ctx context.Context, t *tree, files map[string]string) error {
+	extra := make([]string, 0, len(files))
+	for g := range files {
+		extra = append(extra, g)
+	}
+	sort.Strings(extra)
+	for _, g := range extra {
+		if !path.IsAbs(g) {
+			return fmt.Errorf("vm: ExtraFiles guest path %q is not absolute", g)
+		}
+		if c := path.Clean(g); c == "/" || c == guestRoot || strings.HasPrefix(c, guestRoot+"/") || c == "/init" {
+			return fmt.Errorf("vm: ExtraFiles guest path %q is reserved (/, /init and %s are the runner's)", g, guestRoot)
+		}
+		if err := addTree(ctx, t, g, files[g]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addUserland adds Options.ExtraFiles and then, when user is a suite's
+// rdma-core, puts it in place of the host's. The order matters: an
+// extra executable's host libibverbs must be replaced too, not clash
+// with the suite's afterwards.
+func addUserland(ctx context.Context, t *tree, opts Options, prov string, user *Userspace) error {
+	if err := addExtraFiles(ctx, t, opts.ExtraFiles); err != nil {
+		return err
+	}
+	if user == nil || user.Root == "" {
+		return nil
+	}
+	return user.addUserspace(t, opts.Program, prov, opts.ExtraFiles)
+}
+
 // buildInitramfs assembles the guest image into initrd and returns the
 // module load order.
 // replace maps module names to host files loaded instead of the
@@ -261,10 +297,8 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, repla
 			}
 		}
 	}
-	if user != nil && user.Root != "" {
-		if err := user.addUserspace(t, opts.Program, prov); err != nil {
-			return nil, err
-		}
+	if err := addUserland(ctx, t, opts, prov, user); err != nil {
+		return nil, err
 	}
 	// Minimal account databases for programs that look up the user.
 	if !t.has("/etc/passwd") {
@@ -272,22 +306,6 @@ func buildInitramfs(ctx context.Context, opts Options, pk *PreparedKernel, repla
 			return nil, err
 		}
 		if err := t.addData("/etc/group", []byte("root:x:0:\n"), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	extra := make([]string, 0, len(opts.ExtraFiles))
-	for g := range opts.ExtraFiles {
-		extra = append(extra, g)
-	}
-	sort.Strings(extra)
-	for _, g := range extra {
-		if !path.IsAbs(g) {
-			return nil, fmt.Errorf("vm: ExtraFiles guest path %q is not absolute", g)
-		}
-		if c := path.Clean(g); c == "/" || c == guestRoot || strings.HasPrefix(c, guestRoot+"/") || c == "/init" {
-			return nil, fmt.Errorf("vm: ExtraFiles guest path %q is reserved (/, /init and %s are the runner's)", g, guestRoot)
-		}
-		if err := addTree(ctx, t, g, opts.ExtraFiles[g]); err != nil {
 			return nil, err
 		}
 	}

@@ -213,10 +213,10 @@ func inRootDepth(root, p string, depth int) string {
 // suite's file. A symbolic link to a file of the same directory stays a
 // link, so that the guest sees the real file name (libibverbs.so.1.14.56.1).
 // It returns the guest paths replaced.
-func (u *Userspace) substitute(t *tree) ([]string, error) {
+func (u *Userspace) substitute(t *tree, keep ...string) ([]string, error) {
 	keys := make([]string, 0, len(t.entries))
 	for k, e := range t.entries {
-		if e.kind != kindDir {
+		if e.kind != kindDir && !under(k, keep) {
 			keys = append(keys, k)
 		}
 	}
@@ -244,6 +244,18 @@ func (u *Userspace) substitute(t *tree) ([]string, error) {
 	return replaced, nil
 }
 
+// under reports whether the guest path k (without its leading slash) is
+// one of dirs or lies below one of them.
+func under(k string, dirs []string) bool {
+	for _, d := range dirs {
+		d = clean(d)
+		if k == d || strings.HasPrefix(k, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Guest paths that must come from the suite's rdma-core, per provider.
 func rdmaCoreGuestFiles(provider, providerLib string) []string {
 	return []string{"/usr/lib/x86_64-linux-gnu/libibverbs.so.1", providerLib, "/etc/libibverbs.d/" + provider + ".driver"}
@@ -254,7 +266,10 @@ func rdmaCoreGuestFiles(provider, providerLib string) []string {
 // place of the host's wherever the suite has them, and checks that the
 // guest's libibverbs, provider and .driver file are the suite's and that
 // the program's libibverbs and librdmacm symbols are all defined there.
-func (u *Userspace) addUserspace(t *tree, prog, provider string) error {
+// extra are guest paths of files the caller placed deliberately (Options.
+// ExtraFiles): they stay the host's, their libraries become the suite's,
+// and their imports are checked like the program's.
+func (u *Userspace) addUserspace(t *tree, prog, provider string, extra map[string]string) error {
 	pattern := filepath.Join(u.Root, "usr/lib/x86_64-linux-gnu/libibverbs", "lib"+provider+"-rdmav*.so")
 	libs, _ := filepath.Glob(pattern)
 	if len(libs) == 0 {
@@ -267,7 +282,11 @@ func (u *Userspace) addUserspace(t *tree, prog, provider string) error {
 			return err
 		}
 	}
-	replaced, err := u.substitute(t)
+	keep := make([]string, 0, len(extra))
+	for g := range extra {
+		keep = append(keep, "/"+clean(g))
+	}
+	replaced, err := u.substitute(t, keep...)
 	if err != nil {
 		return err
 	}
@@ -293,8 +312,16 @@ func (u *Userspace) addUserspace(t *tree, prog, provider string) error {
 		if file == "" {
 			continue
 		}
-		if err := checkImports(prog, lib, file); err != nil {
-			return fmt.Errorf("vm: rdma-core %s of %s: %w", u.RDMACoreVersion, u.Suite, err)
+		progs := []string{prog}
+		for _, src := range extra {
+			if static, err := isStaticELF(src); err == nil && !static {
+				progs = append(progs, src)
+			}
+		}
+		for _, p := range progs {
+			if err := checkImports(p, lib, file); err != nil {
+				return fmt.Errorf("vm: rdma-core %s of %s: %w", u.RDMACoreVersion, u.Suite, err)
+			}
 		}
 	}
 	return nil

@@ -108,12 +108,12 @@ func TestAddUserspaceNeedsTheSuitesProvider(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{"usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so": "rxe"})
 	u := &Userspace{Source: RDMACoreSuite, Suite: "sid", RDMACoreVersion: "65.0-1.1", Root: root}
-	err := u.addUserspace(newTree(), "/nonexistent", "siw")
+	err := u.addUserspace(newTree(), "/nonexistent", "siw", nil)
 	if err == nil || !strings.Contains(err.Error(), "libsiw-rdmav*.so") {
 		t.Errorf("addUserspace for siw without libsiw = %v; want an error naming libsiw-rdmav*.so", err)
 	}
 	// The provider is there but the guest has no libibverbs.so.1 to replace.
-	err = u.addUserspace(newTree(), "/nonexistent", "rxe")
+	err = u.addUserspace(newTree(), "/nonexistent", "rxe", nil)
 	if err == nil || !strings.Contains(err.Error(), "libibverbs.so.1") || !strings.Contains(err.Error(), "rxe.driver") {
 		t.Errorf("addUserspace without a guest libibverbs = %v; want an error naming libibverbs.so.1 and rxe.driver", err)
 	}
@@ -194,7 +194,7 @@ func TestAddUserspaceLeavesOutTheHostsProvider(t *testing.T) {
 		}
 	}
 	u := &Userspace{Source: RDMACoreSuite, Suite: "sid", RDMACoreVersion: "65.0-1.1", Root: root}
-	if err := u.addUserspace(tr, prog, "rxe"); err != nil {
+	if err := u.addUserspace(tr, prog, "rxe", nil); err != nil {
 		t.Fatalf("addUserspace: %v", err)
 	}
 	if tr.has("/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so") {
@@ -202,5 +202,50 @@ func TestAddUserspaceLeavesOutTheHostsProvider(t *testing.T) {
 	}
 	if e := tr.entries["usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav65.so"]; e == nil || !strings.HasPrefix(e.hostPath, root) {
 		t.Errorf("the guest's librxe-rdmav65.so is %+v; want the suite's", e)
+	}
+}
+
+// TestExtraExecutablesGetTheSuitesLibraries: a host tool passed in
+// ExtraFiles (ibv_devinfo) stays the host's, but the libibverbs it
+// brings is replaced by the suite's instead of clashing with it. CI
+// failed this way: the suite's libibverbs.so.1 symlink names another
+// file than the host's.
+func TestExtraExecutablesGetTheSuitesLibraries(t *testing.T) {
+	tool := firstExisting([]string{"/usr/bin/ibv_devinfo"})
+	verbs := inRoot("/", "/usr/lib/x86_64-linux-gnu/libibverbs.so.1")
+	if tool == "" || verbs == "" {
+		t.Skip("needs ibverbs-utils' ibv_devinfo and libibverbs1 on the host")
+	}
+	data, err := os.ReadFile(verbs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"usr/lib/x86_64-linux-gnu/libibverbs.so.1":              "->libibverbs.so.1.99.0.0",
+		"usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav99.so": "suite rxe",
+		"etc/libibverbs.d/rxe.driver":                           "driver rxe\n",
+		"usr/bin/ibv_devinfo":                                   "the suite's ibv_devinfo",
+	})
+	if err := os.WriteFile(filepath.Join(root, "usr/lib/x86_64-linux-gnu/libibverbs.so.1.99.0.0"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTree()
+	if err := tr.addHostFileAs("/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so", verbs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.addData("/etc/libibverbs.d/rxe.driver", []byte("host driver"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := &Userspace{Source: RDMACoreSuite, Suite: "sid", RDMACoreVersion: "99.0-1", Root: root}
+	opts := Options{Program: tool, ExtraFiles: map[string]string{"/usr/bin/ibv_devinfo": tool}}
+	if err := addUserland(context.Background(), tr, opts, "rxe", u); err != nil {
+		t.Fatalf("addUserland(ExtraFiles with the host's ibv_devinfo, suite rdma-core): %v; want no error", err)
+	}
+	if e := tr.entries["usr/bin/ibv_devinfo"]; e == nil || e.hostPath != tool {
+		t.Errorf("guest /usr/bin/ibv_devinfo is %+v; want the host's %s, as ExtraFiles asked", e, tool)
+	}
+	if e := tr.entries["usr/lib/x86_64-linux-gnu/libibverbs.so.1"]; e == nil || e.kind != kindSymlink || e.target != "libibverbs.so.1.99.0.0" {
+		t.Errorf("guest libibverbs.so.1 is %+v; want a symlink to the suite's libibverbs.so.1.99.0.0", e)
 	}
 }

@@ -157,8 +157,12 @@ echo RPING-OK`
 			defer cancel()
 			var log strings.Builder
 			opts := Options{
-				Kernel:     SuiteKernel(suite),
-				Provider:   "siw",
+				Kernel:   SuiteKernel(suite),
+				Provider: "siw",
+				// The host's ibv_devinfo and rping use libibverbs'
+				// private ABI (IBVERBS_PRIVATE_34), which sid's 65.0
+				// does not define: they run with the host's rdma-core.
+				RDMACore:   RDMACoreHost,
 				Program:    tools["sh"],
 				Args:       []string{"-c", script},
 				Env:        []string{"PATH=/usr/bin:/bin:/srqvm/bin"},
