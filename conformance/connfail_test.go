@@ -52,15 +52,20 @@ func (d *connFailDevice) CreateSRQ(ctx context.Context, a drivers.SRQAttr, keys 
 }
 
 func (s connFailSRQ) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
-	q, err := s.SRQ.CreateQP(ctx, t)
-	if err != nil {
-		return nil, err
+	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero)
+	return q, err
+}
+
+func (s connFailSRQ) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.RecvCaps) (drivers.QP, int, error) {
+	q, e, err := s.SRQ.CreateQPCaps(ctx, t, c)
+	if q == nil || e != 0 || err != nil {
+		return q, e, err
 	}
 	fq := &connFailQP{QP: q, dev: s.dev}
 	if s.dev.d.blame {
-		return connBlameQP{fq}, nil
+		return connBlameQP{fq}, 0, nil
 	}
-	return fq, nil
+	return fq, 0, nil
 }
 
 func (q *connFailQP) Modify(to drivers.QPState) int {

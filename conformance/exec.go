@@ -242,10 +242,12 @@ func (x *executor) doResource(ctx context.Context, op model.Op, obs *model.Obser
 	case model.CreateQP:
 		var qp drivers.QP
 		var err error
-		if o.RecvCaps == model.RecvCapsZero {
+		// CreateQPCaps returns ibv_create_qp's errno, which the model
+		// checks (QP-CREATE, QP-SRQ-CAPS); CreateQP only an error.
+		qp, obs.Errno, err = x.srq.CreateQPCaps(ctx, drivers.QPType(o.Type), drivers.RecvCaps(o.RecvCaps))
+		if o.RecvCaps == model.RecvCapsZero && errors.Is(err, drivers.ErrUnsupported) {
+			obs.Errno = 0
 			qp, err = x.srq.CreateQP(ctx, drivers.QPType(o.Type))
-		} else {
-			qp, obs.Errno, err = x.srq.CreateQPCaps(ctx, drivers.QPType(o.Type), drivers.RecvCaps(o.RecvCaps))
 		}
 		if err != nil {
 			return optional("CreateQP(%s)", err, o)

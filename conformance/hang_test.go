@@ -66,11 +66,16 @@ func (s hangSRQ) Close() error {
 }
 
 func (s hangSRQ) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
-	q, err := s.SRQ.CreateQP(ctx, t)
-	if err != nil {
-		return nil, err
+	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero)
+	return q, err
+}
+
+func (s hangSRQ) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.RecvCaps) (drivers.QP, int, error) {
+	q, e, err := s.SRQ.CreateQPCaps(ctx, t, c)
+	if q == nil || e != 0 || err != nil {
+		return q, e, err
 	}
-	return hangQP{q, !s.inClose}, nil
+	return hangQP{q, !s.inClose}, 0, nil
 }
 
 func (q hangQP) Deliver(ctx context.Context, m drivers.Message) (drivers.PeerStatus, error) {

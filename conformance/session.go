@@ -256,6 +256,11 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []model.RuleID, x
 // CMStates, NoOpcodes), or "". A PostRecv that Info.PostRecvUnsafe says
 // kills the process is made: the driver makes it in a child process.
 func (s *session) cannot(op model.Op) string {
+	if n, ok := qpIndex(op); ok && n >= len(s.x.qps) && s.x.srq != nil {
+		// Only where a relaxed rule let a refused create pass (QP-CREATE
+		// under diagnosis): the case cannot go on without the QP.
+		return fmt.Sprintf("the step needs qp%d, which the device did not create earlier in this case", n)
+	}
 	info := s.x.info
 	switch o := op.(type) {
 	case model.CreateSRQ:

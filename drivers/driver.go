@@ -152,7 +152,10 @@ type SRQ interface {
 	// CreateQPCaps is CreateQP with cap.max_recv_wr and cap.max_recv_sge
 	// as caps says. When ibv_create_qp fails it returns no QP and the
 	// errno, and the QP takes no number. It returns ErrUnsupported where
-	// the driver cannot make the call.
+	// the driver cannot make the call. The suite creates every QP through
+	// it (RecvCapsZero for a plain create), so that a refused create is
+	// checked against QP-CREATE; it calls CreateQP only where this
+	// returns ErrUnsupported.
 	CreateQPCaps(ctx context.Context, t QPType, caps RecvCaps) (QP, int, error)
 	// InvalidateKey deregisters memory region key.
 	InvalidateKey(key int) error

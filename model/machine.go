@@ -92,11 +92,19 @@ type machine struct {
 	resized bool // a resize succeeded since the last query
 
 	threshold uint32 // the count below which an armed limit fires
-	copyMode  int    // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
-	fifoMode  int    // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
-	grhMode   int    // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
-	orderMode int    // POST-ORDER: 0 undecided, 1 keeps a failed list's prefix, 2 drops it
-	leaked    int    // fetched slots that never came back (SLOT-FREE relaxed)
+	// limitFree says a relaxed LIMIT-BOUND took an arm above the bound:
+	// what the device armed (the request, or a clamped value) is unknown
+	// until a query reads it.
+	limitFree bool
+	// lateLimit is a limit event a relaxed LIMIT-FIRE let the device
+	// raise one fetch late: the SRQ disarmed at the fetch that should
+	// have raised it, and the next fetch raises it.
+	lateLimit int
+	copyMode  int // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
+	fifoMode  int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
+	grhMode   int // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
+	orderMode int // POST-ORDER: 0 undecided, 1 keeps a failed list's prefix, 2 drops it
+	leaked    int // fetched slots that never came back (SLOT-FREE relaxed)
 	// recent holds the WRs fetched last, newest last, which a racing
 	// fetch may hand out again (FETCH-ONCE relaxed; nil otherwise).
 	recent []entry
@@ -342,21 +350,44 @@ func (m *machine) fire(ev EventType, qpn int) {
 
 // checkLimit fires the limit event if a fetch left fewer WRs than the limit.
 // Relaxed LIMIT-FIRE lets the event come at the count equal to the limit,
-// or at any fetch above it (a miscount), or not at all.
+// or at any fetch above it (a miscount), late, or not at all.
 func (m *machine) checkLimit() {
+	if m.lateLimit > 0 {
+		m.lateLimit = 0 // the event owed by the last fetch comes with this one
+		m.fire(EventSRQLimitReached, -1)
+	}
 	if !m.armed {
 		return
 	}
 	below := uint32(len(m.queue)) < m.threshold
-	if below || uint32(len(m.queue)) == m.threshold {
+	if below {
+		switch m.choose(RuleLimitFire, 3) {
+		case 1:
+			below = false // never raised: still armed
+		case 2:
+			m.fireLate() // raised late: disarmed now, the event later
+			return
+		}
+	} else if uint32(len(m.queue)) == m.threshold {
 		if m.may(RuleLimitFire) {
-			below = !below
+			below = true // raised at the limit, not below it
 		}
 	} else if m.may(RuleLimitFire) {
 		below = true // fired early: the device miscounts
 	}
 	if below {
 		m.fireLimit()
+	}
+}
+
+// fireLate is fireLimit with the event owed to the next fetch.
+func (m *machine) fireLate() {
+	m.lateLimit = 1
+	m.firesThisArming++
+	m.armed = m.may(RuleLimitOnce)
+	m.touch(RuleLimitAfterFire)
+	if m.limitAfterFire() == LimitReadsZero {
+		m.limit = 0
 	}
 }
 
@@ -481,7 +512,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))

@@ -197,7 +197,7 @@ var catalogue = []Rule{
 	{RuleQPCreate, "QPs of each type can be created attached to the SRQ.",
 		srcMojoPost + ", DESCRIPTION (QPs associated with the SRQ)", KindDocumented, nil, Facts{}},
 	{RuleQPSRQCaps, "A QP created with the SRQ ignores cap.max_recv_wr and cap.max_recv_sge: values above the device's max_qp_wr or max_sge are accepted, or refused with EINVAL as the profile says (every other QP the suite creates asks for 0).",
-		srcManCreateQP + ", NOTES (max_recv_wr and max_recv_sge are ignored with an SRQ; only RC and UD QPs may have one)", KindImplementation, []string{"QPRecvCaps"}, Facts{Owns: []string{"QPRecvCaps"}}},
+		srcManCreateQP + ", NOTES (max_recv_wr and max_recv_sge are ignored with an SRQ; only RC and UD QPs may have one)", KindImplementation, []string{"QPRecvCaps"}, Facts{Owns: []string{"QPRecvCaps"}, Rank: 50}},
 }
 
 // Invariant is a law the model checks on itself after every step.

@@ -38,7 +38,10 @@ func (m *machine) createQP(o CreateQP, got *Observation) (Observation, error) {
 	m.touch(rule)
 	obs := Observation{Errno: want, BadWR: -1}
 	if got != nil && got.Errno != want {
-		if !m.excuse(rule) {
+		// A create refused though it should succeed breaks QP-CREATE
+		// whatever the caps asked for: a relaxed QP-CREATE excuses it.
+		refused := want == 0 && got.Errno != 0 && rule != RuleQPCreate && m.relaxed(RuleQPCreate)
+		if !(refused && m.excuse(RuleQPCreate)) && !m.excuse(rule) {
 			return obs, dev(rule, "return value", ErrnoName(want), ErrnoName(got.Errno))
 		}
 		obs.Errno = got.Errno
@@ -259,6 +262,11 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		return obs, d
 	}
 	m.touch(RuleQueryLimit)
+	if m.limitFree && m.armed && a.SRQLimit != 0 {
+		// The limit a relaxed LIMIT-BOUND let through reads as armed.
+		m.limit, m.threshold = a.SRQLimit, a.SRQLimit
+	}
+	m.limitFree = false
 	if a.SRQLimit != m.limit && !m.excuse(RuleQueryLimit) {
 		return obs, dev(RuleQueryLimit, "srq_limit", m.limit, a.SRQLimit)
 	}
@@ -266,6 +274,7 @@ func (m *machine) query(got *Observation) (Observation, error) {
 }
 
 func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
+	m.limitFree = false
 	if o.Limit == 0 {
 		if !m.may(RuleLimitDisarm) {
 			m.armed, m.limit = false, 0
@@ -289,7 +298,9 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		if !errnoDiffers(EINVAL, got) || !m.excuse(RuleLimitBound) {
 			return m.plainResult(RuleLimitBound, EINVAL, got)
 		}
-		// Accepted above the bound: it arms like any other limit.
+		// Accepted above the bound: it arms like any other limit, at
+		// the request or at a value the device clamped it to.
+		m.limitFree = got != nil && got.Errno == 0
 	}
 	if errnoDiffers(0, got) {
 		if m.excuse(RuleLimitArm) {
@@ -312,20 +323,31 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 
 func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	m.touch(RuleResizeOptional)
+	outOfBounds := o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR
 	if m.resize() == ResizeUnsupported || !m.caps.Resize {
 		obs, err := failResult(RuleResizeOptional, EOPNOTSUPP, got)
 		if err != nil && m.excuse(RuleResizeOptional) {
 			return *got, nil
 		}
+		// RESIZE-OPTIONAL governs whether a valid resize works. Relaxed
+		// on a device that advertises resize, it explains a request out
+		// of bounds or below the count refused only as "not supported":
+		// another errno is RESIZE-BOUNDS' or RESIZE-BELOW-COUNT's.
+		invalid := outOfBounds || int(o.MaxWR) < m.occupied()
+		if err == nil && got != nil && m.caps.Resize && invalid && m.relaxed(RuleResizeOptional) && !errnoIs(got.Errno, EOPNOTSUPP) {
+			return obs, dev(RuleResizeOptional, "return value", ErrnoName(EOPNOTSUPP), ErrnoName(got.Errno))
+		}
 		return obs, err
 	}
-	if o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR {
+	if outOfBounds {
 		m.touch(RuleResizeBounds)
 		if errnoDiffers(EINVAL, got) && m.excuse(RuleResizeBounds) {
-			// Accepted out of bounds: what it holds now is unknown, at
-			// least what it holds.
-			m.capacity, m.capExact = uint32(m.occupied()), false
-			return *got, nil
+			if got.Errno == 0 {
+				// Accepted out of bounds: what it holds now is unknown,
+				// at least what it holds.
+				m.capacity, m.capExact = uint32(m.occupied()), false
+			}
+			return *got, nil // or refused with another errno: nothing changes
 		}
 		return m.plainResult(RuleResizeBounds, EINVAL, got)
 	}
@@ -351,6 +373,9 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		}
 		if exact || got == nil || got.Errno != 0 {
 			if errnoDiffers(EINVAL, got) && m.excuse(RuleResizeBelowCount) {
+				if got.Errno != 0 {
+					return *got, nil // refused with another errno: nothing changes
+				}
 				// Accepted: the newest WRs that no longer fit are gone.
 				drop := min(len(m.queue), m.occupied()-int(newCap))
 				m.queue = m.queue[:len(m.queue)-drop]

@@ -103,7 +103,10 @@ var _ drivers.QP = (*qp)(nil)
 // CreateQP creates a receiver QP attached to the SRQ (in RESET) and its
 // peer on the same device.
 func (s *srq) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
-	q, _, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero) // a failure is an error: caps 0 set no createErrno
+	q, e, err := s.CreateQPCaps(ctx, t, drivers.RecvCapsZero)
+	if err == nil && e != 0 {
+		return nil, fmt.Errorf("cgo: ibv_create_qp(receiver %d, %s, with SRQ): errno %d, want a QP", len(s.qps), typeName(t), e)
+	}
 	return q, err
 }
 
@@ -168,7 +171,7 @@ func (q *qp) create() error {
 	}
 	if q.qp, err = _C2_ibv_create_qp(s.pd, &ia); q.qp == nil {
 		var e syscall.Errno
-		if q.caps != drivers.RecvCapsZero && errors.As(err, &e) && e != 0 {
+		if errors.As(err, &e) && e != 0 {
 			q.createErrno = int(e) // the verb's own answer, not the harness failing
 			return nil
 		}
