@@ -168,3 +168,134 @@ func TestDiagnosisPastItsDeadlineTriesNoPair(t *testing.T) {
 	assert.Empty(t, late.Rules)
 	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}), "the zero deadline is none")
 }
+
+// trace runs ops on a fresh documented model over the fixture's SRQ and
+// QPs, each step with the model's own observation unless got holds the
+// device's for that step (by index into ops), and returns the steps. The
+// model adopts nothing after a departure: later observations in got
+// must be written out.
+func trace(t *testing.T, ops []Op, got map[int]Observation) []Step {
+	t.Helper()
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range append(fixtureOps(), ops...) {
+		steps = append(steps, Step{Op: op})
+	}
+	base := len(fixtureOps())
+	for i := range steps {
+		if o, ok := got[i-base]; ok && i >= base {
+			steps[i].Obs = o
+			continue
+		}
+		obs, err := m.Run(steps[i].Op)
+		require.NoError(t, err, "step %d %s", i+1, steps[i].Op)
+		steps[i].Obs = obs
+	}
+	return steps
+}
+
+// fixtureOps are the operations fixture runs.
+func fixtureOps() []Op {
+	ops := []Op{CreateSRQ{MaxWR: 4, MaxSGE: 2}, CreateQP{Type: RC}, CreateQP{Type: UD}}
+	for qpn := range 2 {
+		for _, s := range []QPState{Init, RTR, RTS} {
+			ops = append(ops, ModifyQP{QP: qpn, State: s})
+		}
+	}
+	return ops
+}
+
+func refused(errno int) Observation { return Observation{Errno: errno, BadWR: -1} }
+
+// TestAResizeRefusedWithAnotherErrnoIsBlamedOnItsCheck: on a device that
+// advertises resize, a resize above max_srq_wr refused with ENOMEM, or
+// one to exactly the outstanding count or to max_srq_wr refused with
+// EINVAL (a check placed one off), breaks the bound or count check, not
+// RESIZE-OPTIONAL (whose relaxation would explain any refusal).
+func TestAResizeRefusedWithAnotherErrnoIsBlamedOnItsCheck(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ops  []Op
+		got  map[int]Observation
+		want RuleID
+	}{
+		{"above max_srq_wr, ENOMEM", []Op{Resize{MaxWR: testCaps.MaxSRQWR + 1}}, map[int]Observation{0: refused(ENOMEM)}, RuleResizeBounds},
+		{"at max_srq_wr, EINVAL", []Op{Resize{MaxWR: testCaps.MaxSRQWR}}, map[int]Observation{0: refused(EINVAL)}, RuleResizeBounds},
+		{"below the count, ENOMEM", []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(ENOMEM)}, RuleResizeBelowCount},
+		{"at the count, EINVAL", []Op{post(wr(1, 8), wr(2, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(EINVAL)}, RuleResizeBelowCount},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Diagnose(Documented(), testCaps, nil, trace(t, c.ops, c.got))
+			assert.Equal(t, []RuleID{c.want}, d.Rules, "diagnosis %+v", d)
+		})
+	}
+}
+
+// TestALimitClampedAboveTheBoundIsBlamedOnLimitBound: an arm above
+// max_wr accepted and armed at max_wr (query reads 4, not 5) is
+// LIMIT-BOUND's departure alone, not LIMIT-BOUND and QUERY-LIMIT.
+func TestALimitClampedAboveTheBoundIsBlamedOnLimitBound(t *testing.T) {
+	steps := trace(t, []Op{Arm{Limit: 5}, Query{}}, map[int]Observation{
+		0: refused(0),
+		1: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 4}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitBound}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestALimitEventOneFetchLateIsBlamedOnLimitFire: the SRQ disarms at the
+// fetch that leaves fewer WRs than the limit but raises the event only
+// at the next fetch. LIMIT-FIRE alone explains it, not LIMIT-FIRE with
+// QUERY-LIMIT and LIMIT-ONCE.
+func TestALimitEventOneFetchLateIsBlamedOnLimitFire(t *testing.T) {
+	none := Observation{BadWR: -1}
+	steps := trace(t, []Op{
+		post(wr(1, 8), wr(2, 8), wr(3, 8)), Arm{Limit: 3}, send(0, 1), Poll{}, Query{}, send(0, 1), Poll{},
+	}, map[int]Observation{
+		3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+		4: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}},
+		5: none,
+		6: {BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 1}}, Events: []Event{{Type: EventSRQLimitReached, QP: -1}}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitFire}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestARefusedCreateIsBlamedOnQPCreate: a UD QP refused once an RC QP
+// exists breaks QP-CREATE, and so does the same refusal of a create
+// whose receive caps the profile ignores.
+func TestARefusedCreateIsBlamedOnQPCreate(t *testing.T) {
+	m := fixture(t, Documented())
+	assert.Equal(t, "QP-CREATE", ruleOf(m.Step(CreateQP{Type: UD}, refused(EINVAL))))
+	steps := trace(t, []Op{CreateQP{Type: UD}, CreateQP{Type: UD, RecvCaps: RecvCapsAboveWR}}, map[int]Observation{
+		0: refused(EINVAL), 1: refused(EINVAL),
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQPCreate}, d.Rules, "one rule explains both refusals: diagnosis %+v", d)
+}
+
+// TestAFitRefusedEitherWayIsBlamedOnItsRule: an empty message refused by
+// a WR of num_sge 0 breaks RECV-NUMSGE0 (whose fault point foresaw only
+// such a WR taking bytes), and a small message refused by a WR whose SGE
+// lengths sum past 2^31 (a 32-bit sum) breaks RECV-FIT; in neither is the
+// catch-all to blame. The refusal moves the RC QP to ERR, as the profile
+// says an oversize message does.
+func TestAFitRefusedEitherWayIsBlamedOnItsRule(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		w    WR
+		len  uint32
+		want RuleID
+	}{
+		{"num_sge 0, empty message", WR{ID: 1, NumSGE: 0}, 0, RuleRecvNumSGE0},
+		{"SGEs summing past 2^31", wr(1, 1<<31-1, 100), 200, RuleRecvFit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := fixture(t, Documented())
+			mustRun(t, m, post(c.w))
+			mustRun(t, m, send(0, c.len))
+			got := Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCLocLenErr}}}
+			assert.Equal(t, c.want.String(), ruleOf(m.Step(Poll{}, got)))
+		})
+	}
+}

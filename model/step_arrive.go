@@ -393,9 +393,11 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		m.stake = append(m.stake, RuleSGELen0)
 	}
 	switch {
-	case w.NumSGE == 0 && f.need > 0:
+	case w.NumSGE == 0:
 		if m.may(RuleRecvNumSGE0) {
-			f.oversize = false // an empty WR took bytes
+			// Either way: an empty WR took bytes, or refused an empty
+			// message.
+			f.oversize = !f.oversize
 		}
 		m.stake = append(m.stake, RuleRecvNumSGE0)
 	case m.nearFit(f.need, f.room):

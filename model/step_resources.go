@@ -341,7 +341,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	}
 	if outOfBounds {
 		m.touch(RuleResizeBounds)
-		if errnoDiffers(EINVAL, got) && m.excuse(RuleResizeBounds) {
+		if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBounds) {
 			if got.Errno == 0 {
 				// Accepted out of bounds: what it holds now is unknown,
 				// at least what it holds.
@@ -372,7 +372,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 			return *got, nil
 		}
 		if exact || got == nil || got.Errno != 0 {
-			if errnoDiffers(EINVAL, got) && m.excuse(RuleResizeBelowCount) {
+			if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBelowCount) {
 				if got.Errno != 0 {
 					return *got, nil // refused with another errno: nothing changes
 				}
@@ -397,6 +397,18 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		m.touch(RuleResizeBelowCount)
 		if errnoDiffers(0, got) && m.excuse(RuleResizeBelowCount) {
 			return *got, nil // refused for the request, not the rounded size
+		}
+	}
+	if errnoDiffers(0, got) && errnoIs(got.Errno, EINVAL) {
+		// A valid request refused with the bound and count checks' errno,
+		// at the value next to the bound or to the count: a check placed
+		// one off. Relaxed, the rule of that check takes it; any other
+		// refusal of a valid request is RESIZE-OPTIONAL's.
+		if (o.MaxWR == m.caps.MaxSRQWR || o.MaxWR == 1) && m.relaxed(RuleResizeBounds) && m.excuse(RuleResizeBounds) {
+			return *got, nil
+		}
+		if int(min(o.MaxWR, newCap)) == m.occupied() && m.relaxed(RuleResizeBelowCount) && m.excuse(RuleResizeBelowCount) {
+			return *got, nil
 		}
 	}
 	if errnoDiffers(0, got) {
