@@ -299,3 +299,49 @@ func TestAFitRefusedEitherWayIsBlamedOnItsRule(t *testing.T) {
 		})
 	}
 }
+
+// TestAPostMisreportedIsBlamedOnTheReportingRule: a list post that took
+// every WR but returned their count (no bad_wr) breaks POST-RETURN, and
+// one that took the WRs before an invalid one but named the list's head
+// in bad_wr breaks POST-BADWR: in both the WRs the device holds complete
+// later, which the model, once it adopts the departure, expects.
+func TestAPostMisreportedIsBlamedOnTheReportingRule(t *testing.T) {
+	done := func(ids ...uint64) Observation {
+		o := Observation{BadWR: -1}
+		for _, id := range ids {
+			o.Completions = append(o.Completions, Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 1})
+		}
+		return o
+	}
+	for _, c := range []struct {
+		name string
+		post Post
+		got  Observation
+		want RuleID
+	}{
+		{"returns the count", post(wr(1, 8), wr(2, 8)), Observation{Errno: 2, BadWR: -1}, RulePostReturn},
+		{"bad_wr on the head", post(wr(1, 8), wr(2, 8), WR{ID: 3, NumSGE: -1}), Observation{Errno: EINVAL, BadWR: 0}, RulePostBadWR},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			steps := trace(t, []Op{c.post, send(0, 1), send(0, 1), Poll{}}, map[int]Observation{
+				0: c.got, 1: {BadWR: -1}, 2: {BadWR: -1}, 3: done(1, 2),
+			})
+			d := Diagnose(Documented(), testCaps, nil, steps)
+			assert.Equal(t, []RuleID{c.want}, d.Rules, "diagnosis %+v", d)
+		})
+	}
+}
+
+// TestAFailingListWhoseRestWasPostedIsBlamedOnPostOrder: a list whose
+// middle WR is invalid fails there (EINVAL, bad_wr on it) but the device
+// skipped that WR and posted the one after it: POST-ORDER's departure
+// (its fault point foresaw only a list whose prefix is dropped).
+func TestAFailingListWhoseRestWasPostedIsBlamedOnPostOrder(t *testing.T) {
+	steps := trace(t, []Op{post(wr(1, 8), WR{ID: 2, NumSGE: -1}, wr(3, 8)), send(0, 1), send(0, 1), Poll{}}, map[int]Observation{
+		0: {Errno: EINVAL, BadWR: 1},
+		1: {BadWR: -1}, 2: {BadWR: -1},
+		3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}, {WRID: 3, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}

@@ -103,7 +103,7 @@ type machine struct {
 	copyMode  int // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR
 	fifoMode  int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
 	grhMode   int // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
-	orderMode int // POST-ORDER: 0 undecided, 1 keeps a failed list's prefix, 2 drops it
+	orderMode int // POST-ORDER: 0 undecided, else orderFaithful, orderDropsPrefix or orderPostsSuffix
 	leaked    int // fetched slots that never came back (SLOT-FREE relaxed)
 	// recent holds the WRs fetched last, newest last, which a racing
 	// fetch may hand out again (FETCH-ONCE relaxed; nil otherwise).

@@ -394,9 +394,14 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	}
 	switch {
 	case w.NumSGE == 0:
-		if m.may(RuleRecvNumSGE0) {
-			// Either way: an empty WR took bytes, or refused an empty
-			// message.
+		// Either way: an empty WR took bytes, or refused an empty
+		// message; the latter is also RECV-FIT's boundary (0 of 0).
+		flip := m.may(RuleRecvNumSGE0)
+		if f.need == f.room {
+			flip = flip || m.may(RuleRecvFit)
+			m.stake = append(m.stake, RuleRecvFit)
+		}
+		if flip {
 			f.oversize = !f.oversize
 		}
 		m.stake = append(m.stake, RuleRecvNumSGE0)

@@ -79,14 +79,29 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 func errnoIs(got, want int) bool { return got == want || got == -want }
 
 // dropsPrefix reports whether a failing list's prefix is dropped with it:
-// a relaxed POST-ORDER device does so from its first failing list on.
-func (m *machine) dropsPrefix() bool {
+// a relaxed POST-ORDER device may do so from its first failing list on.
+func (m *machine) dropsPrefix() bool { return m.order() == orderDropsPrefix }
+
+// postsSuffix reports whether the valid WRs after a failing list's
+// failing WR are posted all the same: a relaxed POST-ORDER device may skip
+// the failing WR, from its first failing list on.
+func (m *machine) postsSuffix() bool { return m.order() == orderPostsSuffix }
+
+// The ways a device may process a failing list (machine.orderMode): the
+// faithful one, and the departures a relaxed POST-ORDER admits.
+const (
+	orderFaithful = 1 + iota
+	orderDropsPrefix
+	orderPostsSuffix
+)
+
+func (m *machine) order() int {
 	if m.orderMode == 0 {
-		m.orderMode = 1 + m.choose(RulePostOrder, 2)
+		m.orderMode = 1 + m.choose(RulePostOrder, 3)
 	} else {
 		m.touch(RulePostOrder)
 	}
-	return m.orderMode == 2
+	return m.orderMode
 }
 
 // postObserved checks a post against what the device did. The device's
@@ -134,8 +149,9 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 
 // postStopAt is where the device's bad_wr says a post of n WRs stopped
 // (n: it took them all), checked against the return value; where
-// POST-BADWR is relaxed, the device may have misreported it by one, or
-// any way when it points outside the list.
+// POST-BADWR is relaxed, the device may have misreported it any way, and
+// where POST-RETURN is, a failure with no bad_wr in the list may have
+// been a success.
 func (m *machine) postStopAt(n int, got *Observation) (int, error) {
 	m.touch(RulePostBadWR)
 	switch {
@@ -146,6 +162,10 @@ func (m *machine) postStopAt(n int, got *Observation) (int, error) {
 		return n, nil
 	case got.Errno == 0:
 		return n, nil
+	case (got.BadWR < 0 || got.BadWR >= n) && m.relaxed(RulePostReturn) && m.may(RulePostReturn):
+		// No bad_wr in the list: the post may have taken every WR and
+		// returned something other than 0, POST-RETURN's departure.
+		return n, nil
 	}
 	stopAt := got.BadWR
 	var alts []int
@@ -155,8 +175,10 @@ func (m *machine) postStopAt(n int, got *Observation) (int, error) {
 			alts = append(alts, i)
 		}
 	default:
-		for _, i := range []int{got.BadWR - 1, got.BadWR + 1} {
-			if i >= 0 && i < n {
+		// Misreported anywhere in the list: where the post stopped is
+		// whichever WR the model finds a reason to refuse.
+		for i := range n {
+			if i != got.BadWR {
 				alts = append(alts, i)
 			}
 		}
@@ -332,6 +354,13 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 		k := min(queued, len(m.queue))
 		m.queue = m.queue[:len(m.queue)-k]
 		m.posted -= k
+	}
+	if i+1 < len(o.WRs) && m.postsSuffix() {
+		for _, w := range o.WRs[i+1:] {
+			if bad, err := m.sgeInvalid(w); err == nil && !bad && m.occupied() < int(m.capacity)+m.slack {
+				m.enqueue(w)
+			}
+		}
 	}
 	m.touch(RulePostReturn)
 	want := m.postErr(errno)
