@@ -244,9 +244,15 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		rules  []RuleID
 		faults []FaultUse
 	}
+	asked := consultedUpTo(p, c, relaxed, steps, n)
 	var singles []found
 	var helpers []RuleID // rules that let the replay get further
 	for _, r := range candidates {
+		if pruneUnconsulted && !asked.has(r) {
+			// Nothing up to the failing step consulted r: relaxed, the
+			// replay fails at the same step the same way.
+			continue
+		}
 		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
 		switch {
 		case err == nil:
@@ -312,6 +318,26 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		}
 	}
 	return out
+}
+
+// pruneUnconsulted skips, in a diagnosis, the single-rule replays of
+// rules the failing replay never consulted (false only in the test that
+// checks the skip changes no diagnosis).
+var pruneUnconsulted = true
+
+// consultedUpTo replays steps[:n+1] (the agreeing steps and the one that
+// failed) under relaxed and returns the rules the model consulted.
+func consultedUpTo(p Profile, c Caps, relaxed []RuleID, steps []Step, n int) ruleSet {
+	m, err := NewRelaxed(p, c, relaxed)
+	if err != nil {
+		return ruleSet{}
+	}
+	for _, s := range steps[:min(n+1, len(steps))] {
+		if m.advanceQuiet(s.Op, s.Obs) != nil {
+			break
+		}
+	}
+	return m.consulted
 }
 
 // DepartureStep returns the step (1-based) where the trace first departs

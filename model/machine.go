@@ -136,7 +136,12 @@ type machine struct {
 	faults   []FaultUse     // departures this candidate took
 	declines []RuleID       // the rules of the fault points where it kept to the rule
 	touched  ruleSet        // rules whose checks ran in this step
-	stepN    int            // the number of the step being applied (1-based)
+	// asked are the rules this step consulted besides its checks: a
+	// relaxed() query, a profile field read (its owner), a rule put at
+	// stake. With touched, they are every rule whose relaxation could
+	// have changed the step (Model.consulted).
+	asked ruleSet
+	stepN int // the number of the step being applied (1-based)
 
 	// counters for the invariants
 	posted, fetched  int
@@ -194,6 +199,9 @@ type fork struct {
 
 // pick returns the decided value of a profile choice, or forks.
 func pick[T comparable](m *machine, name string, f func(*Profile) *Choice[T]) T {
+	if owner, ok := FieldOwner[name]; ok {
+		m.asked.add(owner) // relaxing the owner opens the field
+	}
 	c := f(m.prof)
 	if len(c.vals) == 1 {
 		return c.vals[0]
@@ -342,6 +350,12 @@ func (m *machine) capacityOf(w WR) uint64 {
 		total += m.sgeBytes(s)
 	}
 	return total
+}
+
+// stakeOn puts rule at stake in the message being delivered (cqe.stake).
+func (m *machine) stakeOn(rule RuleID) {
+	m.stake = append(m.stake, rule)
+	m.asked.add(rule)
 }
 
 func (m *machine) fire(ev EventType, qpn int) {

@@ -23,6 +23,10 @@ type Model struct {
 	cands   []*machine
 	steps   int            // steps applied
 	reached map[RuleID]int // rule -> steps whose check of it passed
+	// consulted are the rules some candidate's steps checked or asked
+	// about (machine.touched, machine.asked): relaxing any other rule
+	// changes nothing the model did.
+	consulted ruleSet
 
 	// What a diagnosis needs: the profile and caps as given, the relaxed
 	// rules, and the steps so far with their observations.
@@ -207,7 +211,7 @@ func run(dst []result, c *machine, op Op, got *Observation, faithful, inPlace bo
 			work = c.clone()
 		}
 		work.faithful = work.faithful || faithful
-		work.cursor, work.touched = 0, ruleSet{}
+		work.cursor, work.touched, work.asked = 0, ruleSet{}, ruleSet{}
 		obs, err := work.step(op, got)
 		work.script, work.cursor = nil, 0
 		res = result{m: work, obs: obs, err: err}
@@ -257,6 +261,8 @@ func (m *Model) advance(op Op, got *Observation) error {
 		// old candidates, and a model cloned from this one holds copies.
 		rs = run(rs[:0], c, op, got, false, c.settled)
 		for _, r := range rs {
+			m.consulted.union(&r.m.touched)
+			m.consulted.union(&r.m.asked)
 			if r.err != nil {
 				// An inconclusive candidate outranks a deviating one: had
 				// the device answered, that candidate might have agreed.
@@ -329,7 +335,7 @@ func lostMessage(c *machine, op Op, got *Observation) *machine {
 		return nil
 	}
 	lost := c.clone()
-	lost.cursor, lost.touched = 0, ruleSet{}
+	lost.cursor, lost.touched, lost.asked = 0, ruleSet{}, ruleSet{}
 	return lost
 }
 

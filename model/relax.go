@@ -46,7 +46,10 @@ func (m *machine) touch(rule RuleID) {
 }
 
 // relaxed reports whether rule is relaxed.
-func (m *machine) relaxed(rule RuleID) bool { return m.relax != nil && m.relax[rule] }
+func (m *machine) relaxed(rule RuleID) bool {
+	m.asked.add(rule)
+	return m.relax != nil && m.relax[rule]
+}
 
 // relaxedBroad reports whether rule is relaxed and may admit a departure
 // in any shape where it shows (not Model.Narrow).

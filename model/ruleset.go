@@ -28,3 +28,6 @@ func (s *ruleSet) each(f func(rule RuleID)) {
 		}
 	}
 }
+
+// has reports whether rule is in s.
+func (s *ruleSet) has(rule RuleID) bool { return s.bits[rule/64]&(1<<(rule%64)) != 0 }

@@ -93,7 +93,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		if m.may(RuleFetchOpcodes) {
 			consumes, loose = !consumes, true
 		}
-		m.stake = append(m.stake, RuleFetchOpcodes)
+		m.stakeOn(RuleFetchOpcodes)
 	}
 	if !consumes {
 		return m.peerResult(RuleFetchOpcodes, Peers(PeerOK), got)
@@ -139,13 +139,13 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 			return obs, true, err
 		}
 		// The departure: the QP processes the message as if it were ready.
-		m.stake = append(m.stake, RuleQPNoFetchStates)
+		m.stakeOn(RuleQPNoFetchStates)
 	} else if q.state != RTS {
 		if m.may(RuleQPFetchStates) {
 			obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
 			return obs, true, err
 		}
-		m.stake = append(m.stake, RuleQPFetchStates)
+		m.stakeOn(RuleQPFetchStates)
 	}
 	return Observation{}, false, nil
 }
@@ -319,10 +319,10 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 	c := Completion{WRID: w.ID, QP: n, HasImm: msg.Opcode.HasImm(), Imm: msg.Imm}
 	if msg.Opcode.HasImm() {
 		m.touch(RuleRecvImm)
-		m.stake = append(m.stake, RuleRecvImm)
+		m.stakeOn(RuleRecvImm)
 	}
 	if !msg.Opcode.Scatters() {
-		m.stake = append(m.stake, RuleRecvWriteImm)
+		m.stakeOn(RuleRecvWriteImm)
 	}
 	if !msg.Opcode.Scatters() && !m.may(RuleRecvWriteImm) {
 		// RDMA Write with Immediate: the payload goes to the remote
@@ -337,10 +337,10 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 		if m.may(RuleRecvBadKey) {
 			badKey = false // the key was not checked
 		}
-		m.stake = append(m.stake, RuleRecvBadKey)
+		m.stakeOn(RuleRecvBadKey)
 	}
 	if f.oversize {
-		m.stake = append(m.stake, RuleRecvTooLarge)
+		m.stakeOn(RuleRecvTooLarge)
 	}
 	if f.oversize || badKey {
 		return m.deliverFailed(n, q.typ, c, msg, f, badKey)
@@ -383,14 +383,14 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		if m.grhMode == 2 {
 			grh, f.noGRH = 0, true
 		}
-		m.stake = append(m.stake, RuleUDGRH)
+		m.stakeOn(RuleUDGRH)
 		f.need, f.byteLen = f.need+grh, f.byteLen+grh
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
 	if slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 }) {
 		m.touch(RuleSGELen0)
-		m.stake = append(m.stake, RuleSGELen0)
+		m.stakeOn(RuleSGELen0)
 	}
 	switch {
 	case w.NumSGE == 0:
@@ -399,12 +399,12 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		flip := m.may(RuleRecvNumSGE0)
 		if f.need == f.room {
 			flip = flip || m.may(RuleRecvFit)
-			m.stake = append(m.stake, RuleRecvFit)
+			m.stakeOn(RuleRecvFit)
 		}
 		if flip {
 			f.oversize = !f.oversize
 		}
-		m.stake = append(m.stake, RuleRecvNumSGE0)
+		m.stakeOn(RuleRecvNumSGE0)
 	case m.nearFit(f.need, f.room):
 		if f.need == f.room || f.need == f.room+1 {
 			if m.may(RuleRecvFit) {
@@ -413,7 +413,7 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		} else {
 			m.touch(RuleRecvFit)
 		}
-		m.stake = append(m.stake, RuleRecvFit)
+		m.stakeOn(RuleRecvFit)
 	}
 	return f
 }
