@@ -245,6 +245,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		faults []FaultUse
 	}
 	asked := consultedUpTo(p, c, relaxed, steps, n)
+	asked.union(&fieldOwnerRules) // relaxing one opens a field any step may read
 	var singles []found
 	var helpers []RuleID // rules that let the replay get further
 	for _, r := range candidates {
@@ -324,6 +325,17 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 // rules the failing replay never consulted (false only in the test that
 // checks the skip changes no diagnosis).
 var pruneUnconsulted = true
+
+// fieldOwnerRules are the rules that own a profile field (Facts.Owns).
+var fieldOwnerRules = func() ruleSet {
+	var s ruleSet
+	for _, r := range catalogue {
+		if len(r.Owns) > 0 {
+			s.add(r.ID)
+		}
+	}
+	return s
+}()
 
 // consultedUpTo replays steps[:n+1] (the agreeing steps and the one that
 // failed) under relaxed and returns the rules the model consulted.

@@ -137,9 +137,9 @@ type machine struct {
 	declines []RuleID       // the rules of the fault points where it kept to the rule
 	touched  ruleSet        // rules whose checks ran in this step
 	// asked are the rules this step consulted besides its checks: a
-	// relaxed() query, a profile field read (its owner), a rule put at
-	// stake. With touched, they are every rule whose relaxation could
-	// have changed the step (Model.consulted).
+	// relaxed() query, a rule put at stake. With touched and the owners
+	// of profile fields (fieldOwnerRules, whose reads are not tracked), they
+	// are every rule whose relaxation could have changed the step.
 	asked ruleSet
 	stepN int // the number of the step being applied (1-based)
 
@@ -199,9 +199,6 @@ type fork struct {
 
 // pick returns the decided value of a profile choice, or forks.
 func pick[T comparable](m *machine, name string, f func(*Profile) *Choice[T]) T {
-	if owner, ok := FieldOwner[name]; ok {
-		m.asked.add(owner) // relaxing the owner opens the field
-	}
 	c := f(m.prof)
 	if len(c.vals) == 1 {
 		return c.vals[0]
