@@ -182,6 +182,13 @@ func runDocExamples(t *testing.T, file string) {
 			args, redirect = args[:k], args[k+1] // "> FILE": standard output to a file
 		}
 		code, out, errs := srq(t, args...)
+		for try := 1; try < 3 && code != c.want && strings.Contains(errs, ", unknown in "); try++ {
+			// A concurrent history porcupine did not decide within its
+			// bound (a busy host, the race detector) is no verdict: the
+			// example, whose seed is random, runs again.
+			t.Logf("%s:%d: a history left undecided; running the example again: %s", c.file, c.line, errs)
+			code, out, errs = srq(t, args...)
+		}
 		assert.Equal(t, c.want, code, "%s:%d: %s\nstderr:\n%s\nstdout:\n%.2000s", c.file, c.line, c.text, errs, out)
 		if redirect != "" {
 			require.NoError(t, os.WriteFile(redirect, []byte(out), 0o644), "%s:%d", c.file, c.line)
