@@ -345,3 +345,17 @@ func TestAFailingListWhoseRestWasPostedIsBlamedOnPostOrder(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders: a WR that
+// has too many SGEs and meets a full queue, refused with EAGAIN (neither
+// check's errno), breaks the errno of a check, not POST-CHECK-ORDER, which
+// governs only which of ENOMEM and EINVAL comes.
+func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
+	const eagain = 11
+	steps := trace(t, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8)), post(WR{ID: 5, NumSGE: -1})}, map[int]Observation{
+		1: {Errno: eagain, BadWR: 0},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.Len(t, d.Rules, 1, "diagnosis %+v", d)
+	assert.Contains(t, []RuleID{RulePostFull, RulePostSGE}, d.Rules[0], "diagnosis %+v", d)
+}
