@@ -182,7 +182,7 @@ func runDocExamples(t *testing.T, file string) {
 			args, redirect = args[:k], args[k+1] // "> FILE": standard output to a file
 		}
 		code, out, errs := srq(t, args...)
-		for try := 1; try < 3 && code != c.want && strings.Contains(errs, ", unknown in "); try++ {
+		for try := 1; try < 3 && code != c.want && undecided(errs); try++ {
 			// A concurrent history porcupine did not decide within its
 			// bound (a busy host, the race detector) is no verdict: the
 			// example, whose seed is random, runs again.
