@@ -145,20 +145,29 @@ func replayPast(p Profile, c Caps, rules []RuleID, steps []Step, past int, count
 // replayPastBy is replayPast within a deadline (zero: none): past it no
 // wide replay starts, and one under way stops where it is, failing there.
 func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, deadline time.Time, count ...RuleID) (int, error, []FaultUse) {
+	k, err, faults, _ := replayConsulted(p, c, rules, steps, past, deadline, count...)
+	return k, err, faults
+}
+
+// replayConsulted is replayPastBy that also returns the rules the replay
+// consulted (Model.consulted): every rule when it widened, whose
+// candidates' consultations it does not keep.
+func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, deadline time.Time, count ...RuleID) (int, error, []FaultUse, ruleSet) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
-		return 0, err, nil
+		return 0, err, nil, ruleSet{}
 	}
 	for i, s := range steps {
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
 			if m.pruned && m.width < maxCandidates && i > past && !passed(deadline) {
 				// The beam may have dropped the explaining candidate.
-				return replayWide(p, c, rules, steps, deadline, count...)
+				k, err, faults := replayWide(p, c, rules, steps, deadline, count...)
+				return k, err, faults, allRules
 			}
-			return i, err, nil
+			return i, err, nil, m.consulted
 		}
 	}
-	return len(steps), nil, m.Faults(count...)
+	return len(steps), nil, m.Faults(count...), m.consulted
 }
 
 // replayWide is replay keeping up to maxCandidates candidates; past the
@@ -217,7 +226,7 @@ func DiagnoseAmongBy(p Profile, c Caps, relaxed []RuleID, steps []Step, among []
 }
 
 func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
-	n, err, _ := replay(p, c, relaxed, steps)
+	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, time.Time{})
 	if err == nil {
 		return Diagnosis{}
 	}
@@ -244,7 +253,6 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		rules  []RuleID
 		faults []FaultUse
 	}
-	asked := consultedUpTo(p, c, relaxed, steps, n)
 	asked.union(&fieldOwnerRules) // relaxing one opens a field any step may read
 	var singles []found
 	var helpers []RuleID // rules that let the replay get further
@@ -326,6 +334,15 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 // checks the skip changes no diagnosis).
 var pruneUnconsulted = true
 
+// allRules holds every rule of the catalogue.
+var allRules = func() ruleSet {
+	var s ruleSet
+	for _, r := range catalogue {
+		s.add(r.ID)
+	}
+	return s
+}()
+
 // fieldOwnerRules are the rules that own a profile field (Facts.Owns).
 var fieldOwnerRules = func() ruleSet {
 	var s ruleSet
@@ -336,21 +353,6 @@ var fieldOwnerRules = func() ruleSet {
 	}
 	return s
 }()
-
-// consultedUpTo replays steps[:n+1] (the agreeing steps and the one that
-// failed) under relaxed and returns the rules the model consulted.
-func consultedUpTo(p Profile, c Caps, relaxed []RuleID, steps []Step, n int) ruleSet {
-	m, err := NewRelaxed(p, c, relaxed)
-	if err != nil {
-		return ruleSet{}
-	}
-	for _, s := range steps[:min(n+1, len(steps))] {
-		if m.advanceQuiet(s.Op, s.Obs) != nil {
-			break
-		}
-	}
-	return m.consulted
-}
 
 // DepartureStep returns the step (1-based) where the trace first departs
 // under the given rules relaxed (besides those already relaxed), and

@@ -394,18 +394,18 @@ func (m *machine) checkLimit() {
 // fireLate is fireLimit with the event owed to the next fetch.
 func (m *machine) fireLate() {
 	m.lateLimit = 1
-	m.firesThisArming++
-	m.armed = m.may(RuleLimitOnce)
-	m.touch(RuleLimitAfterFire)
-	if m.limitAfterFire() == LimitReadsZero {
-		m.limit = 0
-	}
+	m.disarmOnFire()
 }
 
 // fireLimit raises the limit event and disarms. Relaxed LIMIT-ONCE lets the
 // SRQ stay armed, so that it fires again at the next fetch below.
 func (m *machine) fireLimit() {
 	m.fire(EventSRQLimitReached, -1)
+	m.disarmOnFire()
+}
+
+// disarmOnFire is what a limit event does to the SRQ, raised or owed.
+func (m *machine) disarmOnFire() {
 	m.firesThisArming++
 	m.armed = m.may(RuleLimitOnce)
 	m.touch(RuleLimitAfterFire)
