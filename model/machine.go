@@ -163,6 +163,7 @@ func newMachine(p Profile, c Caps) *machine {
 func (m *machine) clone() *machine {
 	n := *m
 	n.detach()
+	m.qps.tok = 0 // m shares its QPs from here on: its next write copies
 	return &n
 }
 

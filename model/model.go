@@ -19,6 +19,8 @@ const beam = 1024
 // holds one candidate machine per combination of the profile's open choices
 // that the observations so far have not ruled out; a choice is split only
 // when a step first depends on it. Model is deterministic and does no I/O.
+// It is not safe for concurrent use, Clone and View included: they write
+// what they share and cache.
 type Model struct {
 	cands   []*machine
 	steps   int            // steps applied
@@ -43,6 +45,10 @@ type Model struct {
 	fp uint64 // Fingerprint, once computed (0: not yet)
 
 	qpv *qpView // View's per-QP part as last computed (qpview.go)
+
+	// scratch is the machine Expect steps, reused: what it makes is
+	// dropped, so a copy of the candidate in it needs no allocation.
+	scratch *machine
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -167,8 +173,16 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	}
 	// The canonical outcome takes no departure and the first value of
 	// every open choice (faithful): one result.
+	if m.scratch == nil {
+		m.scratch = new(machine)
+	}
+	// An observation shares nothing with the machine that made it, and
+	// the scratch's appends go past what the candidate's slices hold;
+	// its QP table copies what it writes.
+	*m.scratch = *m.cands[0]
+	m.scratch.qps.tok = 0
 	var buf [1]result
-	r := run(buf[:0], m.cands[0], op, nil, true, false)[0]
+	r := run(buf[:0], m.scratch, op, nil, true, true)[0]
 	return r.obs, r.err
 }
 
@@ -178,52 +192,39 @@ type result struct {
 	err error
 }
 
-// run applies op to a clone of c, splitting it on every open choice the
-// step reads, and appends the results to dst; faithful takes no departure
-// of a relaxed rule and only the first value of an open choice (the
-// canonical outcome). With inPlace, c is settled (no step of it forks) and
-// the caller drops it: run steps c itself, and saves a copy a step.
-func run(dst []result, c *machine, op Op, got *Observation, faithful, inPlace bool) []result {
-	var f fork
-	var ff faultFork
-	var forked, faulted bool
-	var res result
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				switch x := r.(type) {
-				case fork:
-					f, forked = x, true
-				case faultFork:
-					ff, faulted = x, true
-				default:
-					panic(r)
-				}
-				if inPlace {
-					panic(fmt.Sprintf("model: %s forked a settled candidate, stepped in place (%+v)", op, r))
-				}
-			}
-		}()
-		work := c
-		if inPlace {
-			c.detach()
-		} else {
-			work = c.clone()
+// run applies op to c, splitting it on every open choice the step reads,
+// and appends the results to dst; faithful takes no departure of a relaxed
+// rule and only the first value of an open choice (the canonical outcome).
+// With owned, c belongs to the caller, which keeps only the results: run
+// steps c itself, with no copy, and where the step forks puts c back as
+// it was and steps a copy per branch. Otherwise run steps a copy of c.
+func run(dst []result, c *machine, op Op, got *Observation, faithful, owned bool) []result {
+	work := c
+	var saved machine
+	if owned {
+		// What c shares stays as the sharers see it: its slices are
+		// only appended to past what a clone sees (clip), and a clone
+		// took its QP table's leaves from it (machine.clone). A
+		// settled candidate cannot fork; any other is kept as it was,
+		// its table copying a leaf before it writes to it.
+		if !c.settled {
+			c.qps.tok = 0
+			saved = *c
 		}
-		work.faithful = work.faithful || faithful
-		work.cursor, work.touched, work.asked = 0, ruleSet{}, ruleSet{}
-		obs, err := work.step(op, got)
-		work.script, work.cursor = nil, 0
-		res = result{m: work, obs: obs, err: err}
-	}()
+	} else {
+		work = c.clone()
+	}
+	res, f, ff := try(work, op, got, faithful)
 	switch {
-	case faulted:
+	case ff != nil:
+		restore(c, &saved, owned)
 		for i := range ff.n {
 			d := c.clone()
 			d.script = append(clip(c.script), i)
-			dst = run(dst, d, op, got, faithful, false)
+			dst = run(dst, d, op, got, faithful, true)
 		}
-	case forked:
+	case f != nil:
+		restore(c, &saved, owned)
 		n := f.n
 		if faithful {
 			n = 1 // the canonical outcome: the first value
@@ -237,12 +238,46 @@ func run(dst []result, c *machine, op Op, got *Observation, faithful, inPlace bo
 			d.settled = d.relax == nil && d.open == 0
 			d.decided(f.field, i)
 			d.picks = append(clip(d.picks), pickRec{f.field, i})
-			dst = run(dst, d, op, got, faithful, false)
+			dst = run(dst, d, op, got, faithful, true)
 		}
 	default:
 		dst = append(dst, res)
 	}
 	return dst
+}
+
+// restore puts an owned candidate back as it was before a step that
+// forked (run).
+func restore(c, saved *machine, owned bool) {
+	if !owned {
+		return
+	}
+	if c.settled {
+		panic(fmt.Sprintf("model: a settled candidate forked (%+v)", c.picks))
+	}
+	*c = *saved
+}
+
+// try steps work once; a step that reads an open choice or meets a fault
+// point of a relaxed rule stops there and returns the fork instead.
+func try(work *machine, op Op, got *Observation, faithful bool) (res result, f *fork, ff *faultFork) {
+	defer func() {
+		if r := recover(); r != nil {
+			switch x := r.(type) {
+			case fork:
+				f = &x
+			case faultFork:
+				ff = &x
+			default:
+				panic(r)
+			}
+		}
+	}()
+	work.faithful = work.faithful || faithful
+	work.cursor, work.touched, work.asked = 0, ruleSet{}, ruleSet{}
+	obs, err := work.step(op, got)
+	work.script, work.cursor = nil, 0
+	return result{m: work, obs: obs, err: err}, nil, nil
 }
 
 func (m *Model) advance(op Op, got *Observation) error {
@@ -259,7 +294,7 @@ func (m *Model) advance(op Op, got *Observation) error {
 		consistent := false
 		// A settled candidate is stepped in place: the model drops the
 		// old candidates, and a model cloned from this one holds copies.
-		rs = run(rs[:0], c, op, got, false, c.settled)
+		rs = run(rs[:0], c, op, got, false, true)
 		for _, r := range rs {
 			m.consulted.union(&r.m.touched)
 			m.consulted.union(&r.m.asked)
@@ -377,6 +412,7 @@ func (m *Model) Clone() *Model {
 	n.history = clip(m.history)
 	n.reached = maps.Clone(m.reached)
 	n.qpv = nil // each model its own: View writes it
+	n.scratch = nil
 	return &n
 }
 

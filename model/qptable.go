@@ -16,9 +16,10 @@ const qpLeafSize = 8
 // copying every QP made replay time grow with the square of the trace
 // (issue 20, bug 7).
 //
-// A table is written only by its machine's step, on a fresh clone (run):
-// the machine cloned from is never written after, so its leaves need no
-// protection of their own.
+// Both sides of a clone copy before they write: machine.clone takes the
+// source's ownership of its leaves too (tok). A table that nothing was
+// cloned from since its last write writes its own leaves in place, and
+// counts those writes (qpLeaf.ver) for the Views that saw them.
 //
 // The table also keeps the counts a post and destroy_srq ask for and the
 // QPs a poll resets, so that no step reads every QP: set a QP's state,
@@ -37,7 +38,10 @@ type qpTable struct {
 
 type qpLeaf struct {
 	owner uint64
-	q     [qpLeafSize]qp
+	// ver counts the writes to the leaf in place, by the table that owns
+	// it: what a View computed from it holds while ver does (qpView).
+	ver uint64
+	q   [qpLeafSize]qp
 }
 
 // qpTokens hands out the tokens of tables that write (qpTable.tok).
@@ -84,7 +88,7 @@ func (t *qpTable) mut(i int) *qp {
 	k := i / qpLeafSize
 	if l := t.leaves[k]; l.owner != t.tok {
 		c := *l
-		c.owner = t.tok
+		c.owner, c.ver = t.tok, 0
 		for j := range c.q {
 			// An append to a copied QP's buffer must not reach the
 			// buffer the original shares.
@@ -92,7 +96,9 @@ func (t *qpTable) mut(i int) *qp {
 		}
 		t.leaves[k] = &c
 	}
-	return &t.leaves[k].q[i%qpLeafSize]
+	l := t.leaves[k]
+	l.ver++
+	return &l.q[i%qpLeafSize]
 }
 
 // add appends a QP and returns its number.

@@ -102,6 +102,15 @@ func TestQPTableClonesAreIndependent(t *testing.T) {
 	}
 }
 
+// freshView is m's View computed afresh, without the entries View kept,
+// and without cloning m (a clone takes ownership of the QP leaves from m,
+// so that m no longer writes them in place).
+func freshView(m *Model) View {
+	f := *m
+	f.qpv = nil
+	return f.View()
+}
+
 // TestViewMatchesAFreshView walks models of many QPs (several leaves) under
 // profiles that fork and one that does not, and checks after every step
 // that View, which reuses the entries of leaves no candidate wrote, says
@@ -128,14 +137,76 @@ func TestViewMatchesAFreshView(t *testing.T) {
 				if _, err := m.Run(op); err != nil {
 					t.Fatalf("%s seed %d step %d %s: %v", p.Name, seed, i, op, err)
 				}
-				got, fresh := m.View(), m.Clone().View()
+				got, fresh := m.View(), freshView(m)
 				if !reflect.DeepEqual(got, fresh) {
 					t.Fatalf("%s seed %d after step %d %s: View\n%+v\nwant the fresh\n%+v", p.Name, seed, i, op, got, fresh)
 				}
 				if !reflect.DeepEqual(kept, keptCopy) {
 					t.Fatalf("%s seed %d after step %d %s: the View of the step before changed to\n%+v\nfrom\n%+v", p.Name, seed, i, op, kept, keptCopy)
 				}
-				kept, keptCopy = got, m.Clone().View()
+				kept, keptCopy = got, freshView(m)
+			}
+		}
+	}
+}
+
+// TestModelClonesStayApart steps a model that is cloned every third step,
+// whose clones (and Expect) go their own ways, beside a twin that is never
+// cloned: the two must stay alike, and a clone never stepped must stay as
+// it was. A candidate is stepped in place, and
+// its slices and QP leaves are shared with the clones taken from it, so
+// a write that reached a sharer would show as a difference.
+func TestModelClonesStayApart(t *testing.T) {
+	for _, p := range []Profile{Documented(), RXE(), MLX5()} {
+		for seed := range uint64(10) {
+			rng := rand.New(rand.NewPCG(seed, 5))
+			side := rand.New(rand.NewPCG(seed, 6))
+			a, twin := New(p, testCaps), New(p, testCaps)
+			ops := []Op{CreateSRQ{MaxWR: 8, MaxSGE: 2}}
+			for i := range 12 {
+				ops = append(ops, CreateQP{Type: []QPType{RC, UD}[i%2]})
+			}
+			var id, sideID uint64
+			var clones []*Model
+			type kept struct {
+				m  *Model
+				fp uint64
+			}
+			var frozen []kept // clones never stepped, with their fingerprints
+			for i := range 200 {
+				op := Op(nil)
+				if i < len(ops) {
+					op = ops[i]
+				} else {
+					op = nextOp(rng, twin.View(), &id)
+					if _, err := a.Expect(nextOp(side, a.View(), &sideID)); err != nil {
+						t.Fatalf("%s seed %d step %d: Expect: %v", p.Name, seed, i, err)
+					}
+					if i%3 == 0 {
+						c := a.Clone()
+						clones = append(clones, c)
+						frozen = append(frozen, kept{a.Clone(), c.Fingerprint()})
+					}
+				}
+				oa, errA := a.Run(op)
+				ot, errT := twin.Run(op)
+				if errA != nil || errT != nil || !reflect.DeepEqual(oa, ot) {
+					t.Fatalf("%s seed %d step %d %s: the cloned model gave %+v (%v), its twin %+v (%v)", p.Name, seed, i, op, oa, errA, ot, errT)
+				}
+				for _, c := range clones[max(0, len(clones)-4):] {
+					if _, err := c.Run(nextOp(side, c.View(), &sideID)); err != nil {
+						t.Fatalf("%s seed %d step %d: a clone: %v", p.Name, seed, i, err)
+					}
+				}
+				for k, f := range frozen {
+					f.m.fp = 0 // computed again, not remembered
+					if f.m.Fingerprint() != f.fp {
+						t.Fatalf("%s seed %d after step %d %s: clone %d, never stepped, changed", p.Name, seed, i, op, k)
+					}
+				}
+				if fa, ft := a.Fingerprint(), twin.Fingerprint(); fa != ft || !reflect.DeepEqual(a.View(), twin.View()) {
+					t.Fatalf("%s seed %d after step %d %s: the cloned model's state differs from its twin's:\n%+v\n%+v", p.Name, seed, i, op, a.View(), twin.View())
+				}
 			}
 		}
 	}

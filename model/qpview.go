@@ -4,14 +4,14 @@ import "slices"
 
 // qpView is the per-QP part of a View as last computed, with what it was
 // computed from: every candidate's QP leaves and QP count. A leaf that no
-// candidate has written since (the same pointer: a leaf is copied before
-// it is written, qpTable) gives the same entries, so View recomputes only
+// candidate has written since (the same pointer with the same count of
+// writes in place, qpLeaf.ver) gives the same entries, so View recomputes only
 // the QPs of leaves a step wrote. The Views share its arrays, each up to
 // the QPs it saw: an entry that changes is written to a copy, and a new QP
 // is appended past what the Views saw. A long trace's many quiet QPs so
 // cost a View nothing (issue 20, bug 7).
 type qpView struct {
-	leaves [][]*qpLeaf // per candidate
+	leaves [][]leafRef // per candidate
 	lens   []int       // per candidate
 	// shared says Views hold the arrays: copy them before changing an
 	// entry.
@@ -20,6 +20,13 @@ type qpView struct {
 	types                                       []QPType
 	states                                      []QPState
 	gone, filling, sure, fillingAny, fillingAll []bool
+}
+
+// leafRef is a QP leaf as a View saw it: the leaf, and how many writes
+// in place it had had (qpLeaf.ver).
+type leafRef struct {
+	l   *qpLeaf
+	ver uint64
 }
 
 // qpEntry is one QP's entries.
@@ -63,7 +70,7 @@ func (w *qpView) set(i int, e qpEntry) {
 // reusable reports whether leaf k's entries, for the QPs up to hi, hold
 // for the candidates now: every candidate has the same leaf there as when
 // they were computed, and as many of its QPs.
-func (w *qpView) reusable(now [][]*qpLeaf, lens []int, k, hi int) bool {
+func (w *qpView) reusable(now [][]leafRef, lens []int, k, hi int) bool {
 	if len(w.leaves) != len(now) || hi > len(w.types) {
 		return false
 	}
@@ -81,9 +88,13 @@ func (w *qpView) reusable(now [][]*qpLeaf, lens []int, k, hi int) bool {
 func (m *Model) qpView(v *View) {
 	c := m.cands[0]
 	n := c.qps.len()
-	leaves, lens := make([][]*qpLeaf, len(m.cands)), make([]int, len(m.cands))
+	leaves, lens := make([][]leafRef, len(m.cands)), make([]int, len(m.cands))
 	for j, o := range m.cands {
-		leaves[j], lens[j] = o.qps.leaves, o.qps.len()
+		refs := make([]leafRef, len(o.qps.leaves))
+		for k, l := range o.qps.leaves {
+			refs[k] = leafRef{l, l.ver}
+		}
+		leaves[j], lens[j] = refs, o.qps.len()
 	}
 	w := m.qpv
 	if w == nil || n < len(w.types) {
