@@ -229,6 +229,7 @@ func (c *checker) scenarios() error {
 			var m *model.Model
 			c.x.timing.enter(StageScenarios)
 			tr, skip, reached, feats := runCounting(c.ctx, c.opts.Profile, c.relaxed, c.x, func(s *session) { m = s.model; sc.Run(s) })
+			tr.fillTexts()
 			c.rep.StepsRun += len(tr.Steps)
 			c.cover(reached)
 			c.feature(feats)

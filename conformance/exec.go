@@ -40,6 +40,9 @@ type executor struct {
 	// behind, and nothing touches the device again.
 	bound time.Duration
 	hung  string
+	// spareSteps is the steps array of a passing random case, which the
+	// next session's trace reuses (recycle).
+	spareSteps []TraceStep
 }
 
 // maxFutileRechecks bounds the second looks that find nothing (see
@@ -139,14 +142,15 @@ func (x *executor) close() error {
 }
 
 // bounded runs f, within bound where there is one; past it, it records
-// what as the hung call and returns false, leaving f's goroutine behind.
-func (x *executor) bounded(what string, f func()) bool {
+// what (a text, or the Op, written out only then) as the hung call and
+// returns false, leaving f's goroutine behind.
+func (x *executor) bounded(what any, f func()) bool {
 	if x.bound <= 0 {
 		f()
 		return true
 	}
 	if !within(x.bound, f) {
-		x.hung = fmt.Sprintf("%s within %v", what, x.bound)
+		x.hung = fmt.Sprintf("%v within %v", what, x.bound) // what: a string or an Op, written only here
 		if t, ok := x.dev.(drivers.CallTracer); ok {
 			if call := t.InCall(); call != "" {
 				x.hung += " (inside " + call + ")"
@@ -190,9 +194,12 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	if x.hung != "" {
 		return model.Observation{BadWR: -1}, harness("%s not performed: the driver did not return from %s", op.Name(), x.hung)
 	}
+	if x.bound <= 0 {
+		return x.do(ctx, op, want) // no bound: no goroutine, no closure
+	}
 	var obs model.Observation
 	var err error
-	if !x.bounded(op.String(), func() { obs, err = x.do(ctx, op, want) }) {
+	if !x.bounded(op, func() { obs, err = x.do(ctx, op, want) }) {
 		return model.Observation{BadWR: -1}, harness("the driver did not return from %s: it hangs (the device or its kernel driver is stuck); the run stops here and leaves the device's resources to the process's exit", x.hung)
 	}
 	return obs, err

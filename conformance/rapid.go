@@ -94,19 +94,21 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 			}
 			return // the generator's fault: discard the case
 		}
-		if tr.Failed() {
-			if failed && last.Deviation != nil && tr.Deviation == nil {
-				return // shrinking a deviation: a candidate the harness cannot run is not one
-			}
-			if !failed {
-				firstFail = time.Now()
-			}
-			last, failed = tr, true
-			if tr.Deviation == nil {
-				harnessE = tr.Err
-			}
-			t.Fatalf("%s", tr.Steps[len(tr.Steps)-1].OpText)
+		if !tr.Failed() {
+			x.recycle(tr) // a pass: only its length counted
+			return
 		}
+		if failed && last.Deviation != nil && tr.Deviation == nil {
+			return // shrinking a deviation: a candidate the harness cannot run is not one
+		}
+		if !failed {
+			firstFail = time.Now()
+		}
+		last, failed = tr, true
+		if tr.Deviation == nil {
+			harnessE = tr.Err
+		}
+		t.Fatalf("%s", tr.Steps[len(tr.Steps)-1].OpText)
 	}
 	// rapid runs in a goroutine of its own so that an interrupt ends it at
 	// once, shrinking included: the property calls runtime.Goexit. rapid

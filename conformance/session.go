@@ -39,7 +39,16 @@ func newSession(ctx context.Context, p model.Profile, relaxed []model.RuleID, x 
 	if err != nil {
 		return nil, err
 	}
-	return &session{ctx: ctx, profile: p, relaxed: relaxed, model: m, x: x, features: newFeatureTracker()}, nil
+	s := &session{ctx: ctx, profile: p, relaxed: relaxed, model: m, x: x, features: newFeatureTracker()}
+	s.trace.Steps, x.spareSteps = x.spareSteps, nil
+	return s, nil
+}
+
+// recycle hands the steps array of tr, a trace the caller drops, to the
+// next session.
+func (x *executor) recycle(tr Trace) {
+	clear(tr.Steps) // what the steps point to is garbage now
+	x.spareSteps = tr.Steps[:0]
 }
 
 // do performs op on both sides and returns the driver's observation.
@@ -53,7 +62,7 @@ func (s *session) do(op model.Op) model.Observation {
 	}
 	t0 := time.Now()
 	want, err := s.model.Expect(op)
-	step := TraceStep{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String()}
+	step := TraceStep{N: len(s.trace.Steps) + 1, Op: op, lazy: lazyOp}
 	if err != nil {
 		s.x.timing.add(PhaseModel, t0)
 		s.trace.Err = fmt.Sprintf("step %d %s: the model cannot predict it: %v", step.N, op, err)
@@ -61,39 +70,24 @@ func (s *session) do(op model.Op) model.Observation {
 		s.unpredictable = true
 		panic(stop{})
 	}
-	step.Allowed = want.Describe(op)
+	step.want, step.lazy = want, step.lazy|lazyAllowed
 	before := s.model.View()
 	modelTime := time.Since(t0)
 	got, err := s.x.exec(s.ctx, op, want)
 	if err == nil {
-		err = s.recheck(op, want, &got)
+		got, err = s.recheck(op, want, got)
 	}
 	t1 := time.Now()
 	if errors.Is(err, drivers.ErrUnsupported) {
 		s.skip = err.Error()
 		panic(stop{})
 	}
-	step.Got = got.Describe(op)
-	step.obs = got
-	var d *model.Deviation
-	var inc *model.Inconclusive
+	step.obs, step.lazy = got, step.lazy|lazyGot
 	if err == nil {
 		err = s.model.Step(op, got)
 	}
-	switch {
-	case errors.As(err, &inc):
-		// Silence where the model needs an answer: the trace ends here,
-		// neither passing nor failing.
-		step.Rule, step.Allowed, step.Got = inc.Rule, inc.What+" = "+inc.Want, inc.What+" = "+inc.Got
-		s.trace.Inconclusive = inc
-	case errors.As(err, &d):
-		step.Rule, step.Allowed, step.Got = d.Rule, d.What+" = "+d.Want, d.What+" = "+d.Got
-		s.trace.Deviation = d
-	case err != nil:
-		s.trace.Err = fmt.Sprintf("step %d %s: %v", step.N, op, err)
-		if s.ctx.Err() != nil {
-			s.trace.Interrupted = true
-		}
+	if err != nil {
+		s.noteFailure(&step, err)
 	}
 	s.trace.Steps = append(s.trace.Steps, step)
 	if err == nil {
@@ -109,22 +103,48 @@ func (s *session) do(op model.Op) model.Observation {
 	return got
 }
 
+// noteFailure records in the trace, and in step, the error a step ended
+// with: silence where the model needs an answer, a deviation, or the
+// harness's or device's failure.
+func (s *session) noteFailure(step *TraceStep, err error) {
+	var d *model.Deviation
+	var inc *model.Inconclusive
+	switch {
+	case errors.As(err, &inc):
+		// Silence where the model needs an answer: the trace ends here,
+		// neither passing nor failing.
+		step.Rule, step.Allowed, step.Got = inc.Rule, inc.What+" = "+inc.Want, inc.What+" = "+inc.Got
+		step.lazy &^= lazyAllowed | lazyGot
+		s.trace.Inconclusive = inc
+	case errors.As(err, &d):
+		step.Rule, step.Allowed, step.Got = d.Rule, d.What+" = "+d.Want, d.What+" = "+d.Got
+		step.lazy &^= lazyAllowed | lazyGot
+		s.trace.Deviation = d
+	default:
+		s.trace.Err = fmt.Sprintf("step %d %s: %v", step.N, step.Op, err)
+		if s.ctx.Err() != nil {
+			s.trace.Interrupted = true
+		}
+	}
+}
+
 // recheck gives a poll whose wait ran out, where the model finds what
 // came a departure, a much longer look (executor.recheckPoll), so that a
 // completion or event that was only late does not decide the verdict.
 // What is still missing after it counts: the device had ten times the
 // poll's wait to write to its own queue, with nothing of the harness's in
 // flight.
-func (s *session) recheck(op model.Op, want model.Observation, got *model.Observation) error {
+func (s *session) recheck(op model.Op, want, got model.Observation) (model.Observation, error) {
 	p, ok := op.(model.Poll)
 	if !ok || !s.x.short || s.x.recheck <= 0 {
-		return nil // nothing ran short, or a synchronous device: no second look
+		return got, nil // nothing ran short, or a synchronous device: no second look
 	}
-	if err := s.model.Clone().Step(op, *got); err == nil || !errors.As(err, new(*model.Deviation)) {
+	if err := s.model.Clone().Step(op, got); err == nil || !errors.As(err, new(*model.Deviation)) {
 		s.x.short = false
-		return nil
+		return got, nil
 	}
-	return s.x.recheckPoll(s.ctx, p, want, got)
+	err := s.x.recheckPoll(s.ctx, p, want, &got)
+	return got, err
 }
 
 // evidence looks once more after a deviation, unchecked, so that the
@@ -148,8 +168,7 @@ func (s *session) evidence(after model.Op, v model.View) {
 		if err != nil && len(got.Completions) == 0 && len(got.Events) == 0 {
 			return false
 		}
-		s.trace.Steps = append(s.trace.Steps, TraceStep{N: len(s.trace.Steps) + 1, Op: op, OpText: op.String(),
-			Got: got.Describe(op), Evidence: true, obs: got})
+		s.trace.Steps = append(s.trace.Steps, TraceStep{N: len(s.trace.Steps) + 1, Op: op, Evidence: true, obs: got, lazy: lazyOp | lazyGot})
 		return true
 	}
 	if _, ok := after.(model.Poll); !ok && !look(model.Poll{}) {
@@ -224,11 +243,13 @@ const evidenceWRID = 0xe0e0_0000_0000_0000
 // coverage of the steps that agreed.
 func run(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor, f func(*session)) (tr Trace, skip string, reached map[model.RuleID]int) {
 	tr, skip, reached, _ = runCounting(ctx, p, relaxed, x, f)
+	tr.fillTexts()
 	return
 }
 
 // runCounting is run that also returns the state-space features the
-// session's agreeing steps reached.
+// session's agreeing steps reached. The texts of a trace that passed are
+// left unwritten (Trace.fillTexts): the random cases drop them.
 func runCounting(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor, f func(*session)) (tr Trace, skip string, reached map[model.RuleID]int, features map[string]int) {
 	s, err := newSession(ctx, p, relaxed, x)
 	if err != nil {
@@ -240,6 +261,9 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []model.RuleID, x
 		}
 		tr, skip, reached, features = s.trace, s.skip, s.model.Reached(), s.features.counts
 		tr.unpredictable = s.unpredictable
+		if tr.Failed() || tr.Inconclusive != nil || tr.unpredictable || tr.Interrupted {
+			tr.fillTexts()
+		}
 	}()
 	defer func() {
 		if r := recover(); r != nil {

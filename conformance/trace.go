@@ -24,6 +24,38 @@ type TraceStep struct {
 	// only: it is recorded, not checked.
 	Evidence bool `json:"evidence,omitempty"`
 	obs      model.Observation
+	// want is what the model expected; lazy says which of the texts are
+	// still to be written from Op, want and obs (fillTexts): the steps of
+	// a passing case are never read.
+	want model.Observation
+	lazy lazyTexts
+}
+
+// lazyTexts marks the texts of a TraceStep that are still to be written.
+type lazyTexts uint8
+
+const (
+	lazyOp lazyTexts = 1 << iota
+	lazyAllowed
+	lazyGot
+)
+
+// fillTexts writes the texts of the trace's steps that were left to be
+// written when needed.
+func (t *Trace) fillTexts() {
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		if s.lazy&lazyOp != 0 {
+			s.OpText = s.Op.String()
+		}
+		if s.lazy&lazyAllowed != 0 {
+			s.Allowed = s.want.Describe(s.Op)
+		}
+		if s.lazy&lazyGot != 0 {
+			s.Got = s.obs.Describe(s.Op)
+		}
+		s.lazy = 0
+	}
 }
 
 // Trace is a run of steps; a failing trace ends at its failing step, and

@@ -45,10 +45,17 @@ type Model struct {
 	fp uint64 // Fingerprint, once computed (0: not yet)
 
 	qpv *qpView // View's per-QP part as last computed (qpview.go)
+	// view is the View of the state as it is, when viewOK: a step clears
+	// it. Views share their arrays, which nothing writes.
+	view   View
+	viewOK bool
 
 	// scratch is the machine Expect steps, reused: what it makes is
 	// dropped, so a copy of the candidate in it needs no allocation.
 	scratch *machine
+	// spare is the array of the candidates before the last step, which
+	// the next step fills.
+	spare []*machine
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -143,12 +150,19 @@ func (m *Model) Faults(count ...RuleID) []FaultUse {
 func (m *Model) Step(op Op, got Observation) error {
 	m.history = append(m.history, Step{Op: op, Obs: got})
 	err := m.advance(op, &got)
+	if err != nil {
+		m.noteDeviation(err)
+	}
+	return err
+}
+
+// noteDeviation gives a *Deviation err what its diagnosis needs.
+func (m *Model) noteDeviation(err error) {
 	var d *Deviation
 	if errors.As(err, &d) {
 		d.step = len(m.history)
 		d.diag = &diagSource{prof: m.prof, caps: m.caps, relaxed: m.relaxed, steps: slices.Clone(m.history)}
 	}
-	return err
 }
 
 // Run applies op with the model's canonical outcome (the first allowed value
@@ -281,11 +295,12 @@ func try(work *machine, op Op, got *Observation, faithful bool) (res result, f *
 }
 
 func (m *Model) advance(op Op, got *Observation) error {
-	m.fp = 0
-	var next []*machine
+	m.fp, m.viewOK = 0, false
+	next := m.spare[:0]
 	var firstErr error
 	m.steps++
-	var rs []result
+	var buf [4]result
+	rs := buf[:0]
 	lostAdded := false
 	for _, c := range m.cands {
 		c.stepN = m.steps
@@ -341,7 +356,8 @@ func (m *Model) advance(op Op, got *Observation) error {
 	if len(next) > maxCandidates {
 		return fmt.Errorf("model: %d candidates after %s: the profile has too many open choices", len(next), op)
 	}
-	m.cands = next
+	clear(m.cands)
+	m.spare, m.cands = m.cands[:0], next
 	if len(next) == 0 {
 		return firstErr
 	}
@@ -412,7 +428,7 @@ func (m *Model) Clone() *Model {
 	n.history = clip(m.history)
 	n.reached = maps.Clone(m.reached)
 	n.qpv = nil // each model its own: View writes it
-	n.scratch = nil
+	n.scratch, n.spare = nil, nil
 	return &n
 }
 
@@ -527,15 +543,24 @@ type View struct {
 	Candidates        int
 }
 
-// View returns the state summary.
+// View returns the state summary. Its slices are shared with other Views:
+// read them, do not write them.
 func (m *Model) View() View {
 	if len(m.cands) == 0 {
 		return View{}
 	}
+	if !m.viewOK {
+		m.view, m.viewOK = m.newView(), true
+	}
+	return m.view
+}
+
+// newView computes the View.
+func (m *Model) newView() View {
 	c := m.cands[0]
 	v := View{Created: c.created, Destroyed: c.destroyed, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
-		KeysValid: slices.Clone(c.keys[:]), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+		KeysValid: clip(slices.Clone(c.keys[:])), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
 	if len(c.queue) > 0 {
 		for i, sg := range c.queue[0].wr.SGEs {
 			v.HeadBytes += uint64(sg.Length)

@@ -7,7 +7,7 @@ import (
 )
 
 // qpLeafSize is how many QPs one leaf of a qpTable holds.
-const qpLeafSize = 8
+const qpLeafSize = 4
 
 // qpTable holds a machine's QPs, indexed by QP number, copy-on-write: a
 // clone shares every leaf with the machine it was cloned from, and copies a

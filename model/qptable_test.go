@@ -107,7 +107,7 @@ func TestQPTableClonesAreIndependent(t *testing.T) {
 // so that m no longer writes them in place).
 func freshView(m *Model) View {
 	f := *m
-	f.qpv = nil
+	f.qpv, f.viewOK = nil, false
 	return f.View()
 }
 

@@ -70,17 +70,31 @@ func (w *qpView) set(i int, e qpEntry) {
 // reusable reports whether leaf k's entries, for the QPs up to hi, hold
 // for the candidates now: every candidate has the same leaf there as when
 // they were computed, and as many of its QPs.
-func (w *qpView) reusable(now [][]leafRef, lens []int, k, hi int) bool {
-	if len(w.leaves) != len(now) || hi > len(w.types) {
+func (w *qpView) reusable(cands []*machine, k, hi int) bool {
+	if len(w.leaves) != len(cands) || hi > len(w.types) {
 		return false
 	}
-	for j, ls := range now {
-		ols := w.leaves[j]
-		if k >= len(ls) || k >= len(ols) || ls[k] != ols[k] || min(lens[j], hi) != min(w.lens[j], hi) {
+	for j, o := range cands {
+		ls, ols := o.qps.leaves, w.leaves[j]
+		if k >= len(ls) || k >= len(ols) || ls[k] != ols[k].l || ls[k].ver != ols[k].ver || min(o.qps.len(), hi) != min(w.lens[j], hi) {
 			return false
 		}
 	}
 	return true
+}
+
+// record notes the candidates' leaves and QP counts as the entries now
+// are, in the arrays of the last record.
+func (w *qpView) record(cands []*machine) {
+	w.leaves = slices.Grow(w.leaves[:0], len(cands))[:len(cands)]
+	w.lens = slices.Grow(w.lens[:0], len(cands))[:len(cands)]
+	for j, o := range cands {
+		refs := w.leaves[j][:0]
+		for _, l := range o.qps.leaves {
+			refs = append(refs, leafRef{l, l.ver})
+		}
+		w.leaves[j], w.lens[j] = refs, o.qps.len()
+	}
 }
 
 // qpView fills v's per-QP fields, recomputing only the QPs of leaves some
@@ -88,14 +102,6 @@ func (w *qpView) reusable(now [][]leafRef, lens []int, k, hi int) bool {
 func (m *Model) qpView(v *View) {
 	c := m.cands[0]
 	n := c.qps.len()
-	leaves, lens := make([][]leafRef, len(m.cands)), make([]int, len(m.cands))
-	for j, o := range m.cands {
-		refs := make([]leafRef, len(o.qps.leaves))
-		for k, l := range o.qps.leaves {
-			refs[k] = leafRef{l, l.ver}
-		}
-		leaves[j], lens[j] = refs, o.qps.len()
-	}
 	w := m.qpv
 	if w == nil || n < len(w.types) {
 		w = &qpView{} // a first View, or fewer QPs: start afresh
@@ -103,7 +109,7 @@ func (m *Model) qpView(v *View) {
 	w.shared = true
 	for lo := 0; lo < n; lo += qpLeafSize {
 		hi := min(n, lo+qpLeafSize)
-		if w.reusable(leaves, lens, lo/qpLeafSize, hi) {
+		if w.reusable(m.cands, lo/qpLeafSize, hi) {
 			continue
 		}
 		for i := lo; i < hi; i++ {
@@ -121,7 +127,7 @@ func (m *Model) qpView(v *View) {
 			w.set(i, e)
 		}
 	}
-	w.leaves, w.lens = leaves, lens
+	w.record(m.cands)
 	m.qpv = w
 	if n == 0 {
 		return
