@@ -73,7 +73,7 @@ func (w swarm) pick(t *rapid.T) int {
 	for _, n := range w.weight {
 		total += n
 	}
-	r := rapid.IntRange(0, total-1).Draw(t, "kind")
+	r := intRange(0, total-1).Draw(t, "kind")
 	for i, n := range w.weight {
 		if r < n {
 			return w.kinds[i]
@@ -95,11 +95,11 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 	}
 	maxSGE := rapid.Uint32Range(1, min(3, info.MaxSRQSGE)).Draw(t, "max_sge")
 	var limit uint32
-	if rapid.IntRange(0, 4).Draw(t, "create_limit?") == 0 {
+	if intRange(0, 4).Draw(t, "create_limit?") == 0 {
 		limit = rapid.Uint32Range(1, maxWR).Draw(t, "create_limit")
 	}
 	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit})
-	nqp := rapid.IntRange(1, 4).Draw(t, "qps")
+	nqp := intRange(1, 4).Draw(t, "qps")
 	for i := range nqp {
 		typ := model.RC
 		if info.UD && rapid.Bool().Draw(t, "ud") {
@@ -107,12 +107,12 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 		}
 		s.do(model.CreateQP{Type: typ})
 		// Most QPs start ready; some stay behind to exercise the states.
-		if rapid.IntRange(0, 3).Draw(t, "ready") > 0 {
+		if intRange(0, 3).Draw(t, "ready") > 0 {
 			s.to(i, model.Init, model.RTR, model.RTS)
 		}
 	}
 	w := drawSwarm(t)
-	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
+	steps := intRange(1, maxSteps).Draw(t, "steps")
 	for range steps {
 		genStep(t, s, w.pick(t))
 	}
@@ -122,12 +122,12 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 func genStep(t *rapid.T, s *session, kind int) {
 	v := s.view()
 	info := s.x.info
-	qp := rapid.IntRange(0, len(v.QPTypes)-1).Draw(t, "qp")
+	qp := intRange(0, len(v.QPTypes)-1).Draw(t, "qp")
 	switch kind {
 	case kindPost:
-		n := rapid.IntRange(1, 4).Draw(t, "list")
-		if rapid.IntRange(0, 5).Draw(t, "flood?") == 0 {
-			n = int(v.Capacity) - v.Occupied + rapid.IntRange(0, 2).Draw(t, "over")
+		n := intRange(1, 4).Draw(t, "list")
+		if intRange(0, 5).Draw(t, "flood?") == 0 {
+			n = int(v.Capacity) - v.Occupied + intRange(0, 2).Draw(t, "over")
 		}
 		ws := make([]model.WR, max(n, 1))
 		for i := range ws {
@@ -137,7 +137,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 	case kindArrive:
 		genArrival(t, s, v, qp)
 	case kindPoll:
-		s.do(model.Poll{Max: rapid.IntRange(0, 2).Draw(t, "poll_max")})
+		s.do(model.Poll{Max: intRange(0, 2).Draw(t, "poll_max")})
 	case kindQuery:
 		s.do(model.Query{})
 	case kindArm:
@@ -173,7 +173,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 		switch {
 		case info.InjectSQE && v.QPStateSure[qp] && v.QPStates[qp] == model.RTS && !v.FillingAny[qp] && rapid.Bool().Draw(t, "sqe"):
 			s.do(model.InjectSQE{QP: qp})
-		case info.InjectSRQError && !v.SRQError && rapid.IntRange(0, 5).Draw(t, "srq_err") == 0:
+		case info.InjectSRQError && !v.SRQError && intRange(0, 5).Draw(t, "srq_err") == 0:
 			s.do(model.InjectSRQError{})
 		case info.PostRecvUnsafe == "" && unmadeQP(info, v, qp) == "":
 			s.do(model.PostRecv{QP: qp, WR: s.wr(8)})
@@ -191,7 +191,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 			return // a connection manager makes no SQD
 		}
 		// Drain and resume, once or more, with traffic in SQD and after.
-		for range rapid.IntRange(1, 3).Draw(t, "resumes") {
+		for range intRange(1, 3).Draw(t, "resumes") {
 			if !up(s, qp) {
 				return
 			}
@@ -225,14 +225,14 @@ func genStep(t *rapid.T, s *session, kind int) {
 // SRQ makes it ignore.
 func lifecycle(t *rapid.T, s *session, v model.View) {
 	info := s.x.info
-	switch rapid.IntRange(0, 2).Draw(t, "lifecycle") {
+	switch intRange(0, 2).Draw(t, "lifecycle") {
 	case 0:
 		if len(v.QPTypes) > 0 && !slices.Contains(s.relaxed, model.RuleDestroyBusy) && unmadeQPs(info, v) == "" {
 			s.do(model.DestroySRQ{})
 		}
 	case 1:
 		o := model.CreateOther{MaxWR: 4, MaxSGE: 1, Variant: rapid.SampledFrom(model.CreateVariants).Draw(t, "variant")}
-		switch rapid.IntRange(0, 2).Draw(t, "other") {
+		switch intRange(0, 2).Draw(t, "other") {
 		case 1:
 			o.MaxWR = info.MaxSRQWR + 1 // refused before anything is allocated
 		case 2:
@@ -297,7 +297,7 @@ func traffic(t *rapid.T, s *session, qp int) {
 		return
 	}
 	op := model.Send
-	if rapid.IntRange(0, 3).Draw(t, "traffic_op?") == 0 {
+	if intRange(0, 3).Draw(t, "traffic_op?") == 0 {
 		op = rapid.SampledFrom([]model.Opcode{model.SendImm, model.Write}).Draw(t, "traffic_op")
 		if !op.ValidOn(s.view().QPTypes[qp]) {
 			op = model.SendImm
@@ -359,13 +359,13 @@ func wrap(t *rapid.T, s *session, qp int) {
 	}
 	s.fill(directedLen)
 	s.post(directedWR(s)) // refused at full
-	drain(s, qp, rapid.IntRange(1, int(s.view().Capacity)).Draw(t, "drain"))
+	drain(s, qp, intRange(1, int(s.view().Capacity)).Draw(t, "drain"))
 	s.do(model.Poll{})
 	s.fill(directedLen)
 }
 
 func genWR(t *rapid.T, s *session, v model.View) model.WR {
-	n := rapid.IntRange(0, int(v.MaxSGE)+1).Draw(t, "num_sge")
+	n := intRange(0, int(v.MaxSGE)+1).Draw(t, "num_sge")
 	lens := make([]uint32, n)
 	for i := range lens {
 		lens[i] = genSGELen.Draw(t, "sge_len")
@@ -375,13 +375,13 @@ func genWR(t *rapid.T, s *session, v model.View) model.WR {
 	}
 	w := s.wr(lens...)
 	for i := range w.SGEs {
-		if rapid.IntRange(0, 9).Draw(t, "key1?") == 0 {
+		if intRange(0, 9).Draw(t, "key1?") == 0 {
 			w.SGEs[i].Key = 1
 		}
 	}
 	// A negative num_sge the driver must post in a child process
 	// (Info.NegativeSGEUnsafe) is left to the scenarios: a process per post.
-	if negativeSafe(s) && s.x.info.NegativeSGEUnsafe == "" && rapid.IntRange(0, 19).Draw(t, "negative?") == 0 {
+	if negativeSafe(s) && s.x.info.NegativeSGEUnsafe == "" && intRange(0, 19).Draw(t, "negative?") == 0 {
 		w.NumSGE, w.SGEs = -1, nil
 	}
 	return w
@@ -391,7 +391,7 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	info := s.x.info
 	switch {
 	case v.FillingAll[qp]:
-		if rapid.IntRange(0, 2).Draw(t, "flush?") == 0 {
+		if intRange(0, 2).Draw(t, "flush?") == 0 {
 			// The QP goes to ERR with the WR half filled: whether the
 			// swarm enabled modifies or not.
 			s.do(model.ModifyQP{QP: qp, State: model.Err})
@@ -446,6 +446,6 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	// the run adopted may not fetch in SQD or SQE.)
 	st := v.QPStates[qp]
 	partial := info.PartialDelivery && typ == model.RC && op == model.Send && v.QPStateSure[qp] && (st == model.RTR || st == model.RTS) &&
-		v.MinOutstanding > 0 && !v.SRQErrorAny && rapid.IntRange(0, 7).Draw(t, "partial?") == 0
+		v.MinOutstanding > 0 && !v.SRQErrorAny && intRange(0, 7).Draw(t, "partial?") == 0
 	s.do(model.Arrive{QP: qp, Msg: msg, FirstPacketOnly: partial})
 }

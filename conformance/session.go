@@ -143,7 +143,16 @@ func (s *session) recheck(op model.Op, want, got model.Observation) (model.Obser
 		s.x.short = false
 		return got, nil
 	}
-	err := s.x.recheckPoll(s.ctx, p, want, &got)
+	return s.x.recheckPollValue(s.ctx, p, want, got)
+}
+
+// recheckPollValue is recheckPoll on a copy of got, which it returns: got
+// itself stays on the caller's stack (not inlined: inlined, the copy
+// would move to the heap on every step).
+//
+//go:noinline
+func (x *executor) recheckPollValue(ctx context.Context, p model.Poll, want, got model.Observation) (model.Observation, error) {
+	err := x.recheckPoll(ctx, p, want, &got)
 	return got, err
 }
 

@@ -560,7 +560,10 @@ func (m *Model) newView() View {
 	c := m.cands[0]
 	v := View{Created: c.created, Destroyed: c.destroyed, Capacity: c.capacity, MaxSGE: c.maxSGE, Outstanding: len(c.queue),
 		Occupied: c.occupied(), Armed: c.armed, Limit: c.limit, SRQError: c.srqErr,
-		KeysValid: clip(slices.Clone(c.keys[:])), CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+		KeysValid: m.view.KeysValid, CQ: len(c.cq), Events: len(c.events), Candidates: len(m.cands)}
+	if !slices.Equal(v.KeysValid, c.keys[:]) {
+		v.KeysValid = clip(slices.Clone(c.keys[:])) // Views share it: a change is a new array
+	}
 	if len(c.queue) > 0 {
 		for i, sg := range c.queue[0].wr.SGEs {
 			v.HeadBytes += uint64(sg.Length)

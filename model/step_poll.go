@@ -109,10 +109,15 @@ func (m *machine) dropDuplicates(got []Completion) []Completion {
 	return out
 }
 
+// completionField names a field of the i-th completion a poll returned,
+// as a Deviation's What.
+func completionField(i int, field string) string {
+	return fmt.Sprintf("completion %d %s", i+1, field)
+}
+
 func (m *machine) checkCompletions(got []Completion, n int) error {
 	for i := 0; i < n && i < len(got); i++ {
 		want, g := m.cq[i], got[i]
-		what := fmt.Sprintf("completion %d", i+1)
 		m.touch(RuleFetchOnce)
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
@@ -126,11 +131,11 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			continue
 		}
 		if g.WRID != want.c.WRID && (uint32(g.WRID) != uint32(want.c.WRID) || !m.excuse(RuleRecvCompletion)) {
-			return dev(RuleRecvCompletion, what+" wr_id", want.c, g)
+			return dev(RuleRecvCompletion, completionField(i, "wr_id"), want.c, g)
 		}
 		m.touch(RuleRecvCompletion)
 		if g.QP != want.c.QP && !m.excuse(RuleRecvCompletion) {
-			return dev(RuleRecvCompletion, what+" qp", want.c, g)
+			return dev(RuleRecvCompletion, completionField(i, "qp"), want.c, g)
 		}
 		if want.loose {
 			continue
@@ -140,7 +145,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 				m.adoptStatus(g)
 				continue
 			}
-			return dev(want.rule, what+" status", want.allowed, g.Status)
+			return dev(want.rule, completionField(i, "status"), want.allowed, g.Status)
 		}
 		if g.Status != WCSuccess {
 			continue
@@ -158,13 +163,13 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			}
 			if !m.excuse(RuleRecvCompletion) {
 				if g.Opcode != want.c.Opcode {
-					return dev(RuleRecvCompletion, what+" opcode", want.c.Opcode, g.Opcode)
+					return dev(RuleRecvCompletion, completionField(i, "opcode"), want.c.Opcode, g.Opcode)
 				}
-				return dev(RuleRecvCompletion, what+" byte_len", want.c.ByteLen, g.ByteLen)
+				return dev(RuleRecvCompletion, completionField(i, "byte_len"), want.c.ByteLen, g.ByteLen)
 			}
 		}
 		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuseStake(want, FieldImm, RuleRecvImm) {
-			return dev(RuleRecvImm, what+" immediate", want.c, g)
+			return dev(RuleRecvImm, completionField(i, "immediate"), want.c, g)
 		}
 		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want, FieldPayload) && !m.excuse(RuleRecvCompletion) {
 			return dev(RuleRecvCompletion, fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)

@@ -730,30 +730,34 @@ func (s *srq) badKey(w wqe, need uint64) bool {
 // rule: RECV-COMPLETION
 func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 	need := grh + uint64(msg.Len)
-	want := func(p uint64) byte {
-		if p < grh {
-			return 0
-		}
-		return msg.Pattern + byte(p-grh)
-	}
 	type place struct {
 		key      int
 		off, pos uint64
 		n        uint64
 	}
-	var places []place
-	offs := map[int]uint64{}
+	var placeBuf [8]place
+	places := placeBuf[:0]
+	type keyOff struct {
+		key int
+		off uint64
+	}
+	var offBuf [8]keyOff
+	offs := offBuf[:0] // how far each key's region is laid out
 	var pos uint64
 	for _, g := range w.sges {
 		if pos == need {
 			break
 		}
+		k := slices.IndexFunc(offs, func(o keyOff) bool { return o.key == g.Key })
+		if k < 0 {
+			offs, k = append(offs, keyOff{key: g.Key}), len(offs)
+		}
 		l := s.sgeLen(g)
 		n := min(l, need-pos)
 		if n > 0 {
-			places = append(places, place{g.Key, offs[g.Key], pos, n})
+			places = append(places, place{g.Key, offs[k].off, pos, n})
 		}
-		offs[g.Key] += l
+		offs[k].off += l
 		pos += n
 	}
 	for _, p := range places {
@@ -764,8 +768,9 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		if end := p.off + p.n; uint64(len(r.buf)) < end {
 			r.buf = append(r.buf, make([]byte, end-uint64(len(r.buf)))...)
 		}
-		for i := range p.n {
-			r.buf[p.off+i] = want(p.pos + i)
+		b := r.buf[p.off : p.off+p.n]
+		for i := range b {
+			b[i] = streamByte(p.pos+uint64(i), grh, msg.Pattern)
 		}
 	}
 	var got uint64
@@ -773,10 +778,9 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		if p.key < 0 || p.key >= len(s.regions) {
 			return fmt.Sprintf("bytes %d..%d of the message went to key %d, which names no region", p.pos, p.pos+p.n-1, p.key)
 		}
-		buf := s.regions[p.key].buf
-		for i := range p.n {
-			if b := buf[p.off+i]; b != want(p.pos+i) {
-				return fmt.Sprintf("byte %d of the message reads %#x in key %d at offset %d, want %#x", p.pos+i, b, p.key, p.off+i, want(p.pos+i))
+		for i, b := range s.regions[p.key].buf[p.off : p.off+p.n] {
+			if want := streamByte(p.pos+uint64(i), grh, msg.Pattern); b != want {
+				return fmt.Sprintf("byte %d of the message reads %#x in key %d at offset %d, want %#x", p.pos+uint64(i), b, p.key, p.off+uint64(i), want)
 			}
 		}
 		got += p.n
@@ -785,4 +789,13 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		return fmt.Sprintf("%d bytes of the message landed, want %d", got, need)
 	}
 	return ""
+}
+
+// streamByte is byte p of the stream scatter writes: grh zero bytes of GRH
+// area, then the payload, pattern+i.
+func streamByte(p, grh uint64, pattern byte) byte {
+	if p < grh {
+		return 0
+	}
+	return pattern + byte(p-grh)
 }
