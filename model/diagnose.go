@@ -225,6 +225,49 @@ func DiagnoseAmongBy(p Profile, c Caps, relaxed []RuleID, steps []Step, among []
 	return diagnoseAmong(p, c, relaxed, steps, among, deadline)
 }
 
+// explanation is a set of rules whose relaxation explains a trace, and the
+// departures the replay took.
+type explanation struct {
+	rules  []RuleID
+	faults []FaultUse
+}
+
+// suspects are the rules a diagnosis tries: those not relaxed already,
+// within among where it is given; a rule only concurrency can break only
+// where among names it.
+func suspects(relaxed, among []RuleID) []RuleID {
+	var out []RuleID
+	for _, r := range catalogue {
+		if slices.Contains(ConcurrentOnly, r.ID) && !slices.Contains(among, r.ID) {
+			continue // one thread cannot break it
+		}
+		if !slices.Contains(relaxed, r.ID) && (among == nil || slices.Contains(among, r.ID)) {
+			out = append(out, r.ID)
+		}
+	}
+	return out
+}
+
+// simplestFirst orders explanations: fewer rules, a specific rule before
+// the catch-all, fewer departures of the rules blamed, then by rank.
+func simplestFirst(a, b explanation) int {
+	if len(a.rules) != len(b.rules) {
+		return len(a.rules) - len(b.rules)
+	}
+	if ga, gb := genericIn(a.rules), genericIn(b.rules); ga != gb {
+		return ga - gb // a specific rule before the catch-all
+	}
+	if na, nb := countIn(a.faults, a.rules), countIn(b.faults, b.rules); na != nb {
+		return na - nb // the fewest departures of the rules blamed
+	}
+	for i := range min(len(a.rules), len(b.rules)) {
+		if d := Rank(a.rules[i]) - Rank(b.rules[i]); d != 0 {
+			return d
+		}
+	}
+	return len(a.rules) - len(b.rules)
+}
+
 func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
 	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, time.Time{})
 	if err == nil {
@@ -240,21 +283,9 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		out.Unexplained = true
 		return out
 	}
-	var candidates []RuleID
-	for _, r := range catalogue {
-		if slices.Contains(ConcurrentOnly, r.ID) && !slices.Contains(among, r.ID) {
-			continue // one thread cannot break it
-		}
-		if !slices.Contains(relaxed, r.ID) && (among == nil || slices.Contains(among, r.ID)) {
-			candidates = append(candidates, r.ID)
-		}
-	}
-	type found struct {
-		rules  []RuleID
-		faults []FaultUse
-	}
+	candidates := suspects(relaxed, among)
 	asked.union(&fieldOwnerRules) // relaxing one opens a field any step may read
-	var singles []found
+	var singles []explanation
 	var helpers []RuleID // rules that let the replay get further
 	for _, r := range candidates {
 		if pruneUnconsulted && !asked.has(r) {
@@ -265,7 +296,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
 		switch {
 		case err == nil:
-			singles = append(singles, found{[]RuleID{r}, faults})
+			singles = append(singles, explanation{[]RuleID{r}, faults})
 		case k > n || (k == n && err.Error() != first.Error()):
 			helpers = append(helpers, r)
 		}
@@ -285,7 +316,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 				pair := []RuleID{a, b}
 				slices.SortFunc(pair, func(x, y RuleID) int { return Rank(x) - Rank(y) })
 				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps, pair...); err == nil {
-					sets = append(sets, found{pair, faults})
+					sets = append(sets, explanation{pair, faults})
 				}
 			}
 		}
@@ -294,24 +325,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		out.Unexplained = true
 		return out
 	}
-	slices.SortStableFunc(sets, func(a, b found) int {
-		if len(a.rules) != len(b.rules) {
-			return len(a.rules) - len(b.rules)
-		}
-		if ga, gb := genericIn(a.rules), genericIn(b.rules); ga != gb {
-			return ga - gb // a specific rule before the catch-all
-		}
-		if na, nb := countIn(a.faults, a.rules), countIn(b.faults, b.rules); na != nb {
-			return na - nb // the fewest departures of the rules blamed
-		}
-
-		for i := range min(len(a.rules), len(b.rules)) {
-			if d := Rank(a.rules[i]) - Rank(b.rules[i]); d != 0 {
-				return d
-			}
-		}
-		return len(a.rules) - len(b.rules)
-	})
+	slices.SortStableFunc(sets, simplestFirst)
 	out.Rules = sets[0].rules
 	for _, s := range sets[1:] {
 		out.Also = append(out.Also, s.rules)

@@ -352,7 +352,7 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 		// The failing list's prefix was dropped with it (what of it
 		// the queue still holds: a departure may have taken some).
 		k := min(queued, len(m.queue))
-		m.queue = m.queue[:len(m.queue)-k]
+		m.queue = clip(m.queue[:len(m.queue)-k]) // clipped: clones share what lies past it
 		m.posted -= k
 	}
 	if i+1 < len(o.WRs) && m.postsSuffix() {

@@ -325,31 +325,10 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	m.touch(RuleResizeOptional)
 	outOfBounds := o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR
 	if m.resize() == ResizeUnsupported || !m.caps.Resize {
-		obs, err := failResult(RuleResizeOptional, EOPNOTSUPP, got)
-		if err != nil && m.excuse(RuleResizeOptional) {
-			return *got, nil
-		}
-		// RESIZE-OPTIONAL governs whether a valid resize works. Relaxed
-		// on a device that advertises resize, it explains a request out
-		// of bounds or below the count refused only as "not supported":
-		// another errno is RESIZE-BOUNDS' or RESIZE-BELOW-COUNT's.
-		invalid := outOfBounds || int(o.MaxWR) < m.occupied()
-		if err == nil && got != nil && m.caps.Resize && invalid && m.relaxed(RuleResizeOptional) && !errnoIs(got.Errno, EOPNOTSUPP) {
-			return obs, dev(RuleResizeOptional, "return value", ErrnoName(EOPNOTSUPP), ErrnoName(got.Errno))
-		}
-		return obs, err
+		return m.resizeUnsupported(o, outOfBounds, got)
 	}
 	if outOfBounds {
-		m.touch(RuleResizeBounds)
-		if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBounds) {
-			if got.Errno == 0 {
-				// Accepted out of bounds: what it holds now is unknown,
-				// at least what it holds.
-				m.capacity, m.capExact = uint32(m.occupied()), false
-			}
-			return *got, nil // or refused with another errno: nothing changes
-		}
-		return m.plainResult(RuleResizeBounds, EINVAL, got)
+		return m.resizeOutOfBounds(got)
 	}
 	if m.armed && o.MaxWR < m.limit {
 		m.touch(RuleResizeBelowLimit)
@@ -360,32 +339,10 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	newCap := m.realCapacity(o.MaxWR)
 	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
 	if int(newCap) < m.occupied() {
-		m.touch(RuleResizeBelowCount)
-		// The new capacity must hold the outstanding WRs. Where the report
-		// is "at least the request", a device may round up far enough.
-		if !exact && got != nil && got.Errno == 0 && m.may(RuleResizeBelowCount) {
-			// Or it took the request as it was and dropped the newest.
-			drop := min(len(m.queue), m.occupied()-int(newCap))
-			m.queue = m.queue[:len(m.queue)-drop]
-			m.posted -= drop
-			m.capacity, m.capExact, m.resized = newCap, true, true
-			return *got, nil
+		if obs, err, done := m.resizeBelowCount(newCap, exact, got); done {
+			return obs, err
 		}
-		if exact || got == nil || got.Errno != 0 {
-			if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBelowCount) {
-				if got.Errno != 0 {
-					return *got, nil // refused with another errno: nothing changes
-				}
-				// Accepted: the newest WRs that no longer fit are gone.
-				drop := min(len(m.queue), m.occupied()-int(newCap))
-				m.queue = m.queue[:len(m.queue)-drop]
-				m.posted -= drop
-				m.capacity, m.capExact, m.resized = newCap, exact && m.capacityRule() != CapacityAtLeast, true
-				return *got, nil
-			}
-			return m.plainResult(RuleResizeBelowCount, EINVAL, got)
-		}
-		newCap = uint32(m.occupied())
+		newCap = uint32(m.occupied()) // rounded up far enough
 	}
 	if errnoDiffers(0, got) && errnoIs(got.Errno, EINVAL) && m.fetched > m.held+m.leaked &&
 		int(newCap) >= m.occupied() && m.relaxed(RuleSlotFree) && m.excuse(RuleSlotFree) {
@@ -433,6 +390,72 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	}
 	m.resized = true
 	return m.plainResult(RuleResizeOptional, 0, got)
+}
+
+// resizeUnsupported is a resize on a device or profile without it.
+func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation) (Observation, error) {
+	obs, err := failResult(RuleResizeOptional, EOPNOTSUPP, got)
+	if err != nil && m.excuse(RuleResizeOptional) {
+		return *got, nil
+	}
+	// RESIZE-OPTIONAL governs whether a valid resize works. Relaxed on a
+	// device that advertises resize, it explains a request out of bounds
+	// or below the count refused only as "not supported": another errno
+	// is RESIZE-BOUNDS' or RESIZE-BELOW-COUNT's.
+	invalid := outOfBounds || int(o.MaxWR) < m.occupied()
+	if err == nil && got != nil && m.caps.Resize && invalid && m.relaxed(RuleResizeOptional) && !errnoIs(got.Errno, EOPNOTSUPP) {
+		return obs, dev(RuleResizeOptional, "return value", ErrnoName(EOPNOTSUPP), ErrnoName(got.Errno))
+	}
+	return obs, err
+}
+
+// resizeOutOfBounds is a resize to 0 or past max_srq_wr.
+func (m *machine) resizeOutOfBounds(got *Observation) (Observation, error) {
+	m.touch(RuleResizeBounds)
+	if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBounds) {
+		if got.Errno == 0 {
+			// Accepted out of bounds: what it holds now is unknown, at
+			// least what it holds.
+			m.capacity, m.capExact = uint32(m.occupied()), false
+		}
+		return *got, nil // or refused with another errno: nothing changes
+	}
+	return m.plainResult(RuleResizeBounds, EINVAL, got)
+}
+
+// resizeBelowCount is a resize whose new capacity, newCap, would not hold
+// the outstanding WRs. Where the report is "at least the request", a
+// device may round up far enough: done is false, and the resize goes on
+// at the count.
+func (m *machine) resizeBelowCount(newCap uint32, exact bool, got *Observation) (obs Observation, err error, done bool) {
+	m.touch(RuleResizeBelowCount)
+	if !exact && got != nil && got.Errno == 0 && m.may(RuleResizeBelowCount) {
+		// Or it took the request as it was and dropped the newest.
+		m.dropNewest(m.occupied() - int(newCap))
+		m.capacity, m.capExact, m.resized = newCap, true, true
+		return *got, nil, true
+	}
+	if !exact && got != nil && got.Errno == 0 {
+		return Observation{}, nil, false
+	}
+	if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBelowCount) {
+		if got.Errno != 0 {
+			return *got, nil, true // refused with another errno: nothing changes
+		}
+		// Accepted: the newest WRs that no longer fit are gone.
+		m.dropNewest(m.occupied() - int(newCap))
+		m.capacity, m.capExact, m.resized = newCap, exact && m.capacityRule() != CapacityAtLeast, true
+		return *got, nil, true
+	}
+	obs, err = m.plainResult(RuleResizeBelowCount, EINVAL, got)
+	return obs, err, true
+}
+
+// dropNewest drops up to n of the newest outstanding WRs.
+func (m *machine) dropNewest(n int) {
+	drop := min(len(m.queue), n)
+	m.queue = clip(m.queue[:len(m.queue)-drop]) // clipped: clones share what lies past it
+	m.posted -= drop
 }
 
 func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {

@@ -793,6 +793,7 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 
 // streamByte is byte p of the stream scatter writes: grh zero bytes of GRH
 // area, then the payload, pattern+i.
+// rule: RECV-COMPLETION
 func streamByte(p, grh uint64, pattern byte) byte {
 	if p < grh {
 		return 0
