@@ -503,6 +503,12 @@ func (m *machine) String() string {
 // candidates with the same fingerprint accept the same observations from
 // here on, so the model keeps one of them.
 func (m *machine) fingerprint(seed maphash.Seed) uint64 {
+	return m.hashState(seed, true)
+}
+
+// hashState hashes the state, and with picks the open fields the machine
+// decided (which value each took).
+func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	var h maphash.Hash
 	h.SetSeed(seed)
 	w := func(vs ...uint64) {
@@ -516,11 +522,13 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 		}
 		return 0
 	}
-	picks := slices.Clone(m.picks)
-	slices.SortFunc(picks, func(a, b pickRec) int { return strings.Compare(a.field, b.field) })
-	for _, p := range picks {
-		h.WriteString(p.field)
-		w(uint64(p.i))
+	if withPicks {
+		picks := slices.Clone(m.picks)
+		slices.SortFunc(picks, func(a, b pickRec) int { return strings.Compare(a.field, b.field) })
+		for _, p := range picks {
+			h.WriteString(p.field)
+			w(uint64(p.i))
+		}
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),

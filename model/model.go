@@ -243,6 +243,7 @@ func run(dst []result, c *machine, op Op, got *Observation, faithful, owned bool
 		if faithful {
 			n = 1 // the canonical outcome: the first value
 		}
+		start := len(dst)
 		for i := range n {
 			d := c.clone()
 			p := *d.prof
@@ -254,10 +255,52 @@ func run(dst []result, c *machine, op Op, got *Observation, faithful, owned bool
 			d.picks = append(clip(d.picks), pickRec{f.field, i})
 			dst = run(dst, d, op, got, faithful, true)
 		}
+		if coalesceForks && !faithful && got != nil && c.relax == nil && !c.narrow {
+			dst = coalesce(dst, start, n, c)
+		}
 	default:
 		dst = append(dst, res)
 	}
 	return dst
+}
+
+// coalesceForks turns coalesce on (false only in the test that checks a
+// model that coalesces accepts what one that does not accepts).
+var coalesceForks = true
+
+// coalesce merges back the branches a fork on an open field made, the
+// results dst[start:], where the field's value changed nothing: each of
+// the n branches went on as one candidate, and all reached the same state.
+// The candidate that stands for them keeps the field open (undecided, as
+// c had it), so that a later step that depends on it forks again; the
+// rules their checks ran are the union of theirs. Not under relaxation
+// (a diagnosis counts each branch's departures) nor in a narrow model: a
+// history check compares the states it reaches by fingerprint, and a
+// merged state and the split ones it stands for would not compare equal.
+func coalesce(dst []result, start, n int, c *machine) []result {
+	rs := dst[start:]
+	if len(rs) != n || n < 2 {
+		return dst
+	}
+	var h0 uint64
+	for i, r := range rs {
+		if r.err != nil || len(r.m.picks) != len(c.picks)+1 {
+			return dst
+		}
+		h := r.m.hashState(fingerprintSeed, false)
+		if i == 0 {
+			h0 = h
+		} else if h != h0 {
+			return dst
+		}
+	}
+	m := rs[0].m
+	for _, r := range rs[1:] {
+		m.touched.union(&r.m.touched)
+		m.asked.union(&r.m.asked)
+	}
+	m.prof, m.open, m.settled, m.picks = c.prof, c.open, c.settled, c.picks
+	return dst[:start+1]
 }
 
 // restore puts an owned candidate back as it was before a step that
