@@ -25,12 +25,7 @@ func TestCoalescedForksAcceptWhatSplitForksAccept(t *testing.T) {
 		ops := []Op{CreateSRQ{MaxWR: 6, MaxSGE: 2}, CreateQP{Type: RC}, CreateQP{Type: UD}, CreateQP{Type: RC}}
 		var id uint64
 		for i := range 200 {
-			var op Op
-			if i < len(ops) {
-				op = ops[i]
-			} else {
-				op = nextOp(rng, a.View(), &id)
-			}
+			op := scriptedOp(i, ops, rng, a.View(), &id)
 			var obs Observation
 			var err error
 			with(true, func() { obs, err = a.Expect(op) })

@@ -347,11 +347,11 @@ func (m *Model) advance(op Op, got *Observation) error {
 	lostAdded := false
 	for _, c := range m.cands {
 		c.stepN = m.steps
-		// Cloned before the step: a settled candidate is stepped in place.
+		// Cloned before the step: the candidate is stepped in place.
 		lost := lostMessage(c, op, got)
 		consistent := false
-		// A settled candidate is stepped in place: the model drops the
-		// old candidates, and a model cloned from this one holds copies.
+		// Every candidate is stepped in place (run puts back one whose
+		// step forks): a model cloned from this one holds copies.
 		rs = run(rs[:0], c, op, got, false, true)
 		for _, r := range rs {
 			m.consulted.union(&r.m.touched)

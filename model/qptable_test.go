@@ -128,12 +128,7 @@ func TestViewMatchesAFreshView(t *testing.T) {
 			var id uint64
 			var kept, keptCopy View
 			for i := range 300 {
-				var op Op
-				if i < len(ops) {
-					op = ops[i]
-				} else {
-					op = nextOp(rng, m.View(), &id)
-				}
+				op := scriptedOp(i, ops, rng, m.View(), &id)
 				if _, err := m.Run(op); err != nil {
 					t.Fatalf("%s seed %d step %d %s: %v", p.Name, seed, i, op, err)
 				}

@@ -60,6 +60,15 @@ func nextOp(rng *rand.Rand, v View, id *uint64) Op {
 	return PostRecv{QP: qp, WR: wr(0, 8)}
 }
 
+// scriptedOp is ops[i] while the script lasts, then an operation drawn
+// for the state v.
+func scriptedOp(i int, ops []Op, rng *rand.Rand, v View, id *uint64) Op {
+	if i < len(ops) {
+		return ops[i]
+	}
+	return nextOp(rng, v, id)
+}
+
 func walk(t testing.TB, p Profile, seed uint64, steps int) *Model {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	m := New(p, testCaps)
@@ -108,12 +117,7 @@ func TestCanonicalOutcomesReplay(t *testing.T) {
 		var id uint64
 		ops := []Op{CreateSRQ{MaxWR: 6, MaxSGE: 2}, CreateQP{Type: RC}, CreateQP{Type: UD}}
 		for i := 0; i < 400; i++ {
-			var op Op
-			if i < len(ops) {
-				op = ops[i]
-			} else {
-				op = nextOp(rng, a.View(), &id)
-			}
+			op := scriptedOp(i, ops, rng, a.View(), &id)
 			obs, err := a.Run(op)
 			require.NoError(t, err)
 			require.NoError(t, b.Step(op, obs), "seed %d step %d %s", seed, i, op)
