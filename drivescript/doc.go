@@ -11,6 +11,9 @@
 // of every opcode and size around the fit, partial deliveries, polls,
 // queries, limits, resizes, QP state changes, key invalidation, injected
 // errors, destroys and creates), and drains the CQ and the event queue.
+// No verb is called on an SRQ or QP that Destroy took: that is undefined,
+// and the suite never does it, so a mutant that differs only there is
+// equivalent.
 //
 // It is one file, drivescript.go: Transcript (one script's run and what
 // it recorded), Digest and FirstDifference (comparing two runs), then

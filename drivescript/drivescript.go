@@ -56,6 +56,10 @@ type script struct {
 	maxSGE int
 	keys   int
 	nextID uint64
+	// gone says Destroy took the SRQ: no verb is called on it after, as
+	// none is on a destroyed QP (a verb on a destroyed object is
+	// undefined, and the suite makes none).
+	gone bool
 }
 
 func (s *script) say(format string, a ...any) {
@@ -99,6 +103,9 @@ func (s *script) run(drv drivers.Driver, steps int) {
 		}
 	}
 	for range steps {
+		if s.gone {
+			return
+		}
 		s.step()
 	}
 	s.pollCQ(0)
@@ -132,6 +139,12 @@ func (s *script) up(i int) {
 
 func (s *script) modify(i int, st drivers.QPState) {
 	s.say("modify qp %d %v: %d", i, st, s.qps[i].Modify(st))
+}
+
+func (s *script) destroySRQ() {
+	e, err := s.srq.Destroy()
+	s.say("destroy srq: %d %v", e, err)
+	s.gone = e == 0 && err == nil
 }
 
 func (s *script) qp() int { return s.r.IntN(len(s.qps)) }
@@ -175,6 +188,10 @@ func (s *script) message() drivers.Message {
 
 func (s *script) step() {
 	if len(s.qps) == 0 {
+		if s.r.IntN(3) == 0 {
+			s.destroySRQ()
+			return
+		}
 		s.createQP()
 		return
 	}
@@ -244,13 +261,15 @@ func (s *script) step() {
 			i := s.qp()
 			e, err := s.qps[i].Destroy()
 			s.say("destroy qp %d: %d %v", i, e, err)
+			if e == 0 && err == nil {
+				s.qps = append(s.qps[:i], s.qps[i+1:]...)
+			}
 		} else if len(s.qps) < 4 {
 			s.createQP()
 		}
 	default:
 		if s.r.IntN(4) == 0 {
-			e, err := s.srq.Destroy()
-			s.say("destroy srq: %d %v", e, err)
+			s.destroySRQ()
 		}
 	}
 }

@@ -54,6 +54,25 @@ func TestScriptsTellMutantsApart(t *testing.T) {
 	}
 }
 
+// TestNoVerbOnADestroyedSRQ: after Destroy takes the SRQ, a script only
+// closes what it opened.
+func TestNoVerbOnADestroyedSRQ(t *testing.T) {
+	destroyed := 0
+	for seed := range uint64(300) {
+		lines := Transcript(context.Background(), emu.New(), seed, 80)
+		for i, l := range lines {
+			if l != "destroy srq: 0 <nil>" {
+				continue
+			}
+			destroyed++
+			for _, after := range lines[i+1:] {
+				assert.True(t, strings.HasPrefix(after, "close "), "script %d calls %q after the SRQ was destroyed", seed, after)
+			}
+		}
+	}
+	assert.Positive(t, destroyed, "no script of 300 destroyed its SRQ")
+}
+
 func TestFirstDifference(t *testing.T) {
 	assert.Equal(t, 1, FirstDifference([]string{"a", "b"}, []string{"a", "c"}))
 	assert.Equal(t, 1, FirstDifference([]string{"a"}, []string{"a", "c"}))
