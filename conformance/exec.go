@@ -242,6 +242,11 @@ func (x *executor) doResource(ctx context.Context, op model.Op, obs *model.Obser
 		} else {
 			srq, attr, err = x.dev.CreateSRQEx(ctx, a, model.NumKeys, drivers.CreateVariant(o.Variant))
 		}
+		var refused *drivers.Refused
+		if errors.As(err, &refused) && refused.Errno != 0 {
+			obs.Errno = refused.Errno // the device's answer: the model judges it
+			return nil
+		}
 		if err != nil {
 			return optional("CreateSRQ(%s)", err, o)
 		}

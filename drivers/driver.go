@@ -91,6 +91,20 @@ type CallTracer interface {
 	InCall() string
 }
 
+// Refused is the error CreateSRQ and CreateSRQEx return when the device
+// refused to make the SRQ (ibv_create_srq returned NULL): Errno is the
+// errno the call set, as the call gave it. The harness holds it to the
+// model as the create's result; any other error stops the run as the
+// harness's own failure.
+type Refused struct {
+	Call  string
+	Errno int
+}
+
+func (e *Refused) Error() string {
+	return fmt.Sprintf("%s refused: errno %d, want an object", e.Call, e.Errno)
+}
+
 // KilledErrno is added to a signal's number to make the errno a driver
 // returns for a call that killed the process making it (see
 // Info.PostRecvUnsafe). No errno comes near it.

@@ -151,7 +151,7 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	adopted := false
 	if got != nil {
 		if got.Errno != 0 {
-			return obs, dev(RuleCreateAttr, "return value", 0, ErrnoName(got.Errno))
+			return obs, dev(createRefusedRule(o), "return value", 0, ErrnoName(got.Errno))
 		}
 		a := got.Attr
 		var d *Deviation
@@ -191,6 +191,16 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		}
 	}
 	return obs, nil
+}
+
+// createRefusedRule is the rule a refused create of the SRQ under test
+// breaks: a create within the device's limits succeeds (CREATE-ATTR), and
+// the ibv_create_srq_ex form makes what ibv_create_srq makes (CREATE-EX).
+func createRefusedRule(o CreateSRQ) RuleID {
+	if o.Variant == CreateEx {
+		return RuleCreateEx
+	}
+	return RuleCreateAttr
 }
 
 // mostHeld is the most WRs (or SGEs) an SRQ can hold, or a create or query

@@ -179,7 +179,14 @@ func (s *srq) create(attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (d
 	s.kit, s.pd, s.keys, s.target, s.peer, s.ch, s.cq = k, k.pd, k.keys[:keys], k.target, k.peer, k.ch, k.cq
 	a := _C_struct_ibv_srq_attr{max_wr: _C_uint32_t(attr.MaxWR), max_sge: _C_uint32_t(attr.MaxSGE), srq_limit: _C_uint32_t(attr.SRQLimit)}
 	if s.srq, err = _C2_srqc_create_srq(d.ctx, s.pd, s.cq, _C_int(v), &a); s.srq == nil {
-		return drivers.SRQAttr{}, nullErr(fmt.Sprintf("%s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), err)
+		// The device refused: its errno is the create's result, which the
+		// model checks (CREATE-ATTR), not the harness failing.
+		e := -1
+		var no syscall.Errno
+		if errors.As(err, &no) && no != 0 {
+			e = int(no)
+		}
+		return drivers.SRQAttr{}, &drivers.Refused{Call: fmt.Sprintf("cgo: %s(max_wr %d, max_sge %d, srq_limit %d)", variantName(v), attr.MaxWR, attr.MaxSGE, attr.SRQLimit), Errno: e}
 	}
 	got := drivers.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}
 	if d.conn == connRDMACM {

@@ -144,7 +144,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(%+v) on a closed device", attr)
 	}
 	if e := d.cfg.createErrno(attr, drivers.CreatePlain); e != 0 {
-		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(max_wr=%d, max_sge=%d): errno %d, want max_wr 1..%d and max_sge 1..%d", attr.MaxWR, attr.MaxSGE, e, maxSRQWR, maxSRQSGE)
+		return nil, drivers.SRQAttr{}, &drivers.Refused{Call: fmt.Sprintf("emu: CreateSRQ(max_wr=%d, max_sge=%d)", attr.MaxWR, attr.MaxSGE), Errno: e}
 	}
 	if keys < 0 {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(keys=%d): the number of memory regions must be >= 0", keys)
@@ -179,7 +179,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 // rule: CREATE-EX
 func (d *device) CreateSRQEx(ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
 	if e := d.cfg.createErrno(attr, v); e != 0 {
-		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQEx(max_wr=%d, max_sge=%d, variant %d): errno %d", attr.MaxWR, attr.MaxSGE, v, e)
+		return nil, drivers.SRQAttr{}, &drivers.Refused{Call: fmt.Sprintf("emu: CreateSRQEx(max_wr=%d, max_sge=%d, variant %d)", attr.MaxWR, attr.MaxSGE, v), Errno: e}
 	}
 	return d.CreateSRQ(ctx, attr, keys)
 }

@@ -68,6 +68,18 @@ var createBugs = []Bug{
 			}}
 		}),
 
+	bug("create-refuses-odd-depth", "CREATE-ATTR",
+		"ibv_create_srq sizes its ring with a helper that wants a power of two and refuses any other max_wr with EINVAL, though the request is within the device's limits; the ibv_create_srq_ex path rounds up first and works",
+		func(s *Script) { s.Create(5) },
+		func() *hooks {
+			return &hooks{create: func(d *device, ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
+				if v == drivers.CreatePlain && attr.MaxWR&(attr.MaxWR-1) != 0 {
+					return nil, drivers.SRQAttr{}, &drivers.Refused{Call: "faulty: ibv_create_srq", Errno: eINVAL}
+				}
+				return d.innerCreate(ctx, attr, keys, v)
+			}}
+		}),
+
 	bug("create-limit-arms", "CREATE-LIMIT",
 		"the create path for queues of 4 WRs or more copies the whole ibv_srq_attr into the context, srq_limit included, so a limit given at create arms the SRQ",
 		func(s *Script) {

@@ -31,3 +31,29 @@ func TestBareWrapperConforms(t *testing.T) {
 		}
 	}
 }
+
+// TestARefusedCreateIsADeparture: a device that refuses an SRQ within its
+// limits (drivers.Refused) fails CREATE-ATTR; the run is no harness error.
+func TestARefusedCreateIsADeparture(t *testing.T) {
+	b, err := ByName("create-refuses-odd-depth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := conformance.Check(context.Background(), b.Driver(), drivers.Config{},
+		conformance.Options{Profile: model.Documented(), Seed: 1, Cases: 20})
+	if err != nil {
+		t.Fatalf("Check on %s: %v", b.Name, err)
+	}
+	if rep.Error != "" {
+		t.Fatalf("Check on %s stopped: %s; want the refusal held to the model", b.Name, rep.Error)
+	}
+	var failing []string
+	for _, r := range rep.Rules {
+		if r.Status == conformance.Fail {
+			failing = append(failing, r.Rule.ID.String())
+		}
+	}
+	if len(failing) != 1 || failing[0] != "CREATE-ATTR" {
+		t.Errorf("Check on %s fails %v, want [CREATE-ATTR]", b.Name, failing)
+	}
+}
