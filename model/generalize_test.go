@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -358,4 +359,32 @@ func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	require.Len(t, d.Rules, 1, "diagnosis %+v", d)
 	assert.Contains(t, []RuleID{RulePostFull, RulePostSGE}, d.Rules[0], "diagnosis %+v", d)
+}
+
+// TestAnSRQTakenForEmptyIsBlamedOnRecvRNR: a device that miscounts its
+// queue and answers RNR (RC), or drops the message (UD), while a WR is
+// queued breaks RECV-RNR, which governs when the SRQ counts as empty;
+// the WR stays and completes the next message.
+func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		qp   int
+		peer PeerStatus
+		len  uint32
+	}{{"RC", 0, PeerRNR, 8}, {"UD", 1, PeerOK, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fixture(t, Documented())
+			mustRun(t, m, post(wr(1, 64)))
+			byteLen := tc.len
+			if tc.qp == 1 {
+				byteLen += UDHeader
+			}
+			steps := append(slices.Clone(m.history),
+				Step{Op: send(tc.qp, tc.len), Obs: Observation{BadWR: -1, Peer: tc.peer}},
+				Step{Op: Poll{}, Obs: Observation{BadWR: -1}},
+				Step{Op: send(tc.qp, tc.len), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+				Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: tc.qp, Opcode: WCRecv, ByteLen: byteLen}}}})
+			assert.Equal(t, []string{"RECV-RNR"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
+		})
+	}
 }

@@ -150,6 +150,40 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 	return Observation{}, false, nil
 }
 
+// arriveEmpty is what a consuming message meeting an empty SRQ gets on QP
+// n (RECV-RNR): RNR on RC, or the connection terminated as the profile
+// says; dropped on UD.
+func (m *machine) arriveEmpty(n int, rc bool, got *Observation) (Observation, error) {
+	m.touch(RuleRecvRNR)
+	if rc {
+		if m.emptyRC() == EmptyTerminate {
+			m.enterErr(n)
+			return m.peerResult(RuleRecvRNR, Peers(PeerError), got)
+		}
+		return m.peerResult(RuleRecvRNR, Peers(PeerRNR), got)
+	}
+	return m.peerResult(RuleRecvRNR, Peers(PeerOK), got)
+}
+
+// seesEmpty reports whether a consuming message found the SRQ empty though
+// WRs are queued: RECV-RNR governs when the SRQ counts as empty, and
+// relaxed it admits a device that miscounts. Its WRs stay queued. On RC
+// the sender's outcome shows it; on UD, where the sender hears nothing,
+// the model branches.
+func (m *machine) seesEmpty(rc bool, got *Observation) bool {
+	if got == nil || !m.relaxedBroad(RuleRecvRNR) {
+		return false
+	}
+	if !rc {
+		return m.may(RuleRecvRNR)
+	}
+	empty := Peers(PeerRNR)
+	if m.emptyRC() == EmptyTerminate {
+		empty = Peers(PeerError)
+	}
+	return empty.Has(got.Peer) && m.excuse(RuleRecvRNR)
+}
+
 // arriveFetch fetches a WR for a message that consumes one, on QP o.QP
 // (q), and delivers the message, or for its first packet only starts
 // filling the WR; loose says the model no longer knows what the WR holds
@@ -173,16 +207,8 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 		// WRs the model holds never reached its queue.
 		m.leftOut(len(m.queue))
 	}
-	if len(m.queue) == 0 {
-		m.touch(RuleRecvRNR)
-		if rc {
-			if m.emptyRC() == EmptyTerminate {
-				m.enterErr(o.QP)
-				return m.peerResult(RuleRecvRNR, Peers(PeerError), got)
-			}
-			return m.peerResult(RuleRecvRNR, Peers(PeerRNR), got)
-		}
-		return m.peerResult(RuleRecvRNR, Peers(PeerOK), got)
+	if len(m.queue) == 0 || m.seesEmpty(rc, got) {
+		return m.arriveEmpty(o.QP, rc, got)
 	}
 	if o.FirstPacketOnly {
 		e := m.fetch()
