@@ -13,7 +13,10 @@
 // errors, destroys and creates), and drains the CQ and the event queue.
 // No verb is called on an SRQ or QP that Destroy took: that is undefined,
 // and the suite never does it, so a mutant that differs only there is
-// equivalent.
+// equivalent. A transcript records what the rules promise of a result,
+// not more: bad_wr only for a post that failed, and for ibv_post_recv
+// to a QP with an SRQ only that it was refused (POST-QP-RQ names no
+// errno).
 //
 // It is one file, drivescript.go: Transcript (one script's run and what
 // it recorded), Digest and FirstDifference (comparing two runs), then

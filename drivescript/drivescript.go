@@ -141,6 +141,19 @@ func (s *script) modify(i int, st drivers.QPState) {
 	s.say("modify qp %d %v: %d", i, st, s.qps[i].Modify(st))
 }
 
+// refusal is what ibv_post_recv's result to a QP with an SRQ promises:
+// that it was refused (POST-QP-RQ names no errno), or the signal that
+// killed the caller.
+func refusal(e int) string {
+	if sig, ok := drivers.KilledBy(e); ok {
+		return "killed by " + drivers.SignalName(sig)
+	}
+	if e != 0 {
+		return "refused"
+	}
+	return "0"
+}
+
 func (s *script) destroySRQ() {
 	e, err := s.srq.Destroy()
 	s.say("destroy srq: %d %v", e, err)
@@ -202,6 +215,9 @@ func (s *script) step() {
 			wrs[i] = s.wr()
 		}
 		e, bad := s.srq.Post(wrs)
+		if e == 0 {
+			bad = -1 // bad_wr is set only when the post fails
+		}
 		s.say("post %+v: %d %d", wrs, e, bad)
 	case k < 20:
 		i := s.qp()
@@ -245,7 +261,7 @@ func (s *script) step() {
 			s.say("inject sqe qp %d: %v", i, s.qps[i].InjectSQE())
 		} else {
 			e, bad := s.qps[i].PostRecv(s.wr())
-			s.say("post recv qp %d: %d %d", i, e, bad)
+			s.say("post recv qp %d: %s %d", i, refusal(e), bad)
 		}
 	case k == 36:
 		if s.r.IntN(4) == 0 {

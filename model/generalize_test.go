@@ -362,16 +362,16 @@ func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
 }
 
 // TestAnSRQTakenForEmptyIsBlamedOnRecvRNR: a device that miscounts its
-// queue and answers RNR (RC), or drops the message (UD), while a WR is
-// queued breaks RECV-RNR, which governs when the SRQ counts as empty;
-// the WR stays and completes the next message.
+// queue and answers RNR on RC while a WR is queued breaks RECV-RNR, which
+// governs when the SRQ counts as empty; the WR stays and completes the
+// next message.
 func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		qp   int
 		peer PeerStatus
 		len  uint32
-	}{{"RC", 0, PeerRNR, 8}, {"UD", 1, PeerOK, 8}} {
+	}{{"RC", 0, PeerRNR, 8}, {"RC, a message of 0 bytes", 0, PeerRNR, 0}} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := fixture(t, Documented())
 			mustRun(t, m, post(wr(1, 64)))
@@ -387,4 +387,37 @@ func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
 			assert.Equal(t, []string{"RECV-RNR"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
 		})
 	}
+}
+
+// TestAFetchOneSlotPastTheHeadIsBlamedOnFetchFIFO: a device that reads
+// the slot after the head hands each message the next WR, and the last
+// message a slot that holds no WR at all (wr_id 0, no SGEs, so a length
+// error and an RC QP in ERR). FETCH-FIFO governs which WR a message
+// takes: the sender's error, the swapped WRs and the WR never posted are
+// all its departure.
+func TestAFetchOneSlotPastTheHeadIsBlamedOnFetchFIFO(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64), wr(2, 64)))
+	steps := append(slices.Clone(m.history),
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+			{WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 8},
+			{WRID: 0, QP: 0, Status: WCLocLenErr},
+		}}})
+	assert.Equal(t, []string{"FETCH-FIFO"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
+}
+
+// TestAUDMessageDroppedWithAWRQueuedIsBlamedOnRecvRNR: a device that takes
+// a non-empty SRQ for empty drops a UD message (the sender hears nothing
+// of it); the WR stays and completes the next message.
+func TestAUDMessageDroppedWithAWRQueuedIsBlamedOnRecvRNR(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64)))
+	steps := append(slices.Clone(m.history),
+		Step{Op: send(1, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1}},
+		Step{Op: send(1, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}}})
+	assert.Equal(t, []string{"RECV-RNR"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
 }

@@ -54,6 +54,10 @@ type cqe struct {
 	rule    RuleID // the rule at stake if the device's completion differs
 	holds   bool   // it still holds an SRQ slot (SlotFree == FreeAtPoll)
 	loose   bool   // only wr_id and QP are known (a departure made it)
+	// another: the device handed the message another WR than the model
+	// fetched (a relaxed FETCH-FIFO, seen in the sender's outcome): the
+	// completion must show which.
+	another bool
 	// scatterLost: a departure made a message fit that the WR cannot hold,
 	// so its bytes cannot all have landed.
 	scatterLost bool
@@ -147,6 +151,9 @@ type machine struct {
 	posted, fetched  int
 	firesThisArming  int
 	completedHistory []uint64
+	// phantoms are the wr_ids of completions of WRs never posted that a
+	// relaxed FETCH-FIFO adopted: a stale slot may give one again.
+	phantoms []uint64
 }
 
 func newMachine(p Profile, c Caps) *machine {
@@ -176,6 +183,7 @@ func (m *machine) detach() {
 	m.cq = clip(m.cq)
 	m.events = clip(m.events)
 	m.completedHistory = clip(m.completedHistory)
+	m.phantoms = clip(m.phantoms)
 	m.faults = clip(m.faults)
 	m.declines = clip(m.declines)
 	m.picks = clip(m.picks)
@@ -548,7 +556,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	for _, e := range m.cq {
 		c := e.c
 		w(c.WRID, uint64(c.Status), uint64(c.Opcode), uint64(c.ByteLen), b(c.HasImm), uint64(c.Imm), uint64(c.QP),
-			uint64(e.allowed), b(e.holds), b(e.loose), b(e.scatterLost))
+			uint64(e.allowed), b(e.holds), b(e.loose), b(e.another), b(e.scatterLost))
 		h.WriteString(e.rule.String())
 	}
 	w(uint64(len(m.events)))
@@ -572,6 +580,10 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	}
 	for _, k := range m.keys {
 		w(b(k))
+	}
+	w(uint64(len(m.phantoms)))
+	for _, id := range m.phantoms {
+		w(id)
 	}
 	w(uint64(len(m.completedHistory)))
 	for _, id := range m.completedHistory {

@@ -167,21 +167,21 @@ func (m *machine) arriveEmpty(n int, rc bool, got *Observation) (Observation, er
 
 // seesEmpty reports whether a consuming message found the SRQ empty though
 // WRs are queued: RECV-RNR governs when the SRQ counts as empty, and
-// relaxed it admits a device that miscounts. Its WRs stay queued. On RC
-// the sender's outcome shows it; on UD, where the sender hears nothing,
-// the model branches.
+// relaxed it admits a device that miscounts. Its WRs stay queued.
+//   - On RC the sender's RNR shows it. An error, where an empty SRQ
+//     terminates the connection, has too many other causes to be taken
+//     for it.
+//   - On UD the sender hears nothing, and the model does not branch: a
+//     branch at every UD message multiplies the candidates past any bound
+//     before a poll can tell them apart.
+//
+// The rule is consulted (relaxed is asked) only where the sender heard
+// RNR, so that a diagnosis need not try it on every trace with a fetch.
 func (m *machine) seesEmpty(rc bool, got *Observation) bool {
-	if got == nil || !m.relaxedBroad(RuleRecvRNR) {
+	if got == nil || !rc || got.Peer != PeerRNR || !m.relaxedBroad(RuleRecvRNR) {
 		return false
 	}
-	if !rc {
-		return m.may(RuleRecvRNR)
-	}
-	empty := Peers(PeerRNR)
-	if m.emptyRC() == EmptyTerminate {
-		empty = Peers(PeerError)
-	}
-	return empty.Has(got.Peer) && m.excuse(RuleRecvRNR)
+	return m.emptyRC() != EmptyTerminate && m.excuse(RuleRecvRNR)
 }
 
 // arriveFetch fetches a WR for a message that consumes one, on QP o.QP
@@ -215,6 +215,12 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 		q.filling = &inflight{wr: e.wr, msg: o.Msg}
 		return m.peerResult(RuleQPFlushInProgress, Peers(PeerOK, PeerRNR, PeerError), got)
 	}
+	var saved *machine
+	if got != nil && !loose && !m.narrow && m.relax != nil && m.relax[RuleFetchFIFO] {
+		// To take back the delivery if another WR took the message. The
+		// rule counts as consulted only where the outcome departs, below.
+		saved = m.clone()
+	}
 	before := len(m.cq)
 	e := m.fetch()
 	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
@@ -227,7 +233,26 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 	if err == nil && by != 0 && len(m.cq) > before && rc && got.Peer == PeerError {
 		m.failedInstead(o.QP, by)
 	}
+	if err != nil && len(m.cq) > before && m.relaxedBroad(RuleFetchFIFO) && saved != nil && saved.excuse(RuleFetchFIFO) {
+		// FETCH-FIFO governs which WR a message takes: the sender's
+		// outcome says the device handed it another WR than the head.
+		*m = *saved
+		return m.tookAnother(o.QP, got)
+	}
 	return obs, err
+}
+
+// tookAnother delivers a message to QP n with a WR other than the head,
+// as a relaxed FETCH-FIFO admits: the model fetches the head as usual,
+// the completion's fields are the device's, and it must show another
+// wr_id (a queued WR's, a later message's, or one never posted).
+func (m *machine) tookAnother(n int, got *Observation) (Observation, error) {
+	e := m.fetch()
+	m.deliverEntry(n, e, Message{}, true)
+	last := len(m.cq) - 1
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[last].another = true
+	return Observation{BadWR: -1, Peer: got.Peer}, nil
 }
 
 func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error) {

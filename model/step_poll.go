@@ -25,6 +25,9 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 			// the completions due.
 			n = min(n, len(cs))
 		}
+		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
+			n = len(cs)
+		}
 		if err := m.checkCompletions(cs, n); err != nil {
 			return obs, err
 		}
@@ -82,6 +85,31 @@ func (m *machine) pollArrived(got *Observation) (Observation, error) {
 	return obs, nil
 }
 
+// udTakenForEmpty adopts, where RECV-RNR is relaxed, the completions due
+// from the k-th to the n-th missing, when every one is of a message to a
+// UD QP: the device took the SRQ for empty and dropped those messages
+// (RECV-RNR governs when it counts as empty), and their WRs are still
+// queued, at the head, in order.
+func (m *machine) udTakenForEmpty(k, n int) bool {
+	for _, e := range m.cq[k:n] {
+		q := e.c.QP
+		if q < 0 || q >= m.qps.len() || m.qps.at(q).typ != UD || e.loose || e.wr.ID != e.c.WRID || e.holds {
+			return false
+		}
+	}
+	if !m.relaxedBroad(RuleRecvRNR) || !m.excuse(RuleRecvRNR) {
+		return false
+	}
+	back := make([]entry, 0, n-k+len(m.queue))
+	for _, e := range m.cq[k:n] {
+		back = append(back, entry{wr: e.wr})
+	}
+	m.queue = append(back, m.queue...)
+	m.fetched -= n - k
+	m.cq = append(slices.Clone(m.cq[:k]), m.cq[n:]...)
+	return true
+}
+
 // dropDuplicates removes, where FETCH-ONCE is relaxed, completions of a
 // wr_id that already completed: the departure adopted.
 func (m *machine) dropDuplicates(got []Completion) []Completion {
@@ -121,8 +149,12 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		m.touch(RuleFetchOnce)
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
-		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
+		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g) || m.phantomFetch(i, g)) {
 			continue // the device's WR, whose fields the model cannot know
+		}
+		if want.another && g.WRID == want.c.WRID {
+			// The sender's outcome said another WR; this is the model's.
+			return dev(want.rule, completionField(i, "wr_id"), "the WR another than the model fetched, as the sender's outcome showed", g)
 		}
 		if g.WRID == ^want.c.WRID && !want.loose && m.relaxedBroad(RulePostCopy) && m.excuse(RulePostCopy) {
 			// The WR as the caller scribbled it after the post (the
@@ -192,13 +224,67 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	want := m.cq[i]
 	k := m.completedInstead(i, g, RuleFetchFIFO)
-	if k < 0 || !m.excuse(RuleFetchFIFO) {
+	if k < 0 {
+		return m.dueSwapped(i, g)
+	}
+	if !m.excuse(RuleFetchFIFO) {
 		return false
 	}
 	took := m.queue[k]
 	m.queue = append(clip(m.queue[:k]), append([]entry{{wr: want.wr}}, m.queue[k+1:]...)...)
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
+	return true
+}
+
+// dueSwapped excuses, where FETCH-FIFO is relaxed, a completion (the i-th
+// the CQ holds) of a WR the model fetched for a later message, still due:
+// the device handed the two messages each other's WR. Both completions'
+// fields are then the device's.
+func (m *machine) dueSwapped(i int, g Completion) bool {
+	want := m.cq[i]
+	if !m.relaxedBroad(RuleFetchFIFO) || want.wr.ID != want.c.WRID || (want.loose && !want.another) {
+		return false
+	}
+	j := slices.IndexFunc(m.cq[i+1:], func(e cqe) bool { return e.c.WRID == g.WRID && e.wr.ID == g.WRID && !e.loose })
+	if j < 0 || !m.excuse(RuleFetchFIFO) {
+		return false
+	}
+	j += i + 1
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = m.cq[j].wr.ID, m.cq[j].wr, true, false
+	m.cq[j].c.WRID, m.cq[j].wr, m.cq[j].loose = want.wr.ID, want.wr, true
+	return true
+}
+
+// phantomFetch excuses, where FETCH-FIFO is relaxed, a completion (the
+// i-th the CQ holds) whose wr_id names no WR queued, due or completed:
+// the device fetched a slot that holds no posted WR (a stale or empty
+// one) in place of the head. FETCH-FIFO governs which WR a message takes,
+// so this is its departure; the completion's fields are the device's.
+// The WR the model fetched went with the slot, or, at the first such
+// completion only, stays at the head: the model branches once (a branch
+// at every one doubles the candidates each time).
+func (m *machine) phantomFetch(i int, g Completion) bool {
+	want := m.cq[i]
+	if !m.relaxedBroad(RuleFetchFIFO) || want.wr.ID != want.c.WRID || (want.loose && !want.another) || g.QP != want.c.QP ||
+		m.isOutstanding(g.WRID) {
+		return false
+	}
+	if g.WRID == uint64(uint32(want.c.WRID)) && g.Status == want.c.Status && g.ByteLen == want.c.ByteLen {
+		return false // the WR's own wr_id cut to 32 bits, all else as due: RECV-COMPLETION's
+	}
+	known := m.completedBefore(g.WRID) || slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == g.WRID && !e.loose })
+	if (known && !slices.Contains(m.phantoms, g.WRID)) || !m.excuse(RuleFetchFIFO) {
+		return false // a WR that completed, or is due: FETCH-ONCE's, or a swap
+	}
+	if len(m.phantoms) == 0 && m.branch(2) == 1 {
+		m.queue = append([]entry{{wr: want.wr}}, m.queue...)
+	}
+	m.phantoms = append(clip(m.phantoms), g.WRID)
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = g.WRID, WR{ID: g.WRID}, true, false
+	m.adoptStatus(g)
 	return true
 }
 
@@ -243,7 +329,7 @@ func (m *machine) headsLeftOut(i int, g Completion) bool {
 // a WR it knows in full and rule is relaxed broadly; -1 otherwise.
 func (m *machine) completedInstead(i int, g Completion, rule RuleID) int {
 	want := m.cq[i]
-	if !m.relaxedBroad(rule) || want.wr.ID != want.c.WRID || want.loose {
+	if !m.relaxedBroad(rule) || want.wr.ID != want.c.WRID || (want.loose && !want.another) {
 		return -1
 	}
 	return slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == g.WRID && !e.loose })
