@@ -205,9 +205,18 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	return obs, err
 }
 
-// do is exec without the bound.
-func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
-	obs := model.Observation{BadWR: -1}
+// do is exec without the bound. A panic in the driver's call is the
+// device's crash (a Go driver's bug, as an oops is a kernel driver's): it
+// stops the run with a harness error that names the call, and the report
+// keeps what ran before it.
+func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) (obs model.Observation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.hung = fmt.Sprintf("%s (it panicked: %v)", op.Name(), r)
+			obs, err = model.Observation{BadWR: -1}, harness("the driver panicked in %s: %v; the run stops here and leaves the device's resources to the process's exit", op.Name(), r)
+		}
+	}()
+	obs = model.Observation{BadWR: -1}
 	if _, ok := op.(model.CreateSRQ); !ok && x.srq == nil {
 		return obs, harness("%s before create_srq", op.Name())
 	}
@@ -216,7 +225,6 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	}
 	start := time.Now()
 	defer func() { x.timing.add(phaseOf(op, obs), start) }()
-	var err error
 	switch op.(type) {
 	case model.CreateSRQ, model.CreateQP, model.CreateOther, model.DestroyQP, model.DestroySRQ:
 		err = x.doResource(ctx, op, &obs)

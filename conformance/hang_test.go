@@ -18,26 +18,27 @@ import (
 type hangDriver struct {
 	drivers.Driver
 	inClose bool // hang in the SRQ's Close instead
+	panics  bool // panic in Deliver instead, as a Go driver's bug would
 }
 
 const hangLen = 0
 
 type hangDevice struct {
 	drivers.Device
-	inClose bool
+	inClose, panics bool
 }
 type hangSRQ struct {
 	drivers.SRQ
-	inClose bool
+	inClose, panics bool
 }
 type hangQP struct {
 	drivers.QP
-	hang bool
+	hang, panics bool
 }
 
 func (d hangDriver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
 	dev, err := d.Driver.Open(ctx, cfg)
-	return &hangDevice{Device: dev, inClose: d.inClose}, err
+	return &hangDevice{Device: dev, inClose: d.inClose, panics: d.panics}, err
 }
 
 // InCall names the call a hung verb is stuck in (drivers.CallTracer), as
@@ -55,7 +56,7 @@ func (d *hangDevice) CreateSRQ(ctx context.Context, a drivers.SRQAttr, keys int)
 	if err != nil {
 		return nil, attr, err
 	}
-	return hangSRQ{s, d.inClose}, attr, nil
+	return hangSRQ{s, d.inClose, d.panics}, attr, nil
 }
 
 func (s hangSRQ) Close() error {
@@ -75,10 +76,14 @@ func (s hangSRQ) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.R
 	if q == nil || e != 0 || err != nil {
 		return q, e, err
 	}
-	return hangQP{q, !s.inClose}, 0, nil
+	return hangQP{q, !s.inClose, s.panics}, 0, nil
 }
 
 func (q hangQP) Deliver(ctx context.Context, m drivers.Message) (drivers.PeerStatus, error) {
+	if m.Len == hangLen && q.panics {
+		var ring []int
+		_ = ring[m.Len] // index out of range, as a Go driver's bug would be
+	}
 	if m.Len == hangLen && q.hang {
 		select {} // stuck for good, as a C call would be
 	}
@@ -100,7 +105,7 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 		// The bound is 3 s: a call of the emulator's on a busy machine
 		// never takes that long, so the hang the report names is the
 		// driver's own.
-		drv := hangDriver{emu.New(), c.inClose}
+		drv := hangDriver{Driver: emu.New(), inClose: c.inClose}
 		start := time.Now()
 		rep, err := Check(context.Background(), drv, drivers.Config{},
 			Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0, model.RuleRecvFit}, Cases: -1,
@@ -119,5 +124,24 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 		if rep.StepsRun == 0 {
 			t.Errorf("inClose=%v: the partial report holds no steps", c.inClose)
 		}
+	}
+}
+
+// TestADriverPanicIsAHarnessError: a driver call that panics stops the
+// run with a harness error that names the call and the panic, the report
+// holding what ran before it; the process lives on.
+func TestADriverPanicIsAHarnessError(t *testing.T) {
+	rep, err := Check(context.Background(), hangDriver{Driver: emu.New(), panics: true}, drivers.Config{},
+		Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0}, Cases: 5})
+	if err == nil || rep == nil {
+		t.Fatalf("Check = %v, %v; want a partial report and a harness error", rep, err)
+	}
+	for _, want := range []string{"panicked in arrive", "index out of range"} {
+		if !strings.Contains(rep.Error, want) {
+			t.Errorf("Report.Error = %q, want it to contain %q", rep.Error, want)
+		}
+	}
+	if rep.StepsRun == 0 {
+		t.Error("the partial report holds no steps")
 	}
 }
