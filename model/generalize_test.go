@@ -389,22 +389,20 @@ func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
 	}
 }
 
-// TestAFetchOneSlotPastTheHeadIsBlamedOnFetchFIFO: a device that reads
-// the slot after the head hands each message the next WR, and the last
-// message a slot that holds no WR at all (wr_id 0, no SGEs, so a length
-// error and an RC QP in ERR). FETCH-FIFO governs which WR a message
-// takes: the sender's error, the swapped WRs and the WR never posted are
-// all its departure.
-func TestAFetchOneSlotPastTheHeadIsBlamedOnFetchFIFO(t *testing.T) {
+// TestAMessageGivenTheNextWRIsBlamedOnFetchFIFO: a device that hands a
+// message the WR after the head (neither the head nor the newest), too
+// small for it, answers the sender
+// with an error the head WR would not give, and completes the second WR
+// in error (the RC QP then in ERR, with its last-WQE event). FETCH-FIFO
+// governs which WR a message takes: the sender's outcome is its
+// departure too, not a second one.
+func TestAMessageGivenTheNextWRIsBlamedOnFetchFIFO(t *testing.T) {
 	m := fixture(t, Documented())
-	mustRun(t, m, post(wr(1, 64), wr(2, 64)))
+	mustRun(t, m, post(wr(1, 64), wr(2, 4), wr(3, 64)))
 	steps := append(slices.Clone(m.history),
-		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
 		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerError}},
-		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
-			{WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 8},
-			{WRID: 0, QP: 0, Status: WCLocLenErr},
-		}}})
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Status: WCLocLenErr}},
+			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
 	assert.Equal(t, []string{"FETCH-FIFO"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
 }
 

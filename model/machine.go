@@ -151,9 +151,6 @@ type machine struct {
 	posted, fetched  int
 	firesThisArming  int
 	completedHistory []uint64
-	// phantoms are the wr_ids of completions of WRs never posted that a
-	// relaxed FETCH-FIFO adopted: a stale slot may give one again.
-	phantoms []uint64
 }
 
 func newMachine(p Profile, c Caps) *machine {
@@ -183,7 +180,6 @@ func (m *machine) detach() {
 	m.cq = clip(m.cq)
 	m.events = clip(m.events)
 	m.completedHistory = clip(m.completedHistory)
-	m.phantoms = clip(m.phantoms)
 	m.faults = clip(m.faults)
 	m.declines = clip(m.declines)
 	m.picks = clip(m.picks)
@@ -580,10 +576,6 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	}
 	for _, k := range m.keys {
 		w(b(k))
-	}
-	w(uint64(len(m.phantoms)))
-	for _, id := range m.phantoms {
-		w(id)
 	}
 	w(uint64(len(m.completedHistory)))
 	for _, id := range m.completedHistory {

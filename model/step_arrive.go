@@ -245,13 +245,20 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 // tookAnother delivers a message to QP n with a WR other than the head,
 // as a relaxed FETCH-FIFO admits: the model fetches the head as usual,
 // the completion's fields are the device's, and it must show another
-// wr_id (a queued WR's, a later message's, or one never posted).
+// wr_id (a queued WR's, or a later message's).
+//
+// The sender's outcome decides the QP's fate without a branch (a branch
+// at every such message multiplies the candidates): an error NAK on RC
+// left it in ERR, any other answer did not.
 func (m *machine) tookAnother(n int, got *Observation) (Observation, error) {
 	e := m.fetch()
-	m.deliverEntry(n, e, Message{}, true)
+	m.completeLoose(Completion{WRID: e.wr.ID, QP: n}, AnyError|Statuses(WCSuccess), RuleRecvCompletion, true)
 	last := len(m.cq) - 1
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[last].another = true
+	if q := m.qps.at(n); q.typ == RC && got.Peer == PeerError && q.state != Err {
+		m.enterErr(n)
+	}
 	return Observation{BadWR: -1, Peer: got.Peer}, nil
 }
 

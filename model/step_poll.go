@@ -149,7 +149,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		m.touch(RuleFetchOnce)
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
-		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g) || m.phantomFetch(i, g)) {
+		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
 			continue // the device's WR, whose fields the model cannot know
 		}
 		if want.another && g.WRID == want.c.WRID {
@@ -254,37 +254,6 @@ func (m *machine) dueSwapped(i int, g Completion) bool {
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = m.cq[j].wr.ID, m.cq[j].wr, true, false
 	m.cq[j].c.WRID, m.cq[j].wr, m.cq[j].loose = want.wr.ID, want.wr, true
-	return true
-}
-
-// phantomFetch excuses, where FETCH-FIFO is relaxed, a completion (the
-// i-th the CQ holds) whose wr_id names no WR queued, due or completed:
-// the device fetched a slot that holds no posted WR (a stale or empty
-// one) in place of the head. FETCH-FIFO governs which WR a message takes,
-// so this is its departure; the completion's fields are the device's.
-// The WR the model fetched went with the slot, or, at the first such
-// completion only, stays at the head: the model branches once (a branch
-// at every one doubles the candidates each time).
-func (m *machine) phantomFetch(i int, g Completion) bool {
-	want := m.cq[i]
-	if !m.relaxedBroad(RuleFetchFIFO) || want.wr.ID != want.c.WRID || (want.loose && !want.another) || g.QP != want.c.QP ||
-		m.isOutstanding(g.WRID) {
-		return false
-	}
-	if g.WRID == uint64(uint32(want.c.WRID)) && g.Status == want.c.Status && g.ByteLen == want.c.ByteLen {
-		return false // the WR's own wr_id cut to 32 bits, all else as due: RECV-COMPLETION's
-	}
-	known := m.completedBefore(g.WRID) || slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == g.WRID && !e.loose })
-	if (known && !slices.Contains(m.phantoms, g.WRID)) || !m.excuse(RuleFetchFIFO) {
-		return false // a WR that completed, or is due: FETCH-ONCE's, or a swap
-	}
-	if len(m.phantoms) == 0 && m.branch(2) == 1 {
-		m.queue = append([]entry{{wr: want.wr}}, m.queue...)
-	}
-	m.phantoms = append(clip(m.phantoms), g.WRID)
-	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
-	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = g.WRID, WR{ID: g.WRID}, true, false
-	m.adoptStatus(g)
 	return true
 }
 
