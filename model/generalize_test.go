@@ -366,33 +366,22 @@ func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
 // governs when the SRQ counts as empty; the WR stays and completes the
 // next message.
 func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		qp   int
-		peer PeerStatus
-		len  uint32
-	}{{"RC", 0, PeerRNR, 8}, {"RC, a message of 0 bytes", 0, PeerRNR, 0}} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := fixture(t, Documented())
-			mustRun(t, m, post(wr(1, 64)))
-			byteLen := tc.len
-			if tc.qp == 1 {
-				byteLen += UDHeader
-			}
-			steps := append(slices.Clone(m.history),
-				Step{Op: send(tc.qp, tc.len), Obs: Observation{BadWR: -1, Peer: tc.peer}},
-				Step{Op: Poll{}, Obs: Observation{BadWR: -1}},
-				Step{Op: send(tc.qp, tc.len), Obs: Observation{BadWR: -1, Peer: PeerOK}},
-				Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: tc.qp, Opcode: WCRecv, ByteLen: byteLen}}}})
-			assert.Equal(t, []string{"RECV-RNR"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
-		})
+	for _, n := range []uint32{8, 0} {
+		m := fixture(t, Documented())
+		mustRun(t, m, post(wr(1, 64)))
+		steps := append(slices.Clone(m.history),
+			Step{Op: send(0, n), Obs: Observation{BadWR: -1, Peer: PeerRNR}},
+			Step{Op: Poll{}, Obs: Observation{BadWR: -1}},
+			Step{Op: send(0, n), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+			Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: n}}}})
+		assert.Equal(t, []string{"RECV-RNR"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules), "a message of %d bytes", n)
 	}
 }
 
 // TestAMessageGivenTheNextWRIsBlamedOnFetchFIFO: a device that hands a
 // message the WR after the head (neither the head nor the newest), too
-// small for it, answers the sender
-// with an error the head WR would not give, and completes the second WR
+// small for it, answers the sender with an error the head WR would not
+// give, and completes the second WR
 // in error (the RC QP then in ERR, with its last-WQE event). FETCH-FIFO
 // governs which WR a message takes: the sender's outcome is its
 // departure too, not a second one.

@@ -171,9 +171,9 @@ func (m *machine) arriveEmpty(n int, rc bool, got *Observation) (Observation, er
 //   - On RC the sender's RNR shows it. An error, where an empty SRQ
 //     terminates the connection, has too many other causes to be taken
 //     for it.
-//   - On UD the sender hears nothing, and the model does not branch: a
-//     branch at every UD message multiplies the candidates past any bound
-//     before a poll can tell them apart.
+//   - On UD the sender hears nothing: the poll that lacks the message's
+//     completion shows it (udTakenForEmpty). A branch here at every UD
+//     message would multiply the candidates past any bound.
 //
 // The rule is consulted (relaxed is asked) only where the sender heard
 // RNR, so that a diagnosis need not try it on every trace with a fetch.

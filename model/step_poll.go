@@ -233,7 +233,7 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	took := m.queue[k]
 	m.queue = append(clip(m.queue[:k]), append([]entry{{wr: want.wr}}, m.queue[k+1:]...)...)
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
-	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose = took.wr.ID, took.wr, true
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = took.wr.ID, took.wr, true, false
 	return true
 }
 
