@@ -313,9 +313,12 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 				if a == b || (slices.Contains(helpers, b) && Rank(b) < Rank(a)) {
 					continue
 				}
+				if passed(deadline) {
+					break // the pairs tried so far are all there is time for
+				}
 				pair := []RuleID{a, b}
 				slices.SortFunc(pair, func(x, y RuleID) int { return Rank(x) - Rank(y) })
-				if _, err, faults := replay(p, c, append(slices.Clone(relaxed), pair...), steps, pair...); err == nil {
+				if _, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), pair...), steps, 0, deadline, pair...); err == nil {
 					sets = append(sets, explanation{pair, faults})
 				}
 			}
