@@ -193,7 +193,10 @@ func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, deadline time.T
 var errDiagnosisDeadline = errors.New("model: diagnosis deadline passed during a wide replay")
 
 // passed reports whether a deadline is set and past.
-func passed(deadline time.Time) bool { return !deadline.IsZero() && time.Now().After(deadline) }
+func passed(deadline time.Time) bool { return !deadline.IsZero() && clock().After(deadline) }
+
+// clock is what passed reads the time from (a test sets it).
+var clock = time.Now
 
 // advanceQuiet is Step without history or diagnosis.
 func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op, &got) }

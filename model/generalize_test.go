@@ -170,6 +170,30 @@ func TestDiagnosisPastItsDeadlineTriesNoPair(t *testing.T) {
 	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}), "the zero deadline is none")
 }
 
+// TestPairSearchStopsAtItsDeadline: a deadline that passes while the
+// pairs are tried stops the search at the next pair, not at the next
+// first rule of a pair (the clock reads the start once, then past the
+// deadline).
+func TestPairSearchStopsAtItsDeadline(t *testing.T) {
+	m := New(Documented(), testCaps)
+	create := CreateSRQ{MaxWR: 4, MaxSGE: 2}
+	refused := Observation{Errno: EINVAL, BadWR: -1}
+	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: Arm{Limit: 1}, Obs: refused}, {Op: Resize{MaxWR: 8}, Obs: refused}}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	reads := 0
+	clock = func() time.Time {
+		reads++
+		if reads == 1 {
+			return start
+		}
+		return start.Add(time.Hour)
+	}
+	defer func() { clock = time.Now }()
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, start.Add(time.Second))
+	assert.True(t, d.Unexplained, "the pair search went on past its deadline: %+v", d)
+	assert.Equal(t, 2, reads, "the clock read before the first pair and at it")
+}
+
 // trace runs ops on a fresh documented model over the fixture's SRQ and
 // QPs, each step with the model's own observation unless got holds the
 // device's for that step (by index into ops), and returns the steps. The
