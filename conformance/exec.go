@@ -43,14 +43,6 @@ type executor struct {
 	// spareSteps is the steps array of a passing random case, which the
 	// next session's trace reuses (recycle).
 	spareSteps []TraceStep
-	// start is the model the last session started from, under profile
-	// and relaxed: the next session under the same ones starts from a
-	// Fresh copy, which shares the profiles its forks decided.
-	start struct {
-		m       *model.Model
-		profile model.Profile
-		relaxed []model.RuleID
-	}
 }
 
 // maxFutileRechecks bounds the second looks that find nothing (see

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
-	"slices"
 	"time"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -37,28 +35,13 @@ type session struct {
 type stop struct{}
 
 func newSession(ctx context.Context, p model.Profile, relaxed []model.RuleID, x *executor) (*session, error) {
-	m, err := x.model(p, relaxed)
+	m, err := model.NewRelaxed(p, capsOf(x.info), relaxed)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{ctx: ctx, profile: p, relaxed: relaxed, model: m, x: x, features: newFeatureTracker()}
 	s.trace.Steps, x.spareSteps = x.spareSteps, nil
 	return s, nil
-}
-
-// model returns a model under p with relaxed, in its initial state: a
-// Fresh copy of the one the last session under them started from.
-func (x *executor) model(p model.Profile, relaxed []model.RuleID) (*model.Model, error) {
-	st := &x.start
-	if st.m != nil && slices.Equal(st.relaxed, relaxed) && reflect.DeepEqual(st.profile, p) {
-		return st.m.Fresh(), nil
-	}
-	m, err := model.NewRelaxed(p, capsOf(x.info), relaxed)
-	if err != nil {
-		return nil, err
-	}
-	st.m, st.profile, st.relaxed = m, p, slices.Clone(relaxed)
-	return m.Fresh(), nil
 }
 
 // recycle hands the steps array of tr, a trace the caller drops, to the

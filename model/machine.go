@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // NumKeys is how many memory keys (registered regions) an SRQ's WRs can name.
@@ -76,11 +75,7 @@ type machine struct {
 	// prof is the profile as this candidate decided it, shared read-only
 	// with its clones: a fork gives the branch a copy of its own (run).
 	prof *Profile
-	// decisions holds the profiles forks made from prof and its
-	// descendants, shared by every clone: a fork on the same field and
-	// value of the same profile takes the same copy (decide).
-	decisions *decisions
-	caps      Caps
+	caps Caps
 
 	created bool
 	// destroyed says destroy_srq succeeded: only polls remain.
@@ -160,7 +155,7 @@ type machine struct {
 
 func newMachine(p Profile, c Caps) *machine {
 	open := openCount(&p)
-	m := &machine{prof: &p, decisions: &decisions{}, caps: c, capExact: true, open: open, settled: open == 0}
+	m := &machine{prof: &p, caps: c, capExact: true, open: open, settled: open == 0}
 	for i := range m.keys {
 		m.keys[i] = true
 	}
@@ -205,39 +200,6 @@ type fork struct {
 	field  string
 	n      int
 	decide func(p *Profile, i int)
-}
-
-// decisions memoizes the profiles a fork decides (decide). A profile is
-// never written once a machine holds it, so the profile a fork makes from
-// p on field at value i can serve every branch that makes the same one.
-type decisions struct {
-	mu   sync.Mutex
-	made map[decision]*Profile
-}
-
-// decision names one profile a fork made: from, with field at value i.
-type decision struct {
-	from  *Profile
-	field string
-	i     int
-}
-
-// decide returns f's profile for its branch i, made from m's profile.
-func (m *machine) decide(f *fork, i int) *Profile {
-	k := decision{m.prof, f.field, i}
-	ds := m.decisions
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	if p, ok := ds.made[k]; ok {
-		return p
-	}
-	p := *m.prof
-	f.decide(&p, i)
-	if ds.made == nil {
-		ds.made = map[decision]*Profile{}
-	}
-	ds.made[k] = &p
-	return &p
 }
 
 // pick returns the decided value of a profile choice, or forks.

@@ -56,9 +56,6 @@ type Model struct {
 	// spare is the array of the candidates before the last step, which
 	// the next step fills.
 	spare []*machine
-	// init is the candidate the model started from, never stepped:
-	// Fresh starts from a copy of it.
-	init *machine
 }
 
 // Step is one operation of a trace and what the device was seen to do.
@@ -69,17 +66,7 @@ type Step struct {
 
 // New returns a model of a device with caps, under profile p.
 func New(p Profile, c Caps) *Model {
-	init := newMachine(p, c)
-	return &Model{cands: []*machine{init.clone()}, reached: map[RuleID]int{}, prof: p, caps: c, init: init}
-}
-
-// Fresh returns a model in the state m started from, under m's profile,
-// caps and relaxed rules. It shares no state with m, only what m's forks
-// made of the profile (machine.decisions), so that a run of many traces
-// under one profile makes each decided profile once.
-func (m *Model) Fresh() *Model {
-	return &Model{cands: []*machine{m.init.clone()}, reached: map[RuleID]int{}, prof: m.prof, caps: m.caps,
-		relaxed: m.relaxed, width: m.width, init: m.init}
+	return &Model{cands: []*machine{newMachine(p, c)}, reached: map[RuleID]int{}, prof: p, caps: c}
 }
 
 // NewRelaxed returns a model under p with the given rules relaxed: each
@@ -99,10 +86,10 @@ func NewRelaxed(p Profile, c Caps, relaxed []RuleID) (*Model, error) {
 	}
 	q := p
 	own := relaxFields(&q, relaxed)
-	init := newMachine(q, c)
-	init.relax, init.ownWidth, init.settled = set, own, false
-	return &Model{cands: []*machine{init.clone()}, reached: map[RuleID]int{}, prof: p, caps: c,
-		relaxed: slices.Clone(relaxed), init: init}, nil
+	m := newMachine(q, c)
+	m.relax, m.ownWidth, m.settled = set, own, false
+	return &Model{cands: []*machine{m}, reached: map[RuleID]int{}, prof: p, caps: c,
+		relaxed: slices.Clone(relaxed)}, nil
 }
 
 // beamWidth is how many candidates a relaxed model keeps.
@@ -259,7 +246,9 @@ func run(dst []result, c *machine, op Op, got *Observation, faithful, owned bool
 		start := len(dst)
 		for i := range n {
 			d := c.clone()
-			d.prof = d.decide(f, i)
+			p := *d.prof
+			f.decide(&p, i)
+			d.prof = &p
 			d.open-- // a fork decides an open field
 			d.settled = d.relax == nil && d.open == 0
 			d.decided(f.field, i)
