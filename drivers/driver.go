@@ -93,9 +93,9 @@ type CallTracer interface {
 
 // Refused is the error CreateSRQ and CreateSRQEx return when the device
 // refused to make the SRQ (ibv_create_srq returned NULL): Errno is the
-// errno the call set, as the call gave it, or -1 where it set none. The harness holds it to the
-// model as the create's result; any other error stops the run as the
-// harness's own failure.
+// errno the call set, as the call gave it, or -1 where it set none. The
+// harness holds it to the model as the create's result; any other error
+// stops the run as the harness's own failure.
 type Refused struct {
 	Call  string
 	Errno int
