@@ -15,9 +15,10 @@ import (
 
 // DefaultCheckTimeout is the bound srqconform concurrent puts on
 // porcupine's search per history (-check-timeout), and the sweep of the
-// race mutants uses: a mutant whose history is not decided by then is not
-// caught. Most histories of 600 operations are decided in under a second;
-// at 1 min one post-race-loses history of CI's 100 was not.
+// race mutants uses (it checks a history undecided by then again with
+// twice the bound). Most histories of 600 operations are decided in under
+// a second; at 1 min one post-race-loses history of CI's 100 was not, and
+// at 2 min one of a later CI run.
 const DefaultCheckTimeout = 2 * time.Minute
 
 // CheckOptions bound a check.

@@ -108,8 +108,9 @@ func TestRaceMutantsAreCaught(t *testing.T) {
 
 // TestRaceMutantsAreCaughtOnEverySeed is the sweep behind issue 11's
 // figure: every race mutant over SRQCONFORM_RACE_SEEDS seeds (CI runs 100
-// without the race detector), each caught within the default budgets (the
-// history's and DefaultCheckTimeout) and blamed on its rule
+// without the race detector), each caught within the history's default
+// budget and DefaultCheckTimeout (a history still undecided then is
+// checked again with twice the bound) and blamed on its rule
 // (SRQCONFORM_RACE_MUTANTS=a,b limits it to those mutants). It fails when
 // fewer than 99% are caught, or fewer than 85% blamed on the mutant's rule.
 func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
