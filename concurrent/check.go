@@ -54,12 +54,16 @@ type Result struct {
 	Evidence []model.RuleID `json:"evidence,omitempty"`
 	// Decisive says that waiving Rule alone lets the whole history
 	// linearize (see decisive).
-	Decisive  bool        `json:"decisive,omitempty"`
-	Complaint string      `json:"complaint,omitempty"`
-	Prefix    []Operation `json:"prefix,omitempty"`
-	Failing   *Operation  `json:"failing,omitempty"`
-	Reduced   []Operation `json:"reduced,omitempty"`
-	HTML      string      `json:"html,omitempty"`
+	Decisive bool `json:"decisive,omitempty"`
+	// BlameUndecided says a bound of the blame's searches cut it short at
+	// every scale of blameScales: Rule is the best guess of the last try,
+	// not a decision (a timer is never evidence; see blameScales).
+	BlameUndecided bool        `json:"blame_undecided,omitempty"`
+	Complaint      string      `json:"complaint,omitempty"`
+	Prefix         []Operation `json:"prefix,omitempty"`
+	Failing        *Operation  `json:"failing,omitempty"`
+	Reduced        []Operation `json:"reduced,omitempty"`
+	HTML           string      `json:"html,omitempty"`
 
 	failDev *model.Deviation // the model's complaint about Failing
 }
@@ -79,7 +83,14 @@ type checker struct {
 	h    *History
 	prof model.Profile
 	init *model.Model
+	// scale multiplies the blame's bounds (0 counts as 1); cut records
+	// that one of them, not the search, ended a step of the blame.
+	scale time.Duration
+	cut   bool
 }
+
+// bound is d scaled by c.scale.
+func (c *checker) bound(d time.Duration) time.Duration { return d * max(c.scale, 1) }
 
 func newChecker(h *History, relaxed ...model.RuleID) (*checker, error) {
 	p, err := h.ProfileOf()
@@ -187,7 +198,7 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 		return r, nil
 	}
 	r.Verdict = Violation
-	c.explain(r, h.Ops, info)
+	c.explainScaled(r, h.Ops, info)
 	ops := h.Ops
 	if opts.ReduceBudget >= 0 && r.Rule != 0 {
 		budget := opts.ReduceBudget
@@ -210,6 +221,28 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 		r.HTML = opts.HTML
 	}
 	return r, nil
+}
+
+// blameScales are the scales of the blame's bounds, tried in turn while
+// a bound cuts the blame short: on a busy machine a favoured rule's search
+// that took 12 s on a quiet one can run past its 15 s, and the blame would
+// then fall to a ranking that names another rule.
+var blameScales = []time.Duration{1, 2, 4}
+
+// explainScaled explains r as explain does, again with the bounds scaled
+// up while one of them cut the blame short; r.BlameUndecided says the
+// last try was cut too.
+func (c *checker) explainScaled(r *Result, ops []Operation, info porcupine.LinearizationInfo) {
+	base := *r
+	for _, s := range blameScales {
+		*r = base
+		c.scale, c.cut = s, false
+		c.explain(r, ops, info)
+		if !c.cut {
+			return
+		}
+	}
+	r.BlameUndecided = true
 }
 
 // explain names the rule a violation breaks. It replays the longest
@@ -285,13 +318,14 @@ func (c *checker) notice(r *Result, ops []Operation, info porcupine.Linearizatio
 
 // blame names the rule broken (see explain).
 func (c *checker) blame(r *Result, ops []Operation, m *model.Model, trace []model.Step, cands []int) {
-	deadline := time.Now().Add(blameBudget)
+	deadline := time.Now().Add(c.bound(blameBudget))
 	votes := c.vote(ops, m, trace, cands, deadline)
 	ev := evidence(ops, c.prof.FlushInProgress.Allows(model.NoRaise))
 	// Without direct evidence (which needs no search; see below), a rule
 	// whose relaxation alone linearizes the whole history is the one
 	// broken (see blameDecisive).
 	if len(ev) == 0 && c.blameDecisive(r, ops, votes) {
+		c.cut = false // a rule whose waiver alone linearizes all is proof
 		return
 	}
 	ranked := c.rankByReach(ops, votes, ev, deadline)
@@ -334,6 +368,7 @@ func (c *checker) vote(ops []Operation, m *model.Model, trace []model.Step, cand
 			break
 		}
 		if time.Now().After(deadline) {
+			c.cut = true
 			break
 		}
 		dg := model.DiagnoseAmong(c.prof, c.h.Caps, nil, append(slices.Clone(trace), ops[i].Steps()...), workloadRules)
@@ -368,7 +403,7 @@ func (c *checker) blameDecisive(r *Result, ops []Operation, votes map[model.Rule
 			order = append(order, rule)
 		}
 	}
-	rule := c.decisive(ops, order, len(favoured), time.Now().Add(decisiveBudget))
+	rule := c.decisive(ops, order, len(favoured), time.Now().Add(c.bound(decisiveBudget)))
 	if rule == 0 {
 		return false
 	}
@@ -401,6 +436,7 @@ func (c *checker) rankByReach(ops []Operation, votes map[model.RuleID]int, ev []
 	reach := map[model.RuleID]int{}
 	for _, rule := range ranked {
 		if time.Now().After(deadline) {
+			c.cut = true
 			break // the rules not measured rank last
 		}
 		reach[rule] = c.reach(ops, rule, deadline)
@@ -527,25 +563,34 @@ func evidence(ops []Operation, vanish bool) []model.RuleID {
 // It is the strongest blame there is: the history breaks that rule and no
 // other. (rxe's histories missing LAST_WQE events were blamed on
 // LIMIT-FIRE by the greedy reach; they linearize with QP-LAST-WQE waived,
-// one of them only after 12 s of search.)
+// one of them only after 12 s of search.) When none does and a favoured
+// rule's search ran out before it fitted or was refuted, a bound decided
+// the outcome: decisive marks c.cut, and the blame is tried again at a
+// larger scale (see blameScales).
 func (c *checker) decisive(ops []Operation, rules []model.RuleID, favoured int, deadline time.Time) model.RuleID {
+	unsure := false // a favoured rule neither fitted nor was refuted
 	for i, rule := range rules {
 		left := time.Until(deadline)
 		if left <= 0 {
+			unsure = unsure || i < favoured
 			break
 		}
 		rc, err := newChecker(c.h, rule)
 		if err != nil {
 			continue
 		}
-		bound := decisiveTimeout
+		bound := c.bound(decisiveTimeout)
 		if i < favoured {
-			bound = decisiveLong
+			bound = c.bound(decisiveLong)
 		}
-		if res, _, _ := rc.linearize(ops, min(bound, left)); res == porcupine.Ok {
+		switch res, _, _ := rc.linearize(ops, min(bound, left)); {
+		case res == porcupine.Ok:
 			return rule
+		case res == porcupine.Unknown && i < favoured:
+			unsure = true
 		}
 	}
+	c.cut = c.cut || unsure
 	return 0
 }
 
@@ -575,8 +620,8 @@ func eventRules(d *model.Deviation) []model.RuleID {
 // decisiveTimeout bounds each of decisive's searches (a relaxation that
 // fits is found quickly; one that does not can take porcupine long to
 // refute), decisiveLong those of the favoured rules, and decisiveBudget
-// all of them.
-const (
+// all of them (variables for the tests of a cut blame).
+var (
 	decisiveTimeout = 2 * time.Second
 	decisiveLong    = 15 * time.Second
 	decisiveBudget  = 45 * time.Second
@@ -597,7 +642,11 @@ func (c *checker) reach(ops []Operation, rule model.RuleID, deadline time.Time) 
 	m := rc.init.Beam(reachBeam)
 	left := slices.Clone(ops)
 	placed := 0
-	for len(left) > 0 && time.Now().Before(deadline) {
+	for len(left) > 0 {
+		if time.Now().After(deadline) {
+			c.cut = true
+			return placed
+		}
 		first := Forever
 		for _, o := range left {
 			if !o.Output.Unknown {
@@ -629,10 +678,9 @@ func (c *checker) reach(ops []Operation, rule model.RuleID, deadline time.Time) 
 // maxExplained bounds how many failing operations get a diagnosis, and
 // blameBudget the time the blame takes before it settles for what it has:
 // a diagnosis replays the whole prefix once per rule.
-const (
-	maxExplained = 2
-	blameBudget  = 30 * time.Second
-)
+const maxExplained = 2
+
+var blameBudget = 30 * time.Second
 
 // workloadRules are the rules a concurrent workload's operations can
 // show broken (model.WorkloadRules); a diagnosis tries no other.

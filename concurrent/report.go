@@ -59,6 +59,15 @@ func (r *Report) Violations() int {
 	return n
 }
 
+// Candidates lists the rules a violation may be blamed on: its rule when
+// the blame was decided, else that best guess and the rules also named.
+func (r *Result) Candidates() []model.RuleID {
+	if !r.BlameUndecided {
+		return []model.RuleID{r.Rule}
+	}
+	return append([]model.RuleID{r.Rule}, r.Also...)
+}
+
 // FailingRules lists the rules the violations were blamed on, once each.
 func (r *Report) FailingRules() []model.RuleID {
 	var out []model.RuleID
@@ -175,6 +184,9 @@ func (t *textReport) violation(run HistoryRun) {
 		fmt.Fprintf(b, "%swith %s waived the whole history linearizes\n", ind, res.Rule)
 	case len(res.Evidence) > 0:
 		fmt.Fprintf(b, "%sshown on its face: %s\n", ind, strings.Join(model.RuleNames(res.Evidence), ", "))
+	}
+	if res.BlameUndecided {
+		fmt.Fprintf(b, "%sblame undecided: its searches ran out of time at every scale (x%d at most); %s is the best guess\n", ind, blameScales[len(blameScales)-1], res.Rule)
 	}
 	if len(res.Also) > 0 {
 		fmt.Fprintf(b, "%salso explained by: %s\n", ind, strings.Join(model.RuleNames(res.Also), ", "))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/srqconform/srqconform/concurrent"
+	"github.com/srqconform/srqconform/conformance"
+	"github.com/srqconform/srqconform/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -88,3 +92,31 @@ func srqDecided(t *testing.T, args ...string) (int, string, string) {
 // undecided reports whether srqconform concurrent's stderr says a history
 // was left undecided (porcupine's bound ran out): no verdict either way.
 func undecided(stderr string) bool { return strings.Contains(stderr, ", unknown in ") }
+
+// TestConcurrentStatusCountsAnUndecidedBlameByEveryRuleItNames: a
+// violation blamed on a rule -known does not list fails, unless the blame
+// was undecided (cut by its bounds at every scale) and a rule it also
+// names is known: a timer is never evidence of a new departure.
+func TestConcurrentStatusCountsAnUndecidedBlameByEveryRuleItNames(t *testing.T) {
+	known := conformance.Known{model.RuleQPLastWQE: "rxe's known finding"}
+	for _, tc := range []struct {
+		name      string
+		undecided bool
+		also      []model.RuleID
+		want      int
+	}{
+		{"decided on an unknown rule", false, []model.RuleID{model.RuleQPLastWQE}, exitDeviates},
+		{"undecided, a known rule also named", true, []model.RuleID{model.RuleQPLastWQE}, exitOK},
+		{"undecided, no known rule named", true, nil, exitDeviates},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := &concurrent.Report{Runs: []concurrent.HistoryRun{{Seed: 7, Result: &concurrent.Result{
+				Verdict: concurrent.Violation, Rule: model.RuleLimitFire, Also: tc.also, BlameUndecided: tc.undecided}}}}
+			var stderr strings.Builder
+			got := concurrentStatus(rep, "text", filepath.Join(t.TempDir(), "r.txt"), known, io.Discard, &stderr)
+			if got != tc.want {
+				t.Fatalf("concurrentStatus = %d, want %d; stderr:\n%s", got, tc.want, stderr.String())
+			}
+		})
+	}
+}

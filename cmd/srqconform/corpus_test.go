@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/corpus"
@@ -44,4 +45,49 @@ func TestCorpusReadsEveryKindOfVerdict(t *testing.T) {
 	r = corpus.Result{}
 	readVerdict(&r, []byte(`{"profile": "rxe", "runs": [{"seed": 1, "result": {"verdict": "linearizable"}}]}`), "concurrent", nil)
 	assert.False(t, r.Caught)
+}
+
+// TestCorpusRunsAnInconclusiveRunAgainWithTwiceTheBound: a run that
+// outran its bound with no kernel report is made once more with twice
+// the bound; a verdict then is the result, another timeout stays
+// inconclusive (never a hang).
+func TestCorpusRunsAnInconclusiveRunAgainWithTwiceTheBound(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		outcomes  []corpus.Result // by attempt
+		wantRuns  []time.Duration
+		wantFinal corpus.Result
+	}{
+		{"a verdict at once", []corpus.Result{{Caught: true, Blamed: "FETCH-ONCE", Wall: time.Minute}},
+			[]time.Duration{15 * time.Minute}, corpus.Result{Caught: true, Blamed: "FETCH-ONCE", Wall: time.Minute}},
+		{"a verdict the second time", []corpus.Result{{Inconclusive: true, Wall: 15 * time.Minute}, {Caught: true, Blamed: "RECV-BAD-KEY", Wall: 20 * time.Minute}},
+			[]time.Duration{15 * time.Minute, 30 * time.Minute}, corpus.Result{Caught: true, Blamed: "RECV-BAD-KEY", Wall: 35 * time.Minute}},
+		{"inconclusive twice", []corpus.Result{{Inconclusive: true, Wall: 15 * time.Minute}, {Inconclusive: true, Wall: 30 * time.Minute}},
+			[]time.Duration{15 * time.Minute, 30 * time.Minute}, corpus.Result{Inconclusive: true, Wall: 45 * time.Minute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []time.Duration
+			told := 0
+			got := retryInconclusive(15*time.Minute, func(d time.Duration) corpus.Result {
+				runs = append(runs, d)
+				return tc.outcomes[len(runs)-1]
+			}, func(corpus.Result, time.Duration) { told++ })
+			assert.Equal(t, tc.wantRuns, runs)
+			assert.Equal(t, tc.wantFinal, got)
+			assert.Equal(t, len(tc.wantRuns)-1, told, "each retry is told")
+		})
+	}
+}
+
+// TestCorpusReadsAnUndecidedBlame: a concurrent violation whose blame
+// was undecided and names a known rule is not a catch.
+func TestCorpusReadsAnUndecidedBlame(t *testing.T) {
+	conc := `{"profile": "rxe", "runs": [{"seed": 2, "result": {"verdict": "violation", "rule": "LIMIT-FIRE", "also": ["QP-LAST-WQE"], "blame_undecided": true}}]}`
+	var r corpus.Result
+	readVerdict(&r, []byte(conc), "concurrent", conformance.Known{model.RuleQPLastWQE: "known"})
+	assert.False(t, r.Caught, "an undecided blame that may be the known rule")
+	r = corpus.Result{}
+	readVerdict(&r, []byte(conc), "concurrent", nil)
+	assert.True(t, r.Caught)
+	assert.Equal(t, "LIMIT-FIRE", r.Blamed)
 }

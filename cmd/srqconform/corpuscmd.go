@@ -186,8 +186,34 @@ func (f *corpusFlags) plan(ix *corpus.Index) ([]corpusRun, error) {
 }
 
 // runOne runs vm -patch (a kernel entry) or vm -rdma-core-patch (a
-// provider entry) for one entry and kernel and reads its verdict.
+// provider entry) for one entry and kernel and reads its verdict. A run
+// that outran -timeout with no kernel report is inconclusive (a timer is
+// never evidence): it runs once more with twice the bound, and stays
+// inconclusive if that one outruns it too.
 func (f *corpusFlags) runOne(ix *corpus.Index, p corpusRun, stderr io.Writer) corpus.Result {
+	return retryInconclusive(f.timeout, func(timeout time.Duration) corpus.Result {
+		return f.runOnce(ix, p, timeout)
+	}, func(r corpus.Result, next time.Duration) {
+		fmt.Fprintf(stderr, "corpus: %s on %s: inconclusive (%s); again with -timeout %v\n", r.Entry, r.Suite, r.Detail, next)
+	})
+}
+
+// retryInconclusive runs run with timeout, and once more with twice it
+// when the first result is inconclusive (told first).
+func retryInconclusive(timeout time.Duration, run func(time.Duration) corpus.Result, told func(corpus.Result, time.Duration)) corpus.Result {
+	r := run(timeout)
+	if !r.Inconclusive {
+		return r
+	}
+	told(r, 2*timeout)
+	first := r.Wall
+	r = run(2 * timeout)
+	r.Wall += first
+	return r
+}
+
+// runOnce is one run of runOne, bounded by timeout.
+func (f *corpusFlags) runOnce(ix *corpus.Index, p corpusRun, timeout time.Duration) corpus.Result {
 	r := corpus.Result{Entry: p.entry.ID, Suite: p.suite, Mode: p.entry.Mode, Expected: p.entry.Expected, Skip: p.skip}
 	if p.skip != "" {
 		return r
@@ -204,7 +230,7 @@ func (f *corpusFlags) runOne(ix *corpus.Index, p corpusRun, stderr io.Writer) co
 		patchFlag = "-rdma-core-patch" // the suite's rdma-core provider rebuilt
 	}
 	args := []string{"-kernel", p.suite, "-provider", p.entry.Provider, patchFlag, filepath.Join(ix.Dir, p.entry.Patches[p.suite]),
-		"-binary", f.binary, "-accel", f.accel, "-timeout", f.timeout.String(), "-seed", strconv.FormatUint(f.seed, 10),
+		"-binary", f.binary, "-accel", f.accel, "-timeout", timeout.String(), "-seed", strconv.FormatUint(f.seed, 10),
 		"-format", "json", "-o", out}
 	if f.cache != "" {
 		args = append(args, "-cache", f.cache)
@@ -228,6 +254,11 @@ func (f *corpusFlags) runOne(ix *corpus.Index, p corpusRun, stderr io.Writer) co
 	r.Wall = time.Since(start)
 	if code != exitOK && code != exitDeviates {
 		r.Detail = fmt.Sprintf("vm exit %d: %s", code, firstLine(errb.String()))
+		var cr crashReport
+		if b, err := os.ReadFile(out); err == nil && json.Unmarshal(b, &cr) == nil && cr.Inconclusive != "" {
+			r.Inconclusive, r.Kernel = true, cr.Kernel
+			r.Detail = fmt.Sprintf("outran -timeout %v with no hang, lockup or stall report on the console", timeout)
+		}
 		return r
 	}
 	b, err := os.ReadFile(out)
@@ -283,8 +314,8 @@ func readVerdict(r *corpus.Result, b []byte, mode string, known conformance.Know
 		}
 		r.Kernel = rep.Kernel
 		for _, h := range rep.Runs {
-			if h.Result != nil && h.Result.Verdict == "violation" {
-				if _, isKnown := known[h.Result.Rule]; !isKnown && !slices.Contains(r.Failing, h.Result.Rule) {
+			if h.Result != nil && h.Result.Violation() {
+				if _, isKnown := knownCandidate(h.Result, known); !isKnown && !slices.Contains(r.Failing, h.Result.Rule) {
 					r.Failing = append(r.Failing, h.Result.Rule)
 				}
 			}

@@ -207,32 +207,44 @@ func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, st
 // among them), exit 2.
 func (c *vmConfig) runFailed(ctx context.Context, res *qemuvm.Result, err error, stdout, stderr io.Writer) int {
 	var kc *qemuvm.KernelCrashError
+	var nem *qemuvm.NoEndMarkerError
 	switch {
 	case errors.As(err, &kc):
 		fmt.Fprintf(stderr, "srqconform: vm: FINDING: %s\n", kc.Crash.Summary())
-		if werr := c.writeCrash(res, kc.Crash, stdout); werr != nil {
+		if werr := c.writeCrash(res, kc.Crash, "", stdout); werr != nil {
 			return fail(stderr, "%v", werr)
 		}
 		return exitDeviates
 	case interrupted(ctx):
 		return vmInterrupted(stderr)
+	case errors.As(err, &nem) && nem.Inconclusive():
+		why := fmt.Sprintf("the guest ran past -timeout %v after its program started, and its console shows no hang, lockup or stall report: run again with a larger -timeout", c.timeout)
+		fmt.Fprintf(stderr, "srqconform: vm: INCONCLUSIVE: %s; last console lines:\n%s\n", why, nem.LastLines)
+		if werr := c.writeCrash(res, nil, why, stdout); werr != nil {
+			return fail(stderr, "%v", werr)
+		}
+		return exitHarness
 	}
 	return fail(stderr, "vm: %v", err)
 }
 
-// crashReport is the report of a guest whose kernel crashed or hung.
+// crashReport is the report of a guest whose kernel crashed or hung, or
+// of one whose run was inconclusive (it outran -timeout with no kernel
+// report: Inconclusive says so, and Finding is nil).
 type crashReport struct {
-	Finding *qemuvm.KernelCrash `json:"finding"`
-	Kernel  string              `json:"kernel"`
-	Profile string              `json:"profile"`
-	Seed    uint64              `json:"seed"`
-	Patches []string            `json:"patches,omitempty"`
+	Finding      *qemuvm.KernelCrash `json:"finding"`
+	Inconclusive string              `json:"inconclusive,omitempty"`
+	Kernel       string              `json:"kernel"`
+	Profile      string              `json:"profile"`
+	Seed         uint64              `json:"seed"`
+	Patches      []string            `json:"patches,omitempty"`
 }
 
-// writeCrash writes the crash as the run's report (-o or stdout, and
+// writeCrash writes the crash (or, with kc nil, why the run was
+// inconclusive) as the run's report (-o or stdout, and
 // -json): JSON with -format json, else text.
-func (c *vmConfig) writeCrash(res *qemuvm.Result, kc *qemuvm.KernelCrash, stdout io.Writer) error {
-	cr := crashReport{Finding: kc, Profile: c.pname, Seed: c.seed}
+func (c *vmConfig) writeCrash(res *qemuvm.Result, kc *qemuvm.KernelCrash, inconclusive string, stdout io.Writer) error {
+	cr := crashReport{Finding: kc, Inconclusive: inconclusive, Profile: c.pname, Seed: c.seed}
 	if res != nil {
 		cr.Patches = patchNames(res.Patched)
 		if res.Kernel != nil {
@@ -241,11 +253,19 @@ func (c *vmConfig) writeCrash(res *qemuvm.Result, kc *qemuvm.KernelCrash, stdout
 	}
 	js, _ := json.MarshalIndent(cr, "", "  ")
 	js = append(js, '\n')
-	text := fmt.Sprintf("verdict: %s\nkernel %s; profile %s; seed %d\n", strings.ToUpper(kc.Kind), cr.Kernel, cr.Profile, cr.Seed)
+	verdict := "INCONCLUSIVE"
+	if kc != nil {
+		verdict = strings.ToUpper(kc.Kind)
+	}
+	text := fmt.Sprintf("verdict: %s\nkernel %s; profile %s; seed %d\n", verdict, cr.Kernel, cr.Profile, cr.Seed)
 	if len(cr.Patches) > 0 {
 		text += "driver rebuilt with patches: " + strings.Join(cr.Patches, ", ") + "\n"
 	}
-	text += kc.Summary() + "\nconsole:\n" + kc.Excerpt + "\n"
+	if kc != nil {
+		text += kc.Summary() + "\nconsole:\n" + kc.Excerpt + "\n"
+	} else {
+		text += inconclusive + "\n"
+	}
 	body := []byte(text)
 	if c.format == "json" {
 		body = js
