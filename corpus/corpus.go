@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -145,6 +146,10 @@ type Result struct {
 	Blamed   string         `json:"blamed,omitempty"`
 	Failing  []model.RuleID `json:"failing,omitempty"`
 	Expected string         `json:"expected"`
+	// Inconclusive says the run outran its bound with no kernel report,
+	// twice (the second time with twice the bound): no verdict, neither
+	// caught nor missed.
+	Inconclusive bool `json:"inconclusive,omitempty"`
 	// Detail is the crash's summary, or why the run gave no verdict.
 	Detail string        `json:"detail,omitempty"`
 	Skip   string        `json:"skip,omitempty"`
@@ -160,7 +165,7 @@ func (r Result) AsExpected() bool { return r.Caught && r.Blamed == r.Expected }
 func WriteTable(w io.Writer, results []Result) error {
 	var b strings.Builder
 	b.WriteString("| entry | kernel | caught | blamed | expected | as expected | mode | time | note |\n|---|---|---|---|---|---|---|---|---|\n")
-	ran, expected := 0, 0
+	ran, expected, inconclusive := 0, 0, 0
 	missed := map[string]bool{}
 	entries := map[string]bool{}
 	for _, r := range results {
@@ -168,6 +173,10 @@ func WriteTable(w io.Writer, results []Result) error {
 		switch {
 		case r.Skip != "":
 			caught, as, wall = "skipped", "-", "-"
+		case r.Inconclusive:
+			inconclusive++
+			entries[r.Entry] = true
+			caught, as = "inconclusive", "-"
 		default:
 			ran++
 			entries[r.Entry] = true
@@ -196,9 +205,27 @@ func WriteTable(w io.Writer, results []Result) error {
 			strings.ReplaceAll(strings.ReplaceAll(note, "|", `\|`), "\n", " "))
 	}
 	fmt.Fprintf(&b, "\n%d runs of %d entries: %d entries caught on every kernel they ran on; %d of %d runs blamed on the expected rule.\n",
-		ran, len(entries), len(entries)-len(missed), expected, ran)
+		ran, len(entries), len(entries)-len(missed)-len(undecided(results, missed)), expected, ran)
+	if inconclusive > 0 {
+		fmt.Fprintf(&b, "%d more runs inconclusive (they outran their bound twice with no kernel report): neither caught nor missed, and not counted above.\n", inconclusive)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// undecided lists the entries that ran only inconclusively (and are not
+// in missed): no kernel they ran on gave a verdict.
+func undecided(results []Result, missed map[string]bool) []string {
+	var out []string
+	for _, r := range results {
+		if !r.Inconclusive || missed[r.Entry] || slices.Contains(out, r.Entry) {
+			continue
+		}
+		if !slices.ContainsFunc(results, func(o Result) bool { return o.Entry == r.Entry && o.Skip == "" && !o.Inconclusive }) {
+			out = append(out, r.Entry)
+		}
+	}
+	return out
 }
 
 func orDash(s string) string {

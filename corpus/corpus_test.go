@@ -66,6 +66,7 @@ func TestWriteTableCountsCaughtEntriesAndExpectedBlame(t *testing.T) {
 		{Entry: "b", Suite: "trixie", Mode: "sequential", Caught: true, Blamed: KernelCrash, Expected: KernelCrash, Detail: "kernel crash in x | y"},
 		{Entry: "c", Suite: "trixie", Mode: "concurrent", Expected: "FETCH-ONCE", Detail: "vm exit 2: boom"},
 		{Entry: "d", Mode: "sequential", Expected: "POST-RETURN", Skip: "needs -rdma-core-patch"},
+		{Entry: "e", Suite: "sid", Mode: "sequential", Expected: "RECV-COMPLETION", Inconclusive: true, Detail: "outran -timeout 30m0s", Wall: 45 * time.Minute},
 	}
 	var b strings.Builder
 	require.NoError(t, WriteTable(&b, results))
@@ -74,7 +75,10 @@ func TestWriteTableCountsCaughtEntriesAndExpectedBlame(t *testing.T) {
 	assert.Contains(t, out, "failing FETCH-ONCE, QP-LAST-WQE")
 	assert.Contains(t, out, `kernel crash in x \| y`, "a | in a note is escaped")
 	assert.Contains(t, out, "| d |  | skipped | - | POST-RETURN | - | sequential | - | needs -rdma-core-patch |")
-	assert.Contains(t, out, "4 runs of 3 entries: 2 entries caught on every kernel they ran on; 2 of 4 runs blamed on the expected rule.")
+	assert.Contains(t, out, "| e | sid | inconclusive | - | RECV-COMPLETION | - | sequential | 45m0s | outran -timeout 30m0s |")
+	assert.Contains(t, out, "4 runs of 4 entries: 2 entries caught on every kernel they ran on; 2 of 4 runs blamed on the expected rule.",
+		"an inconclusive run is neither caught nor missed")
+	assert.Contains(t, out, "1 more runs inconclusive")
 }
 
 func TestTheREADMEHoldsTheIndexAsGenerated(t *testing.T) {

@@ -1,6 +1,7 @@
 package qemuvm
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -62,4 +63,27 @@ func TestFindKernelCrashInAWorkerAndAHang(t *testing.T) {
 	assert.Equal(t, "modify_srq", c.Verb)
 
 	assert.Nil(t, FindKernelCrash("[ 1.0] rdma_rxe: loaded\n[ 2.0] rxe0: qp#17 moved to error state\n"))
+}
+
+// TestAGuestThatOnlyOutranItsBoundIsNoHang: with no report on the
+// console, a guest killed at its timeout after its program started is
+// inconclusive, not a hang; one whose console shows a lockup is a hang.
+func TestAGuestThatOnlyOutranItsBoundIsNoHang(t *testing.T) {
+	timedOut := &NoEndMarkerError{Reason: "timed out after 15m0s and was killed (the program started but its result block is missing)", TimedOut: true, ProgramStarted: true}
+	err := crashOr(timedOut, &Result{})
+	var kc *KernelCrashError
+	if errors.As(err, &kc) {
+		t.Fatalf("crashOr(timed out, no console report) = a %s finding; want the timeout itself", kc.Crash.Kind)
+	}
+	var nem *NoEndMarkerError
+	if !errors.As(err, &nem) || !nem.Inconclusive() {
+		t.Fatalf("crashOr(timed out) = %v; want an inconclusive *NoEndMarkerError", err)
+	}
+	if (&NoEndMarkerError{TimedOut: true}).Inconclusive() {
+		t.Errorf("a guest that timed out before its program started is a boot failure, not an inconclusive run")
+	}
+	lockup := FindKernelCrash("[  61.2] watchdog: BUG: soft lockup - CPU#0 stuck for 26s! [srqconform-rdma:180]\n")
+	if err := crashOr(timedOut, &Result{Crash: lockup}); !errors.As(err, &kc) || kc.Crash.Kind != "hang" {
+		t.Fatalf("crashOr(timed out, a soft lockup on the console) = %v; want a hang finding", err)
+	}
 }

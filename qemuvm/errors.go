@@ -40,7 +40,17 @@ type NoEndMarkerError struct {
 	Command   string // the QEMU command line
 	Expected  string // the marker that was expected
 	LastLines string // tail of the serial log
+	// TimedOut says Options.Timeout ran out (QEMU was killed then), and
+	// ProgramStarted that the guest's program had begun by then.
+	TimedOut, ProgramStarted bool
 }
+
+// Inconclusive says the guest outran its bound after its program
+// started. With no hang, lockup or stall report on the console (the
+// kernel's watchdogs report a CPU that spins, and a task blocked for
+// two minutes), that is a timer's verdict, not a finding: run again with
+// a larger bound.
+func (e *NoEndMarkerError) Inconclusive() bool { return e.TimedOut && e.ProgramStarted }
 
 // Error implements error.
 func (e *NoEndMarkerError) Error() string {

@@ -203,10 +203,12 @@ func boot(ctx context.Context, qemu, accel string, opts Options, pk *PreparedKer
 		reason += " (the program started but its result block is missing)"
 	}
 	return nil, &NoEndMarkerError{
-		Reason:    reason,
-		Command:   res.QEMUCommand,
-		Expected:  marker(nonce) + " FINISHED",
-		LastLines: lastLines(serial, 25),
+		Reason:         reason,
+		Command:        res.QEMUCommand,
+		Expected:       marker(nonce) + " FINISHED",
+		LastLines:      lastLines(serial, 25),
+		TimedOut:       rctx.Err() == context.DeadlineExceeded,
+		ProgramStarted: rep.ProgramStarted,
 	}
 }
 

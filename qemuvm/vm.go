@@ -315,7 +315,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.WallTime = time.Since(start)
 	res.Crash = FindKernelCrash(res.SerialLog)
 	if err != nil {
-		return res, crashOr(err, res, len(opts.Patches) > 0)
+		return res, crashOr(err, res)
 	}
 	res.KernelRelease = rep.Release
 	res.ExitCode = rep.Exit
@@ -411,16 +411,11 @@ func dpkgVersion(ctx context.Context, pkg string) string {
 }
 
 // crashOr turns a guest run's error into a *KernelCrashError when the
-// console shows a crash, or, with a patched driver, when the guest
-// stopped answering after its program started (a hang the kernel did
-// not report).
-func crashOr(err error, res *Result, patched bool) error {
+// console shows a crash or a hang the kernel reported. A guest that only
+// outran its bound stays a *NoEndMarkerError (see Inconclusive): a timer
+// is never evidence of a hang.
+func crashOr(err error, res *Result) error {
 	if res.Crash != nil {
-		return &KernelCrashError{Crash: res.Crash}
-	}
-	var nem *NoEndMarkerError
-	if patched && errors.As(err, &nem) && strings.Contains(nem.Reason, "timed out") && strings.Contains(nem.Reason, "program started") {
-		res.Crash = &KernelCrash{Kind: "hang", Headline: "the guest " + nem.Reason, Excerpt: nem.LastLines}
 		return &KernelCrashError{Crash: res.Crash}
 	}
 	return err
