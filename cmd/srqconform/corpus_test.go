@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/srqconform/srqconform/corpus"
 	"github.com/srqconform/srqconform/model"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCorpusReadsEveryKindOfVerdict(t *testing.T) {
@@ -90,4 +93,22 @@ func TestCorpusReadsAnUndecidedBlame(t *testing.T) {
 	readVerdict(&r, []byte(conc), "concurrent", nil)
 	assert.True(t, r.Caught)
 	assert.Equal(t, "LIMIT-FIRE", r.Blamed)
+}
+
+// TestCorpusRunsAKernelWithoutAKnownFile: -known-dir without a file for
+// the entry's kernel holds the run to no known findings; it is no error
+// (bookworm has none: its rxe-6.1 profile expects what 6.1 does).
+func TestCorpusRunsAKernelWithoutAKnownFile(t *testing.T) {
+	dir := t.TempDir()
+	f := &corpusFlags{knownDir: dir}
+	p := corpusRun{entry: corpus.Entry{ID: "x", Provider: "rxe", Expected: "QP-LAST-WQE"}, suite: "bookworm"}
+	k, err := f.known(p, t.TempDir())
+	assert.NoError(t, err)
+	assert.Nil(t, k)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rxe-trixie.txt"), []byte("QP-LAST-WQE # expected, so dropped\nCREATE-LIMIT # kept\n"), 0o644))
+	p.suite = "trixie"
+	k, err = f.known(p, t.TempDir())
+	assert.NoError(t, err)
+	assert.Equal(t, conformance.Known{model.RuleCreateLimit: "kept"}, k)
 }

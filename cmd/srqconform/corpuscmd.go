@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -279,7 +281,7 @@ func (f *corpusFlags) known(p corpusRun, dir string) (conformance.Known, error) 
 	}
 	k, err := conformance.ReadKnown(filepath.Join(f.knownDir, p.entry.Provider+"-"+p.suite+".txt"))
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) { // ReadKnown wraps it: os.IsNotExist would not see it
 			return nil, nil
 		}
 		return nil, err
