@@ -109,6 +109,10 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID
 	return model.Diagnose(p, caps, relaxed, t.modelSteps())
 }
 
+// CutNote is what the reports say of a diagnosis its deadline cut short
+// (model.Diagnosis.Cut).
+const CutNote = "inconclusive: the diagnosis ran out of its time before it tried every rule and pair; one not tried might explain the trace as well"
+
 // diagnoseBy is diagnose within a deadline (model.DiagnoseBy).
 func (t Trace) diagnoseBy(p model.Profile, caps model.Caps, relaxed []model.RuleID, deadline time.Time) model.Diagnosis {
 	if t.Deviation == nil {
@@ -176,6 +180,9 @@ func (t Trace) Text() string {
 			}
 		} else if d.Unexplained {
 			fmt.Fprintf(&b, "  diagnosis: no rule, nor pair of rules, explains this trace; the %s check noticed it at step %d\n", d.NoticedBy, d.VisibleAt)
+		}
+		if d.Cut {
+			fmt.Fprintf(&b, "  %s\n", CutNote)
 		}
 	}
 	for _, s := range t.Steps {

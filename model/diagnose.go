@@ -28,6 +28,11 @@ type Diagnosis struct {
 	// NoticedBy is the rule whose check noticed the difference.
 	NoticedBy   RuleID `json:"noticed_by,omitempty"`
 	Unexplained bool   `json:"unexplained,omitempty"`
+	// Cut says the deadline stopped the search before it tried every
+	// rule and pair it would have: a set not tried might explain the
+	// trace as well or better. The diagnosis is then what the time
+	// allowed, not a decision (a timer is never evidence).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // Explains returns every rule set the diagnosis found sufficient: Rules,
@@ -143,7 +148,9 @@ func replayPast(p Profile, c Caps, rules []RuleID, steps []Step, past int, count
 }
 
 // replayPastBy is replayPast within a deadline (zero: none): past it no
-// wide replay starts, and one under way stops where it is, failing there.
+// wide replay starts (a replay that needed one fails with
+// errDiagnosisDeadline), and one under way stops where it is, failing
+// there with errDiagnosisDeadline.
 func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, deadline time.Time, count ...RuleID) (int, error, []FaultUse) {
 	k, err, faults, _ := replayConsulted(p, c, rules, steps, past, deadline, count...)
 	return k, err, faults
@@ -159,7 +166,12 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 	}
 	for i, s := range steps {
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
-			if m.pruned && m.width < maxCandidates && i > past && !passed(deadline) {
+			if m.pruned && m.width < maxCandidates && i > past {
+				if passed(deadline) {
+					// The wide replay there is no time for might
+					// have explained it: no verdict on these rules.
+					return i, errDiagnosisDeadline, nil, allRules
+				}
 				// The beam may have dropped the explaining candidate.
 				k, err, faults := replayWide(p, c, rules, steps, deadline, count...)
 				return k, err, faults, allRules
@@ -298,6 +310,8 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		}
 		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
 		switch {
+		case errors.Is(err, errDiagnosisDeadline):
+			out.Cut = true
 		case err == nil:
 			singles = append(singles, explanation{[]RuleID{r}, faults})
 		case k > n || (k == n && err.Error() != first.Error()):
@@ -310,6 +324,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		// step that failed.
 		for _, a := range helpers {
 			if passed(deadline) {
+				out.Cut = true
 				break
 			}
 			for _, b := range candidates {
@@ -317,6 +332,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 					continue
 				}
 				if passed(deadline) {
+					out.Cut = true
 					break // the pairs tried so far are all there is time for
 				}
 				pair := []RuleID{a, b}

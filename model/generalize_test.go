@@ -191,7 +191,10 @@ func TestPairSearchStopsAtItsDeadline(t *testing.T) {
 	defer func() { clock = time.Now }()
 	d := DiagnoseBy(Documented(), testCaps, nil, steps, start.Add(time.Second))
 	assert.True(t, d.Unexplained, "the pair search went on past its deadline: %+v", d)
+	assert.True(t, d.Cut, "a diagnosis the deadline stopped says so: %+v", d)
 	assert.Equal(t, 2, reads, "the clock read before the first pair and at it")
+	clock = time.Now
+	assert.False(t, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}).Cut, "with no deadline nothing is cut")
 }
 
 // trace runs ops on a fresh documented model over the fixture's SRQ and

@@ -257,3 +257,23 @@ func TestMatrixHTMLRendersInABrowser(t *testing.T) {
 	assert.Regexp(t, `<tr data-rule="POST-BADWR"><td><code>POST-BADWR</code></td><td class="status absent" data-status="-">-</td><td class="status fail" data-status="fail">fail</td></tr>`, dom)
 	assert.Contains(t, dom, `<p id="differ">Every rule has the same status in every column that holds it.</p>`)
 }
+
+// TestACutDiagnosisSaysItIsInconclusive: a diagnosis its deadline cut
+// short says so in the text, Markdown and HTML reports, and in JSON.
+func TestACutDiagnosisSaysItIsInconclusive(t *testing.T) {
+	rep := failingReport(t)
+	for _, format := range []string{"text", "markdown", "html", "json"} {
+		rep.Failures[0].Trace.Diagnosis.Cut = false
+		var plain strings.Builder
+		require.NoError(t, Write(&plain, format, rep))
+		rep.Failures[0].Trace.Diagnosis.Cut = true
+		var cut strings.Builder
+		require.NoError(t, Write(&cut, format, rep))
+		want := conformance.CutNote
+		if format == "json" {
+			want = `"cut": true`
+		}
+		assert.NotContains(t, plain.String(), want, format)
+		assert.Contains(t, cut.String(), want, format)
+	}
+}

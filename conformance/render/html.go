@@ -187,6 +187,9 @@ func htmlFailure(rep *conformance.Report, i int, f conformance.Failure) htmlCoun
 		case d.Unexplained:
 			cx.Diagnosis = fmt.Sprintf("diagnosis: no rule, nor pair of rules, explains this trace; the %s check noticed it at step %d", d.NoticedBy, d.VisibleAt)
 		}
+		if d.Cut {
+			cx.Diagnosis += ". " + conformance.CutNote
+		}
 	}
 	for _, s := range f.Trace.Steps {
 		hs := htmlStep{N: s.N, Op: s.OpText, Got: s.Got, Allowed: "agreed"}

@@ -357,6 +357,9 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 			} else if d.Unexplained {
 				fmt.Fprintf(&b, "Diagnosis: no rule, nor pair of rules, explains this trace; the %s check saw it at step %d.\n\n", d.NoticedBy, d.VisibleAt)
 			}
+			if d.Cut {
+				fmt.Fprintf(&b, "Diagnosis %s.\n\n", conformance.CutNote)
+			}
 		}
 		b.WriteString("| # | Operation | Model allows | Driver did | Noticed by |\n|---|---|---|---|---|\n")
 		for _, s := range f.Trace.Steps {
