@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -111,4 +112,23 @@ func TestCorpusRunsAKernelWithoutAKnownFile(t *testing.T) {
 	k, err = f.known(p, t.TempDir())
 	assert.NoError(t, err)
 	assert.Equal(t, conformance.Known{model.RuleCreateLimit: "kept"}, k)
+}
+
+// TestCorpusStatusTellsAMissFromNoVerdict: a run not caught exits 1; an
+// inconclusive run is no miss, but no pass either: exit 3.
+func TestCorpusStatusTellsAMissFromNoVerdict(t *testing.T) {
+	caught := corpus.Result{Caught: true}
+	missed := corpus.Result{}
+	inconclusive := corpus.Result{Inconclusive: true}
+	skipped := corpus.Result{Skip: "no patch"}
+	for _, tc := range []struct {
+		results []corpus.Result
+		want    int
+	}{
+		{[]corpus.Result{caught, skipped}, exitOK},
+		{[]corpus.Result{caught, inconclusive}, exitHarness},
+		{[]corpus.Result{missed, inconclusive}, exitDeviates},
+	} {
+		assert.Equal(t, tc.want, corpusStatus(tc.results, io.Discard), "%+v", tc.results)
+	}
 }

@@ -33,7 +33,8 @@ type corpusFlags struct {
 // cmdCorpus runs the corpus of real SRQ bugs: each kernel entry on each
 // kernel it applies to, with vm -patch, one guest at a time, and prints
 // the table of what the suite caught and blamed. It exits 1 when a run
-// was not caught (the suite missed a bug, or the run gave no verdict).
+// was not caught (the suite missed a bug, or the run stopped), else 3
+// when a run was inconclusive (see corpusStatus).
 func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("corpus", stdout, stderr, "corpus [-dir DIR] [-entries ID,...] [-kernels SUITE,...] [flags]")
 	var f corpusFlags
@@ -107,15 +108,29 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	if err := f.write(results, stdout); err != nil {
 		return fail(stderr, "%v", err)
 	}
-	missed := 0
+	return corpusStatus(results, stderr)
+}
+
+// corpusStatus is the exit status of a corpus run: 1 when a run was not
+// caught, else 3 when a run was inconclusive (no verdict), else 0.
+func corpusStatus(results []corpus.Result, stderr io.Writer) int {
+	missed, inconclusive := 0, 0
 	for _, r := range results {
-		if r.Skip == "" && !r.Caught {
+		switch {
+		case r.Skip != "" || r.Caught:
+		case r.Inconclusive:
+			inconclusive++
+		default:
 			missed++
 		}
 	}
-	if missed > 0 {
+	switch {
+	case missed > 0:
 		fmt.Fprintf(stderr, "srqconform: corpus: %d of %d runs were not caught\n", missed, len(results))
 		return exitDeviates
+	case inconclusive > 0:
+		fmt.Fprintf(stderr, "srqconform: corpus: %d of %d runs were inconclusive (they outran twice their bound with no kernel report)\n", inconclusive, len(results))
+		return exitHarness
 	}
 	return exitOK
 }
