@@ -169,6 +169,7 @@ func fixtures(t *testing.T, dir string) map[string]string {
 // name, each with the line it must give.
 func handBadInputs(f map[string]string) []badInput {
 	dir := f["dir"]
+	root, _ := filepath.Abs("../..") // the repository, for its corpus
 	return []badInput{
 		// No command, unknown command, help.
 		{[]string{}, "srqconform: no command given: want one of run, "},
@@ -294,6 +295,7 @@ func handBadInputs(f map[string]string) []badInput {
 		{[]string{"vm", "-html", dir}, "-html goes with -concurrent"},
 		{[]string{"vm", "-concurrent", "-format", "junit"}, `unknown format "junit" with -concurrent`},
 		{[]string{"vm", "-kernel", "nosuch"}, `unknown kernel suite "nosuch"`},
+		{[]string{"corpus", "-dir", filepath.Join(root, "corpus"), "-reports", "/proc/no/such", "-binary", "/nonexistent"}, "-reports: mkdir /proc/no"},
 		{[]string{"vm", "-profile", "nosuch"}, `unknown profile "nosuch"`},
 		{[]string{"vm", "-duration", "-1s"}, "-duration must not be negative"},
 		{[]string{"vm", "-rdma-core", "distro"}, `unknown rdma-core "distro"`},

@@ -23,7 +23,7 @@ import (
 
 // corpusFlags are the corpus command's flags.
 type corpusFlags struct {
-	dir, entries, kernels, binary, accel, cache, knownDir, format, out string
+	dir, entries, kernels, binary, accel, cache, knownDir, format, out, reports string
 	cases                                                              int
 	seed                                                               uint64
 	timeout, duration                                                  time.Duration
@@ -51,6 +51,7 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.knownDir, "known-dir", "", "a directory of known-findings files named PROVIDER-SUITE.txt (as .ci/known): a rule listed there for the kernel does not count as caught, unless the entry expects it")
 	fs.StringVar(&f.format, "format", "markdown", "markdown (the table) or json (the results)")
 	fs.StringVar(&f.out, "o", "", "write the table to this file (default: standard output)")
+	fs.StringVar(&f.reports, "reports", "", "keep each run's vm report (JSON: the suite's, the histories', or the crash's) in this directory as ENTRY-SUITE.json")
 	fs.BoolVar(&f.list, "list", false, "print the index as a Markdown table (corpus/README.md holds it) and run nothing")
 	if ok, code := fs.parse(args); !ok {
 		return code
@@ -77,6 +78,11 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "%v", err)
 		}
 		return exitOK
+	}
+	if f.reports != "" {
+		if err := os.MkdirAll(f.reports, 0o755); err != nil {
+			return fail(stderr, "-reports: %v", err)
+		}
 	}
 	if f.binary == "" {
 		dir, err := os.MkdirTemp("", "srqconform-corpus-")
@@ -269,6 +275,15 @@ func (f *corpusFlags) runOnce(ix *corpus.Index, p corpusRun, timeout time.Durati
 	start := time.Now()
 	code := cmdVM(args, io.Discard, &errb)
 	r.Wall = time.Since(start)
+	if f.reports != "" {
+		if b, err := os.ReadFile(out); err == nil {
+			keep := filepath.Join(f.reports, p.entry.ID+"-"+p.suite+".json")
+			if err := os.WriteFile(keep, b, 0o644); err != nil {
+				r.Detail = "-reports: " + err.Error()
+				return r
+			}
+		}
+	}
 	if code != exitOK && code != exitDeviates {
 		r.Detail = fmt.Sprintf("vm exit %d: %s", code, firstLine(errb.String()))
 		var cr crashReport
