@@ -24,10 +24,10 @@ import (
 // corpusFlags are the corpus command's flags.
 type corpusFlags struct {
 	dir, entries, kernels, binary, accel, cache, knownDir, format, out, reports string
-	cases                                                              int
-	seed                                                               uint64
-	timeout, duration                                                  time.Duration
-	list                                                               bool
+	cases                                                                       int
+	seed                                                                        uint64
+	timeout, duration                                                           time.Duration
+	list                                                                        bool
 }
 
 // cmdCorpus runs the corpus of real SRQ bugs: each kernel entry on each
