@@ -275,27 +275,25 @@ func (f *corpusFlags) runOnce(ix *corpus.Index, p corpusRun, timeout time.Durati
 	start := time.Now()
 	code := cmdVM(args, io.Discard, &errb)
 	r.Wall = time.Since(start)
-	if f.reports != "" {
-		if b, err := os.ReadFile(out); err == nil {
-			keep := filepath.Join(f.reports, p.entry.ID+"-"+p.suite+".json")
-			if err := os.WriteFile(keep, b, 0o644); err != nil {
-				r.Detail = "-reports: " + err.Error()
-				return r
-			}
+	b, rerr := os.ReadFile(out)
+	if f.reports != "" && rerr == nil {
+		keep := filepath.Join(f.reports, p.entry.ID+"-"+p.suite+".json")
+		if err := os.WriteFile(keep, b, 0o644); err != nil {
+			r.Detail = "-reports: " + err.Error()
+			return r
 		}
 	}
 	if code != exitOK && code != exitDeviates {
 		r.Detail = fmt.Sprintf("vm exit %d: %s", code, firstLine(errb.String()))
 		var cr crashReport
-		if b, err := os.ReadFile(out); err == nil && json.Unmarshal(b, &cr) == nil && cr.Inconclusive != "" {
+		if rerr == nil && json.Unmarshal(b, &cr) == nil && cr.Inconclusive != "" {
 			r.Inconclusive, r.Kernel = true, cr.Kernel
 			r.Detail = fmt.Sprintf("outran -timeout %v with no hang, lockup or stall report on the console", timeout)
 		}
 		return r
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		r.Detail = fmt.Sprintf("vm exit %d and no report: %v", code, err)
+	if rerr != nil {
+		r.Detail = fmt.Sprintf("vm exit %d and no report: %v", code, rerr)
 		return r
 	}
 	readVerdict(&r, b, p.entry.Mode, known)
