@@ -435,3 +435,34 @@ func TestAUDMessageDroppedWithAWRQueuedIsBlamedOnRecvRNR(t *testing.T) {
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}}})
 	assert.Equal(t, []string{"RECV-RNR"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
 }
+
+// TestAFittingMessageFailedOnTheHeadWRIsRecvCompletions is real rxe with
+// e2a05339fa11 reverted (corpus, 6.12): a 1-byte Send into a 64-byte WR
+// fails, and the evidence poll shows the head WR completed in error, with
+// the QP's LAST_WQE_REACHED. No other WR would have failed the message, so
+// FETCH-FIFO (which WR a message takes) does not explain it; the catch-all
+// does, and the LAST_WQE_REACHED of the QP its adopted error status moved
+// to ERR is no second departure.
+func TestAFittingMessageFailedOnTheHeadWRIsRecvCompletions(t *testing.T) {
+	p := RXE()
+	m := New(p, testCaps)
+	var steps []Step
+	run := func(op Op) {
+		obs, err := m.Run(op)
+		require.NoError(t, err, "%s", op)
+		steps = append(steps, Step{Op: op, Obs: obs})
+	}
+	run(CreateSRQ{MaxWR: 8, MaxSGE: 1})
+	run(CreateQP{Type: RC})
+	run(post(wr(1, 64), wr(2, 64), wr(3, 64)))
+	run(ModifyQP{QP: 0, State: Init})
+	run(ModifyQP{QP: 0, State: RTR})
+	steps = append(steps,
+		Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1,
+			Completions: []Completion{{WRID: 1, QP: 0, Status: WCRemInvReq}},
+			Events:      []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+	d := DiagnoseBy(p, testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO})
+}

@@ -233,13 +233,54 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 	if err == nil && by != 0 && len(m.cq) > before && rc && got.Peer == PeerError {
 		m.failedInstead(o.QP, by)
 	}
-	if err != nil && len(m.cq) > before && m.relaxedBroad(RuleFetchFIFO) && saved != nil && saved.excuse(RuleFetchFIFO) {
+	if err != nil && len(m.cq) > before && m.relaxedBroad(RuleFetchFIFO) && saved != nil &&
+		saved.anotherGives(o.QP, o.Msg, e.wr.ID, got.Peer) && saved.excuse(RuleFetchFIFO) {
 		// FETCH-FIFO governs which WR a message takes: the sender's
 		// outcome says the device handed it another WR than the head.
 		*m = *saved
 		return m.tookAnother(o.QP, got)
 	}
 	return obs, err
+}
+
+// anotherGives reports whether a WR queued in m other than the one with
+// wr_id took (the WR the model fetched) would give a message msg to QP n
+// the sender's outcome p: FETCH-FIFO governs which WR a message takes,
+// not what a WR does with it, so the outcome must be one another WR gives.
+// A WR whose contents the model lost (loose) gives any outcome, and so
+// does one whose delivery the model cannot tell without forking on an
+// open field.
+func (m *machine) anotherGives(n int, msg Message, took uint64, p PeerStatus) bool {
+	for k, e := range m.queue {
+		if e.wr.ID == took && !e.loose {
+			continue
+		}
+		if e.loose || m.probeDelivery(n, k, msg).Has(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// probeDelivery returns the sender's outcomes a message msg to QP n would
+// allow if the device took the k-th queued WR, on a faithful copy of m.
+// A delivery that forks on an open field allows every outcome.
+func (m *machine) probeDelivery(n, k int, msg Message) (allowed PeerSet) {
+	defer func() {
+		if r := recover(); r != nil {
+			switch r.(type) {
+			case fork, faultFork:
+				allowed = Peers(PeerOK, PeerRNR, PeerError, PeerSilent)
+			default:
+				panic(r)
+			}
+		}
+	}()
+	c := m.clone()
+	c.faithful, c.stake = true, nil
+	e := c.queue[k]
+	c.queue = append(clip(c.queue[:k]), c.queue[k+1:]...)
+	return c.deliverEntry(n, e, msg, false)
 }
 
 // tookAnother delivers a message to QP n with a WR other than the head,
