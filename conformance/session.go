@@ -289,6 +289,11 @@ func runCounting(ctx context.Context, p model.Profile, relaxed []model.RuleID, x
 // CMStates, NoOpcodes), or "". A PostRecv that Info.PostRecvUnsafe says
 // kills the process is made: the driver makes it in a child process.
 func (s *session) cannot(op model.Op) string {
+	if _, ok := op.(model.CreateSRQ); !ok && s.x.srq == nil {
+		// Only where a relaxed rule let a refused create of the SRQ pass
+		// (CREATE-ATTR, CREATE-MAX or CREATE-EX under diagnosis).
+		return "the step needs the SRQ under test, which the device did not create in this case"
+	}
 	if n, ok := qpIndex(op); ok && n >= len(s.x.qps) && s.x.srq != nil {
 		// Only where a relaxed rule let a refused create pass (QP-CREATE
 		// under diagnosis): the case cannot go on without the QP.

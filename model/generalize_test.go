@@ -466,3 +466,54 @@ func TestAFittingMessageFailedOnTheHeadWRIsRecvCompletions(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
 	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO})
 }
+
+// TestARefusedCreateIsBlamedOnWhatGovernsIt: a create of the SRQ under
+// test within the device's limits refused with EINVAL (the errno of a
+// create above them) is CREATE-MAX's as well as CREATE-ATTR's; with
+// another errno only CREATE-ATTR's; through ibv_create_srq_ex it is
+// CREATE-EX's first.
+func TestARefusedCreateIsBlamedOnWhatGovernsIt(t *testing.T) {
+	for _, c := range []struct {
+		variant CreateVariant
+		errno   int
+		want    []RuleID
+		also    []RuleID
+	}{
+		{CreatePlain, EINVAL, []RuleID{RuleCreateAttr}, []RuleID{RuleCreateMax}},
+		{CreatePlain, ENOMEM, []RuleID{RuleCreateAttr}, nil},
+		{CreateEx, EINVAL, []RuleID{RuleCreateEx}, []RuleID{RuleCreateMax}},
+	} {
+		steps := []Step{{Op: CreateSRQ{MaxWR: 8, MaxSGE: 1, Variant: c.variant}, Obs: refused(c.errno)}}
+		d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+		assert.Equal(t, c.want, d.Rules, "%s refused with %s: diagnosis %+v", c.variant, ErrnoName(c.errno), d)
+		if c.also != nil {
+			assert.Contains(t, d.Explains(), c.also, "%s refused with %s", c.variant, ErrnoName(c.errno))
+		} else {
+			assert.Len(t, d.Explains(), 1, "%s refused with %s: %+v", c.variant, ErrnoName(c.errno), d)
+		}
+	}
+}
+
+// TestAModifyToErrThatLeftTheQPAsItWasIsQPTransitions: a modify to ERR
+// that returned 0 and left the QP in RTS (no LAST_WQE_REACHED, the next
+// message taken and completed) is one departure of QP-TRANSITIONS, which
+// governs the QP's state, not a missing event and a fetch in ERR.
+func TestAModifyToErrThatLeftTheQPAsItWasIsQPTransitions(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	run := func(op Op) {
+		obs, err := m.Run(op)
+		require.NoError(t, err, "%s", op)
+		steps = append(steps, Step{Op: op, Obs: obs})
+	}
+	for _, op := range fixtureOps() {
+		run(op)
+	}
+	run(post(wr(1, 64), wr(2, 64)))
+	steps = append(steps,
+		Step{Op: ModifyQP{QP: 0, State: Err}, Obs: Observation{BadWR: -1}},
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleQPTransitions}, d.Rules, "diagnosis %+v", d)
+}

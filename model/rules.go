@@ -105,7 +105,7 @@ var catalogue = []Rule{
 	{RuleCreateMax, "Creating an SRQ with max_wr above the device's max_srq_wr, or max_sge above its max_srq_sge, fails (EINVAL in every provider read); creating one at either limit, or both, succeeds, or fails with ENOMEM where the host cannot back the queue.",
 		srcRUTCreateMax + "; " + srcRXECreateMax + "; " + srcMLX5CreateMax + "; " + srcManCreateSRQ + ", RETURN VALUE (NULL with errno set)", KindConsensus, nil, Facts{}},
 	{RuleCreateEx, "ibv_create_srq_ex with comp_mask PD | TYPE and srq_type IBV_SRQT_BASIC makes the same SRQ as ibv_create_srq; adding IBV_SRQ_INIT_ATTR_CQ succeeds or fails with EOPNOTSUPP, and an unknown srq_type fails with EINVAL or EOPNOTSUPP.",
-		srcManCreateSRQEx + "; " + srcVerbsCreateSRQEx, KindConsensus, nil, Facts{}},
+		srcManCreateSRQEx + "; " + srcVerbsCreateSRQEx, KindConsensus, nil, Facts{Rank: 51}},
 	{RuleCreateLimit, "A srq_limit given at create does not arm the SRQ.",
 		srcManCreateSRQ + ", struct ibv_srq_attr (srq_limit irrelevant at create)", KindImplementation, []string{"LimitAtCreate"}, Facts{Owns: []string{"LimitAtCreate"}, Rank: 5}},
 	{RuleQueryAttr, "Query returns max_wr and max_sge as created or resized; they change only on resize.",
