@@ -120,10 +120,17 @@ func (c *checker) settle(fs []*failing) bool {
 // (refineUntil, three budgets after the start): diagnosis stays within a
 // bound proportional to the budget, with or without Options.Duration.
 func (c *checker) diagnose(tr Trace) model.Diagnosis {
+	return c.diagnoseAmong(tr, c.relaxed, nil)
+}
+
+// diagnoseAmong diagnoses tr with relaxed relaxed, trying the rules of
+// among (all when nil), within the run's bounds: no pair of rules past
+// refineUntil, no replay at all past diagnoseUntil.
+func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.Diagnosis {
 	if tr.Deviation == nil {
 		return model.Diagnosis{}
 	}
-	return model.DiagnoseBy(c.opts.Profile, c.caps, c.relaxed, tr.modelSteps(), c.refineUntil)
+	return model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, tr.modelSteps(), among, c.refineUntil, c.diagnoseUntil)
 }
 
 // setRank orders rule sets by the tie-break order of their rules.
@@ -265,7 +272,7 @@ func (c *checker) unify() {
 	set := []model.RuleID{best.rule}
 	for i := range c.rep.Failures {
 		f := &c.rep.Failures[i]
-		d := chooseDiagnosis(f.Trace.diagnoseBy(c.opts.Profile, c.caps, nil, c.refineUntil), set, c.opts.Profile, c.caps, nil, f.Trace)
+		d := chooseDiagnosis(c.diagnoseAmong(f.Trace, nil, nil), set, c.opts.Profile, c.caps, nil, f.Trace)
 		f.Rules, f.Rule, f.Trace.Diagnosis = set, best.rule, &d
 		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil
 	}
@@ -300,7 +307,7 @@ func (c *checker) prune() {
 				continue
 			}
 			base := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x model.RuleID) bool { return x == r })
-			d := model.DiagnoseAmongBy(c.opts.Profile, c.caps, base, f.Trace.modelSteps(), others, c.refineUntil)
+			d := c.diagnoseAmong(f.Trace, base, others)
 			if len(d.Rules) == 0 {
 				ok = false
 				break
@@ -331,7 +338,7 @@ func (c *checker) disambiguate(tr Trace) Trace {
 	if time.Now().After(c.refineUntil) {
 		return tr
 	}
-	d := tr.diagnoseBy(c.opts.Profile, c.caps, c.relaxed, c.refineUntil)
+	d := c.diagnoseAmong(tr, c.relaxed, nil)
 	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
 		return tr
 	}
@@ -352,7 +359,7 @@ func (c *checker) disambiguate(tr Trace) Trace {
 	if t.Deviation == nil {
 		return tr
 	}
-	if d2 := t.diagnoseBy(c.opts.Profile, c.caps, c.relaxed, c.refineUntil); len(d2.Rules) > 0 && len(d2.Also) < len(d.Also) {
+	if d2 := c.diagnoseAmong(t, c.relaxed, nil); len(d2.Rules) > 0 && len(d2.Also) < len(d.Also) {
 		return t
 	}
 	return tr
@@ -406,7 +413,7 @@ func (c *checker) minimize(f *Failure) {
 	if len(tr.Ops()) == len(f.Trace.Ops()) {
 		return // nothing could go (evidence steps do not count)
 	}
-	d := chooseDiagnosis(tr.diagnoseBy(c.opts.Profile, c.caps, base, c.refineUntil), f.Rules, c.opts.Profile, c.caps, base, tr)
+	d := chooseDiagnosis(c.diagnoseAmong(tr, base, nil), f.Rules, c.opts.Profile, c.caps, base, tr)
 	tr.Diagnosis = &d
 	f.Trace = tr
 	f.Replay = c.replay(tr.Ops(), f.Rule, f.Source, base)

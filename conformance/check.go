@@ -98,14 +98,16 @@ type checker struct {
 	// refineUntil is when the optional refinements of a diagnosis
 	// (disambiguate's second look, unify) stop being tried: three times
 	// the random-case budget after the start, or three times ShrinkTime
-	// without one. Past it a run still diagnoses every failure.
-	refineUntil time.Time
-	coverage    map[model.RuleID]int    // rule -> steps whose check of it agreed
-	ran         map[model.RuleID]int    // rule -> scenarios that passed
-	skipped     map[model.RuleID]string // rule -> why its scenario could not run
-	blocked     map[model.RuleID]string // rule -> why its scenario stopped unexplained
-	passing     []Trace
-	resolved    map[string]map[string]bool
+	// without one. Past it a run still diagnoses every failure, up to
+	// diagnoseUntil, half a budget later: past that a failure's diagnosis
+	// is cut (model.Diagnosis.Cut) with what it found so far.
+	refineUntil, diagnoseUntil time.Time
+	coverage                   map[model.RuleID]int    // rule -> steps whose check of it agreed
+	ran                        map[model.RuleID]int    // rule -> scenarios that passed
+	skipped                    map[model.RuleID]string // rule -> why its scenario could not run
+	blocked                    map[model.RuleID]string // rule -> why its scenario stopped unexplained
+	passing                    []Trace
+	resolved                   map[string]map[string]bool
 }
 
 // Check runs the conformance suite against the device drv opens with cfg
@@ -159,6 +161,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
 	c.refineUntil = start.Add(3 * c.shrinkLeft)
+	c.diagnoseUntil = c.refineUntil.Add(c.shrinkLeft / 2)
 	c.replay = func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
 
 	"github.com/srqconform/srqconform/model"
 )
@@ -112,14 +111,6 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID
 // CutNote is what the reports say of a diagnosis its deadline cut short
 // (model.Diagnosis.Cut).
 const CutNote = "inconclusive: the diagnosis ran out of its time before it tried every rule and pair; one not tried might explain the trace as well"
-
-// diagnoseBy is diagnose within a deadline (model.DiagnoseBy).
-func (t Trace) diagnoseBy(p model.Profile, caps model.Caps, relaxed []model.RuleID, deadline time.Time) model.Diagnosis {
-	if t.Deviation == nil {
-		return model.Diagnosis{}
-	}
-	return model.DiagnoseBy(p, caps, relaxed, t.modelSteps(), deadline)
-}
 
 // Failed reports whether the trace ends in a deviation or an error.
 func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }

@@ -223,7 +223,7 @@ func Diagnose(p Profile, c Caps, relaxed []RuleID, steps []Step) Diagnosis {
 // DiagnoseAmong is Diagnose with the candidate rules limited to among (all
 // rules when among is nil).
 func DiagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, among, time.Time{})
+	return diagnoseAmong(p, c, relaxed, steps, among, time.Time{}, time.Time{})
 }
 
 // DiagnoseBy is Diagnose within a deadline: past it, no pair of rules is
@@ -232,12 +232,22 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 // one is left unexplained; nor does a single rule's replay widen its beam
 // (a wide replay under way stops). The zero deadline is none.
 func DiagnoseBy(p Profile, c Caps, relaxed []RuleID, steps []Step, deadline time.Time) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, nil, deadline)
+	return diagnoseAmong(p, c, relaxed, steps, nil, deadline, time.Time{})
 }
 
 // DiagnoseAmongBy is DiagnoseAmong within a deadline, as DiagnoseBy.
 func DiagnoseAmongBy(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, among, deadline)
+	return diagnoseAmong(p, c, relaxed, steps, among, deadline, time.Time{})
+}
+
+// DiagnoseWithin is DiagnoseAmongBy with a hard stop besides the deadline:
+// past stop no single rule's replay starts either, and the diagnosis is
+// Cut with the explanations found so far. The single-rule replays run on
+// past the deadline so that a failure found late still gets a diagnosis;
+// the stop keeps them, too, within a bound proportional to the budget.
+// Zero times are no bound.
+func DiagnoseWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline, stop time.Time) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, among, deadline, stop)
 }
 
 // explanation is a set of rules whose relaxation explains a trace, and the
@@ -283,7 +293,7 @@ func simplestFirst(a, b explanation) int {
 	return len(a.rules) - len(b.rules)
 }
 
-func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
+func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline, stop time.Time) Diagnosis {
 	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, time.Time{})
 	if err == nil {
 		return Diagnosis{}
@@ -307,6 +317,10 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 			// Nothing up to the failing step consulted r: relaxed, the
 			// replay fails at the same step the same way.
 			continue
+		}
+		if passed(stop) {
+			out.Cut = true
+			break
 		}
 		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
 		switch {

@@ -197,6 +197,21 @@ func TestPairSearchStopsAtItsDeadline(t *testing.T) {
 	assert.False(t, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}).Cut, "with no deadline nothing is cut")
 }
 
+// TestSingleRuleReplaysStopAtTheStop: past DiagnoseWithin's stop no
+// single rule's replay starts either: a trace one rule explains (a bad
+// key completed as success) is left unexplained and cut, where with the
+// stop in the future it is explained.
+func TestSingleRuleReplaysStopAtTheStop(t *testing.T) {
+	steps := trace(t, []Op{post(WR{ID: 1, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8), Poll{}},
+		map[int]Observation{3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
+	now := time.Now()
+	d := DiagnoseWithin(Documented(), testCaps, nil, steps, nil, now.Add(-time.Minute), now.Add(time.Hour))
+	require.NotEmpty(t, d.Rules, "with time left the trace is explained: %+v", d)
+	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, now.Add(-time.Minute), now.Add(-time.Second))
+	assert.Empty(t, d.Rules, "a single rule's replay started past the stop: %+v", d)
+	assert.True(t, d.Cut, "a diagnosis the stop cut says so: %+v", d)
+}
+
 // trace runs ops on a fresh documented model over the fixture's SRQ and
 // QPs, each step with the model's own observation unless got holds the
 // device's for that step (by index into ops), and returns the steps. The
