@@ -212,6 +212,18 @@ func TestSingleRuleReplaysStopAtTheStop(t *testing.T) {
 	assert.True(t, d.Cut, "a diagnosis the stop cut says so: %+v", d)
 }
 
+// ran runs ops on a fresh model under p and returns them as steps, each
+// with the model's own observation.
+func ran(t *testing.T, p Profile, ops ...Op) []Step {
+	t.Helper()
+	m := New(p, testCaps)
+	steps := make([]Step, len(ops))
+	for i, op := range ops {
+		steps[i] = Step{Op: op, Obs: mustRun(t, m, op)}
+	}
+	return steps
+}
+
 // trace runs ops on a fresh documented model over the fixture's SRQ and
 // QPs, each step with the model's own observation unless got holds the
 // device's for that step (by index into ops), and returns the steps. The
@@ -460,18 +472,8 @@ func TestAUDMessageDroppedWithAWRQueuedIsBlamedOnRecvRNR(t *testing.T) {
 // to ERR is no second departure.
 func TestAFittingMessageFailedOnTheHeadWRIsRecvCompletions(t *testing.T) {
 	p := RXE()
-	m := New(p, testCaps)
-	var steps []Step
-	run := func(op Op) {
-		obs, err := m.Run(op)
-		require.NoError(t, err, "%s", op)
-		steps = append(steps, Step{Op: op, Obs: obs})
-	}
-	run(CreateSRQ{MaxWR: 8, MaxSGE: 1})
-	run(CreateQP{Type: RC})
-	run(post(wr(1, 64), wr(2, 64), wr(3, 64)))
-	run(ModifyQP{QP: 0, State: Init})
-	run(ModifyQP{QP: 0, State: RTR})
+	steps := ran(t, p, CreateSRQ{MaxWR: 8, MaxSGE: 1}, CreateQP{Type: RC}, post(wr(1, 64), wr(2, 64), wr(3, 64)),
+		ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR})
 	steps = append(steps,
 		Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1,
@@ -514,21 +516,93 @@ func TestARefusedCreateIsBlamedOnWhatGovernsIt(t *testing.T) {
 // message taken and completed) is one departure of QP-TRANSITIONS, which
 // governs the QP's state, not a missing event and a fetch in ERR.
 func TestAModifyToErrThatLeftTheQPAsItWasIsQPTransitions(t *testing.T) {
-	m := New(Documented(), testCaps)
-	var steps []Step
-	run := func(op Op) {
-		obs, err := m.Run(op)
-		require.NoError(t, err, "%s", op)
-		steps = append(steps, Step{Op: op, Obs: obs})
-	}
-	for _, op := range fixtureOps() {
-		run(op)
-	}
-	run(post(wr(1, 64), wr(2, 64)))
+	steps := ran(t, Documented(), append(fixtureOps(), post(wr(1, 64), wr(2, 64)))...)
 	steps = append(steps,
 		Step{Op: ModifyQP{QP: 0, State: Err}, Obs: Observation{BadWR: -1}},
 		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
 	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
 	assert.Equal(t, []RuleID{RuleQPTransitions}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAPostRefusedAfterPostsTakenWithNoQPIsNotPostAnyState: an SRQ
+// grown from 4 to 8 that still refuses the fifth WR as full, with no QP
+// attached, is not POST-ANY-STATE's (a device that refuses posts for its
+// QPs' states): the four posts before were taken with no QP either.
+func TestAPostRefusedAfterPostsTakenWithNoQPIsNotPostAnyState(t *testing.T) {
+	steps := ran(t, Documented(), CreateSRQ{MaxWR: 4, MaxSGE: 1}, post(wr(1, 64), wr(2, 64), wr(3, 64), wr(4, 64)), Resize{MaxWR: 8}, Query{})
+	steps = append(steps, Step{Op: post(wr(5, 64)), Obs: Observation{Errno: ENOMEM, BadWR: 0}})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.NotEmpty(t, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Explains(), []RuleID{RulePostAnyState}, "diagnosis %+v", d)
+}
+
+// TestAPostRefusedWithNoQPIsStillPostAnyState: the first post to an SRQ
+// with no QP attached, refused, is POST-ANY-STATE's.
+func TestAPostRefusedWithNoQPIsStillPostAnyState(t *testing.T) {
+	m := New(Documented(), testCaps)
+	create := CreateSRQ{MaxWR: 4, MaxSGE: 1}
+	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: post(wr(1, 64)), Obs: Observation{Errno: EINVAL, BadWR: 0}}}
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RulePostAnyState}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAnEmptySRQThatKilledTheQPIsRecvRNR: a message meeting an empty SRQ
+// that moved its QP to ERR (a UD message killing the QP, where it should
+// be dropped; an RC one answered with an error after two RNRs, where RNR
+// was due) is RECV-RNR's one departure: the QP's LAST_WQE_REACHED and the
+// later message it did not take follow from it.
+func TestAnEmptySRQThatKilledTheQPIsRecvRNR(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		qp   int
+		peer []PeerStatus // what the sender heard of the messages to the empty SRQ
+	}{
+		{"UD", 1, []PeerStatus{PeerOK}},
+		{"RC", 0, []PeerStatus{PeerRNR, PeerRNR, PeerError}},
+	} {
+		var ops []Op
+		got := map[int]Observation{}
+		for _, p := range c.peer {
+			got[len(ops)] = Observation{BadWR: -1, Peer: p}
+			ops = append(ops, send(c.qp, 8))
+		}
+		ops = append(ops, post(wr(1, 256)), send(c.qp, 8), Poll{})
+		if c.qp == 0 {
+			got[len(ops)-2] = Observation{BadWR: -1, Peer: PeerError}
+		}
+		got[len(ops)-1] = Observation{BadWR: -1, Events: []Event{{Type: EventQPLastWQEReached, QP: c.qp}}}
+		d := DiagnoseBy(Documented(), testCaps, nil, trace(t, ops, got), time.Now().Add(time.Minute))
+		assert.Equal(t, []RuleID{RuleRecvRNR}, d.Rules, "%s: diagnosis %+v", c.name, d)
+	}
+}
+
+// TestALimitEventAgainAtRNRIsLimitOnce: an SRQ armed at 2 that raised
+// its limit event and raised another when a message then met it empty
+// (no fetch, no re-arming) breaks LIMIT-ONCE, whatever the shape of the
+// second event; not LIMIT-FIRE, whose events come at fetches.
+func TestALimitEventAgainAtRNRIsLimitOnce(t *testing.T) {
+	limit := Event{Type: EventSRQLimitReached, QP: -1}
+	ops := []Op{Arm{Limit: 2}, post(wr(1, 64), wr(2, 64), wr(3, 64)), send(0, 8), send(0, 8), send(0, 8), Poll{}, send(0, 8), Poll{}}
+	steps := trace(t, ops, map[int]Observation{
+		7: {BadWR: -1, Events: []Event{limit}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleLimitOnce}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAFlushNamingAnotherWRIsQPFlushInProgress: the flush of the WR a QP
+// was filling when it entered ERR that names the SRQ's head (still
+// queued, and completed later by its own message) breaks
+// QP-FLUSH-INPROGRESS, which governs that completion, not FETCH-FIFO and
+// FETCH-ONCE.
+func TestAFlushNamingAnotherWRIsQPFlushInProgress(t *testing.T) {
+	ops := []Op{post(wr(1, 8192), wr(2, 8192)), Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 6000}, FirstPacketOnly: true},
+		ModifyQP{QP: 0, State: Err}, Poll{}, send(1, 8), Poll{}}
+	steps := trace(t, ops, map[int]Observation{
+		3: {BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Status: WCWRFlushErr}}, Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}},
+		5: {BadWR: -1, Completions: []Completion{{WRID: 2, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleQPFlushInProgress}, d.Rules, "diagnosis %+v", d)
 }

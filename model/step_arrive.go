@@ -160,7 +160,21 @@ func (m *machine) arriveEmpty(n int, rc bool, got *Observation) (Observation, er
 			m.enterErr(n)
 			return m.peerResult(RuleRecvRNR, Peers(PeerError), got)
 		}
-		return m.peerResult(RuleRecvRNR, Peers(PeerRNR), got)
+		obs, by, err := m.peerExcused(RuleRecvRNR, Peers(PeerRNR), got)
+		if err == nil && by != 0 && got.Peer == PeerError && !m.narrow && m.branch(2) == 1 {
+			// The sender told of an error where RNR was due: the device
+			// may have failed the message and moved the QP to ERR, as a
+			// device failing a message does. One departure.
+			m.enterErr(n)
+		}
+		return obs, err
+	}
+	if got != nil && m.relaxedBroad(RuleRecvRNR) && m.may(RuleRecvRNR) {
+		// RECV-RNR governs what a message meeting an empty SRQ does: on
+		// UD the sender hears nothing either way, so the departure (the
+		// QP killed, not the message dropped) shows only later, in the
+		// QP's LAST_WQE_REACHED and the messages it no longer takes.
+		m.enterErr(n)
 	}
 	return m.peerResult(RuleRecvRNR, Peers(PeerOK), got)
 }

@@ -143,8 +143,32 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 			m.enqueue(w)
 			queued++
 		}
+		if m.relax != nil && notReady {
+			m.postOK, m.postOKStates = true, m.qpStates()
+		}
 	}
 	return *got, nil
+}
+
+// qpStates encodes the states of the QPs (and which are gone): two
+// machines whose QPs stand alike encode alike.
+func (m *machine) qpStates() uint64 {
+	h := uint64(m.qps.len())
+	for _, q := range m.qps.all() {
+		x := uint64(q.state) << 1
+		if q.gone {
+			x |= 1
+		}
+		h = h*1000003 + x + 1
+	}
+	return h
+}
+
+// refusedForState reports whether a device that refuses posts for its
+// QPs' states (POST-ANY-STATE's departure) may have refused this one: no
+// post was taken with the QPs standing as they do now.
+func (m *machine) refusedForState() bool {
+	return !m.postOK || m.postOKStates != m.qpStates()
 }
 
 // postStopAt is where the device's bad_wr says a post of n WRs stopped
@@ -301,7 +325,7 @@ func (m *machine) refusals(got *Observation, c *wrClass, notReady bool) []refusa
 	if !c.bad && m.relaxed(RulePostSGE) {
 		rs = append(rs, refusal{RulePostSGE, func() { c.bad = true }, false})
 	}
-	if notReady && m.relaxed(RulePostAnyState) {
+	if notReady && m.relaxed(RulePostAnyState) && m.refusedForState() {
 		rs = append(rs, refusal{RulePostAnyState, nil, true})
 	}
 	if c.invalidKey && m.relaxed(RulePostNoKeyCheck) {
