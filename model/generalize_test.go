@@ -606,3 +606,56 @@ func TestAFlushNamingAnotherWRIsQPFlushInProgress(t *testing.T) {
 	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
 	assert.Equal(t, []RuleID{RuleQPFlushInProgress}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAnArmThatTookEffectLateIsLimitArm: an arm accepted with the SRQ
+// above its limit that takes effect only at the next post (no event at
+// the fetch that went below it, one after the post) breaks LIMIT-ARM
+// once: the event that comes later is that arm's, not another departure.
+// The trace cannot tell it from an event one fetch late (LIMIT-FIRE),
+// which the tie-break names.
+func TestAnArmThatTookEffectLateIsLimitArm(t *testing.T) {
+	limit := Event{Type: EventSRQLimitReached, QP: -1}
+	ops := []Op{post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 2}, send(0, 8), send(0, 8), Poll{}, post(wr(4, 64)), send(0, 8), Poll{}}
+	done := func(ids ...uint64) []Completion {
+		var cs []Completion
+		for _, id := range ids {
+			cs = append(cs, Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 8})
+		}
+		return cs
+	}
+	steps := trace(t, ops, map[int]Observation{
+		4: {BadWR: -1, Completions: done(1, 2)},
+		7: {BadWR: -1, Completions: done(3), Events: []Event{limit}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Contains(t, d.Explains(), []RuleID{RuleLimitArm}, "diagnosis %+v", d)
+	assert.Len(t, d.Rules, 1, "diagnosis %+v", d)
+}
+
+// TestAnArmThatTouchedMaxWRIsModifyOnlyMasked: arming the limit of an
+// SRQ grown from 4 to 8 that put max_wr back to 4 (the next post refused
+// as full, the query reading 4) breaks MODIFY-ONLY-MASKED: the arm's mask
+// names only the limit.
+func TestAnArmThatTouchedMaxWRIsModifyOnlyMasked(t *testing.T) {
+	ops := []Op{Resize{MaxWR: 8}, Query{}, post(wr(1, 64), wr(2, 64), wr(3, 64), wr(4, 64)), Arm{Limit: 1}, post(wr(5, 64)), Query{}}
+	steps := trace(t, ops, map[int]Observation{
+		4: {Errno: ENOMEM, BadWR: 0},
+		5: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 1}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAWrongLengthOnTheHeadWRIsTheCatchAlls: a byte_len one short on the
+// completion of the head WR, with WRs queued behind it, is RECV-COMPLETION's:
+// FETCH-FIFO's newest-first fetching, refuted by the head's completion,
+// does not make that completion's fields the device's.
+func TestAWrongLengthOnTheHeadWRIsTheCatchAlls(t *testing.T) {
+	ops := []Op{post(wr(1, 64), wr(2, 64), wr(3, 64)), send(0, 20), Poll{}}
+	steps := trace(t, ops, map[int]Observation{
+		2: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 19}}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO}, "diagnosis %+v", d)
+}

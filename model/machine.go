@@ -99,6 +99,10 @@ type machine struct {
 	// refuses posts for its QPs' states would have refused that one too.
 	postOK       bool
 	postOKStates uint64
+	// armLate is the limit of an arm the device took but, under a
+	// relaxed LIMIT-ARM, did not arm at once (0: none): it may take
+	// effect later, where a query or the limit's event shows it.
+	armLate uint32
 
 	threshold uint32 // the count below which an armed limit fires
 	// limitFree says a relaxed LIMIT-BOUND took an arm above the bound:
@@ -541,7 +545,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), b(m.postOK), m.postOKStates, b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))

@@ -101,6 +101,12 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	if m.srqErr {
 		if !m.may(RuleSRQErrNoFetch) {
 			if rc {
+				if got != nil && got.Peer == PeerError && m.relaxedBroad(RuleRecvRNR) && m.may(RuleRecvRNR) {
+					// No WR to give, and the error answer killed the
+					// QP: RECV-RNR governs what a message the SRQ has
+					// no WR for does, as in arriveEmpty.
+					m.enterErr(o.QP)
+				}
 				return m.peerResult(RuleSRQErrNoFetch, Peers(PeerRNR, PeerError), got)
 			}
 			return m.peerResult(RuleSRQErrNoFetch, Peers(PeerOK), got)

@@ -235,6 +235,12 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	if k < 0 {
 		return m.dueSwapped(i, g)
 	}
+	if k == 0 && m.fifoMode == 2 {
+		// The device took the oldest WR queued: this candidate's
+		// newest-first fetching is refuted, and the fields of a WR
+		// taken in posting order are no departure of FETCH-FIFO's.
+		return false
+	}
 	if !m.excuse(RuleFetchFIFO) {
 		return false
 	}
@@ -413,6 +419,15 @@ func (m *machine) checkEvents(want, got []Event) error {
 		}
 		if c < 0 && e.Type == EventQPLastWQEReached && e.QP >= 0 && e.QP < m.qps.len() && m.qps.at(e.QP).repeatOK {
 			continue // a PerPacket device repeats it for packets met in ERR
+		}
+		if c < 0 && e.Type == EventSRQLimitReached && m.armLate != 0 && !m.armed {
+			// The arm LIMIT-ARM's departure left undone took effect
+			// and fired: adopted, no second departure.
+			m.limit, m.armLate, m.firesThisArming = m.armLate, 0, 1
+			if m.limitAfterFire() == LimitReadsZero {
+				m.limit = 0
+			}
+			continue
 		}
 		if c < 0 && e.Type == EventSRQLimitReached && m.firesThisArming > 0 && m.relaxedBroad(RuleLimitOnce) && m.excuse(RuleLimitOnce) {
 			// Another limit event of an arming that fired already, in

@@ -284,6 +284,10 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		m.limit, m.threshold = a.SRQLimit, a.SRQLimit
 	}
 	m.limitFree = false
+	if m.armLate != 0 && !m.armed && a.SRQLimit == m.armLate {
+		// The arm LIMIT-ARM's departure left undone has taken effect.
+		m.armed, m.limit, m.threshold, m.firesThisArming, m.armLate = true, a.SRQLimit, a.SRQLimit, 0, 0
+	}
 	if a.SRQLimit != m.limit && !m.excuse(RuleQueryLimit) {
 		return obs, dev(RuleQueryLimit, "srq_limit", m.limit, a.SRQLimit)
 	}
@@ -325,8 +329,19 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		}
 		return m.plainResult(RuleLimitArm, 0, got)
 	}
+	m.armLate = 0
 	if m.may(RuleLimitArm) {
-		return m.plainResult(RuleLimitArm, 0, got) // accepted, but not armed
+		// Accepted, but not armed: the device may arm later, which a
+		// query reading the limit or the limit's event shows (armLate).
+		m.armLate = o.Limit
+		return m.plainResult(RuleLimitArm, 0, got)
+	}
+	if got != nil && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
+		// MODIFY-ONLY-MASKED governs what a modify leaves alone: this
+		// arm touched max_wr too. The SRQ holds some other number of
+		// WRs, at least those it holds; the next query or ENOMEM says
+		// which.
+		m.capacity, m.capExact = uint32(m.occupied()), false
 	}
 	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
 	if uint32(len(m.queue)) < o.Limit {
