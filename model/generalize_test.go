@@ -659,3 +659,39 @@ func TestAWrongLengthOnTheHeadWRIsTheCatchAlls(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
 	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO}, "diagnosis %+v", d)
 }
+
+// TestAFailedCallThatDisarmedIsItsRules: a resize refused (to 0, out of
+// bounds) or a destroy refused with QPs attached that disarmed the armed
+// limit (the fetch below it raises nothing, srq_limit reads 0) breaks the
+// promise that a failed call changes nothing: MODIFY-ONLY-MASKED's for the
+// modify, DESTROY-BUSY's for the destroy.
+func TestAFailedCallThatDisarmedIsItsRules(t *testing.T) {
+	for _, c := range []struct {
+		call Op
+		want RuleID
+	}{
+		{Resize{MaxWR: 0}, RuleModifyOnlyMasked},
+		{DestroySRQ{}, RuleDestroyBusy},
+	} {
+		ops := []Op{post(wr(1, 64), wr(2, 64)), Arm{Limit: 2}, Query{}, c.call, Query{}, send(0, 8), Poll{}}
+		steps := trace(t, ops, map[int]Observation{
+			4: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}},
+			6: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}},
+		})
+		d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+		assert.Equal(t, []RuleID{c.want}, d.Rules, "%s: diagnosis %+v", c.call, d)
+	}
+}
+
+// TestALimitReadArmedAfterTheEventIsLimitAfterFire: srq_limit read as
+// armed after the limit event (before the event is polled), then 0,
+// breaks LIMIT-AFTER-FIRE at that read, whenever it comes, not the
+// profile's one choice of what the read says.
+func TestALimitReadArmedAfterTheEventIsLimitAfterFire(t *testing.T) {
+	ops := []Op{post(wr(1, 64), wr(2, 64)), Arm{Limit: 2}, send(0, 8), Query{}, Poll{}, Query{}}
+	steps := trace(t, ops, map[int]Observation{
+		3: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 2}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleLimitAfterFire}, d.Rules, "diagnosis %+v", d)
+}

@@ -61,7 +61,11 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	case Arm:
 		return m.arm(o, got)
 	case Resize:
-		return m.resizeSRQ(o, got)
+		obs, err := m.resizeSRQ(o, got)
+		if err == nil && got != nil && got.Errno != 0 {
+			m.failedTouched(RuleModifyOnlyMasked)
+		}
+		return obs, err
 	case ModifyQP:
 		return m.modifyQP(o, got)
 	case Invalidate:

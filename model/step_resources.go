@@ -127,7 +127,21 @@ func (m *machine) destroySRQ(got *Observation) (Observation, error) {
 		obs.Errno = got.Errno
 	}
 	m.destroyed = obs.Errno == 0
+	if got != nil && obs.Errno != 0 {
+		m.failedTouched(RuleDestroyBusy)
+	}
 	return obs, nil
+}
+
+// failedTouched is a failed call's departure where rule, which promises
+// the call changes nothing when it fails (MODIFY-ONLY-MASKED for a
+// modify, DESTROY-BUSY for a destroy refused while QPs are attached), is
+// relaxed: the call may have disarmed the limit, the state of the SRQ a
+// failed call can reach that a later query and event show.
+func (m *machine) failedTouched(rule RuleID) {
+	if m.armed && m.relaxedBroad(rule) && m.may(rule) {
+		m.armed, m.limit = false, 0
+	}
 }
 
 func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) {
@@ -287,6 +301,13 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	if m.armLate != 0 && !m.armed && a.SRQLimit == m.armLate {
 		// The arm LIMIT-ARM's departure left undone has taken effect.
 		m.armed, m.limit, m.threshold, m.firesThisArming, m.armLate = true, a.SRQLimit, a.SRQLimit, 0, 0
+	}
+	if a.SRQLimit != m.limit && !m.armed && m.firesThisArming > 0 && (a.SRQLimit == 0 || a.SRQLimit == m.threshold) &&
+		m.relaxedBroad(RuleLimitAfterFire) && m.excuse(RuleLimitAfterFire) {
+		// After the limit event srq_limit read the armed value, or 0,
+		// not what the model held: LIMIT-AFTER-FIRE governs that read,
+		// whenever it comes (before the event was polled, or after).
+		return *got, nil
 	}
 	if a.SRQLimit != m.limit && !m.excuse(RuleQueryLimit) {
 		return obs, dev(RuleQueryLimit, "srq_limit", m.limit, a.SRQLimit)
