@@ -354,7 +354,9 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if m.may(RuleLimitArm) {
 		// Accepted, but not armed: the device may arm later, which a
 		// query reading the limit or the limit's event shows (armLate).
-		m.armLate = o.Limit
+		if !m.narrow {
+			m.armLate = o.Limit
+		}
 		return m.plainResult(RuleLimitArm, 0, got)
 	}
 	if got != nil && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
