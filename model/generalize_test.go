@@ -695,3 +695,18 @@ func TestALimitReadArmedAfterTheEventIsLimitAfterFire(t *testing.T) {
 	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
 	assert.Equal(t, []RuleID{RuleLimitAfterFire}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAnRTSQPThatTakesNoWRIsQPFetchStates: an RC QP brought back to RTS
+// from SQD that answers RNR to every message while a WR is queued breaks
+// QP-FETCH-STATES once (it takes no WR until its state changes), not
+// RECV-RNR at every message (a device that miscounts the SRQ). POST-ORDER
+// (the post left its WR out) fits this trace as well and ranks after it;
+// a later post refused as full would tell them apart.
+func TestAnRTSQPThatTakesNoWRIsQPFetchStates(t *testing.T) {
+	ops := []Op{ModifyQP{QP: 0, State: SQD}, ModifyQP{QP: 0, State: RTS}, post(wr(1, 64)), send(0, 1), Poll{}, send(0, 1), Poll{}}
+	steps := trace(t, ops, map[int]Observation{
+		3: {BadWR: -1, Peer: PeerRNR}, 4: {BadWR: -1}, 5: {BadWR: -1, Peer: PeerRNR}, 6: {BadWR: -1},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "diagnosis %+v", d)
+}

@@ -39,6 +39,9 @@ type qp struct {
 	repeatOK bool
 	// gone says the QP was destroyed: it no longer counts as attached.
 	gone bool
+	// stuck says a relaxed QP-FETCH-STATES adopted that this QP, in RTS,
+	// takes no WR: until its state changes it takes none.
+	stuck bool
 }
 
 type inflight struct {
@@ -570,7 +573,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	}
 	w(uint64(m.qps.len()))
 	for _, q := range m.qps.all() {
-		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), uint64(len(q.pending)))
+		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), b(q.stuck), uint64(len(q.pending)))
 		for _, p := range q.pending {
 			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))
 		}

@@ -133,7 +133,7 @@ func (t *qpTable) setState(i int, s QPState) {
 	} else if !q.gone && s == RTS {
 		t.unready--
 	}
-	q.state = s
+	q.state, q.stuck = s, false
 }
 
 // setGone marks QP i destroyed.

@@ -152,8 +152,26 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 			return obs, true, err
 		}
 		m.stakeOn(RuleQPFetchStates)
+	} else if q.stuck || m.stuckNow(o.QP, rc, got) {
+		// An RTS QP that takes no WR though WRs are queued: one
+		// departure of QP-FETCH-STATES, which holds until the QP's state
+		// changes (a device that miscounts the SRQ, RECV-RNR's, answers
+		// RNR to one message and takes the next).
+		obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
+		return obs, true, err
 	}
 	return Observation{}, false, nil
+}
+
+// stuckNow adopts, where QP-FETCH-STATES is relaxed, that RC QP n in RTS
+// took no WR for a message the device answered with RNR while WRs are
+// queued, and marks it stuck.
+func (m *machine) stuckNow(n int, rc bool, got *Observation) bool {
+	if !rc || got == nil || got.Peer != PeerRNR || len(m.queue) == 0 || !m.relaxedBroad(RuleQPFetchStates) || !m.excuse(RuleQPFetchStates) {
+		return false
+	}
+	m.qps.mut(n).stuck = true
+	return true
 }
 
 // arriveEmpty is what a consuming message meeting an empty SRQ gets on QP
