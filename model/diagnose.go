@@ -235,14 +235,9 @@ func DiagnoseBy(p Profile, c Caps, relaxed []RuleID, steps []Step, deadline time
 	return diagnoseAmong(p, c, relaxed, steps, nil, deadline, time.Time{})
 }
 
-// DiagnoseAmongBy is DiagnoseAmong within a deadline, as DiagnoseBy.
-func DiagnoseAmongBy(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline time.Time) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, among, deadline, time.Time{})
-}
-
-// DiagnoseWithin is DiagnoseAmongBy with a hard stop besides the deadline:
-// past stop no single rule's replay starts either, and the diagnosis is
-// Cut with the explanations found so far. The single-rule replays run on
+// DiagnoseWithin is DiagnoseAmong within a deadline, as DiagnoseBy, and a
+// hard stop besides: past stop no single rule's replay starts either, and
+// the diagnosis is Cut with the explanations found so far. The single-rule replays run on
 // past the deadline so that a failure found late still gets a diagnosis;
 // the stop keeps them, too, within a bound proportional to the budget.
 // Zero times are no bound.

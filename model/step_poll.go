@@ -31,11 +31,10 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		if err := m.checkCompletions(cs, n); err != nil {
 			return obs, err
 		}
-		// An error status adopted above may have moved a QP to ERR, and
-		// raised its events, in this poll.
-		obs.Events = append(obs.Events[:0], m.events...)
 		if o.Scope == PollAll {
-			if err := m.checkEvents(obs.Events, got.Events); err != nil {
+			// m.events, not obs.Events: an error status adopted above may
+			// have moved a QP to ERR, and raised its events, in this poll.
+			if err := m.checkEvents(m.events, got.Events); err != nil {
 				return obs, err
 			}
 		}
