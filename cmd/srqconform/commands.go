@@ -237,7 +237,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 // runSequence makes the runs of srqconform run one after another (or
 // gathers them from child processes when isolated) and keeps the report
-// to show: the first deviating run's, else the last.
+// to show: the first run failing a rule -known does not list, else the
+// first deviating run's, else the last.
 type runSequence struct {
 	runs     int
 	seed     uint64
@@ -252,6 +253,7 @@ type runSequence struct {
 	total            int      // steps over every run
 	inconclusive     int
 	unknownElsewhere bool // a run failed a rule -known does not list
+	repUnknown       bool // rep is such a run
 }
 
 // run makes the runs. When done is true the command ends at once with
@@ -312,14 +314,18 @@ func (q *runSequence) add(i int, seed uint64, r *conformance.Report, err error) 
 		q.rep = r // the partial report, which says why it stopped
 		return true
 	}
+	unknown := false
 	if !r.Conformant() {
 		q.deviatingSeeds = append(q.deviatingSeeds, seed)
-		if q.known == nil || !r.FailingOnly() || len(q.known.Unknown(r, io.Discard)) > 0 {
-			q.unknownElsewhere = true
-		}
+		unknown = q.known == nil || !r.FailingOnly() || len(q.known.Unknown(r, io.Discard)) > 0
+		q.unknownElsewhere = q.unknownElsewhere || unknown
 	}
-	if q.rep == nil || q.rep.Conformant() { // keep the first deviating run
+	// Keep the first deviating run; but a run that fails a rule -known
+	// does not list replaces one that failed known rules only, so that
+	// the report shown is the one that decides the exit status.
+	if q.rep == nil || q.rep.Conformant() || (unknown && !q.repUnknown) {
 		q.rep = r
+		q.repUnknown = unknown
 	}
 	return false
 }
