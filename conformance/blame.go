@@ -115,22 +115,38 @@ func (c *checker) settle(fs []*failing) bool {
 	return added
 }
 
-// diagnose diagnoses a failing trace with the rules relaxed so far, the
-// search for pairs of rules bounded by the end of the refinements
-// (refineUntil, three budgets after the start): diagnosis stays within a
-// bound proportional to the budget, with or without Options.Duration.
+// diagnose diagnoses a failing trace with the rules relaxed so far,
+// within the run's effort (checker.effort): diagnosis stays within a bound
+// proportional to the budget, with or without Options.Duration, and the
+// bound is work, so a trace gets the same blame on any machine.
 func (c *checker) diagnose(tr Trace) model.Diagnosis {
 	return c.diagnoseAmong(tr, c.relaxed, nil)
 }
 
 // diagnoseAmong diagnoses tr with relaxed relaxed, trying the rules of
-// among (all when nil), within the run's bounds: no pair of rules past
-// refineUntil, no replay at all past diagnoseUntil.
+// among (all when nil), within the run's effort.
 func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.Diagnosis {
 	if tr.Deviation == nil {
 		return model.Diagnosis{}
 	}
-	return model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, tr.modelSteps(), among, c.refineUntil, c.diagnoseUntil)
+	return model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, tr.modelSteps(), among, c.effort)
+}
+
+// diagnosisRate is the model's work per second in a diagnosis (candidate
+// steps, model.Effort) on the 2-core machine the project is measured on,
+// about a quarter of a million; a slower machine takes longer over the
+// same work, and reaches the same blame.
+const diagnosisRate = 250_000
+
+// effortFor is the effort of one diagnosis in a run whose shrink budget
+// is budget: the work of one budget at diagnosisRate before the pair
+// search stops, half as much again before the single-rule replays stop.
+// The largest diagnosis measured on the held-out bugs and the generated
+// mutants took a quarter of a million steps (reports/blame-unseen.md),
+// well within the default budget's 1.25 million.
+func effortFor(budget time.Duration) model.Effort {
+	pairs := int64(budget.Seconds() * diagnosisRate)
+	return model.Effort{Pairs: pairs, Total: pairs + pairs/2}
 }
 
 // setRank orders rule sets by the tie-break order of their rules.
@@ -210,7 +226,7 @@ func (c *checker) resolve(m *model.Model) {
 // departures, then model.Rank.
 func (c *checker) unify() {
 	broken := c.rep.Broken
-	if len(broken) == 0 || len(c.rep.Failures) == 0 || time.Now().After(c.refineUntil) {
+	if len(broken) == 0 || len(c.rep.Failures) == 0 {
 		return
 	}
 	if len(broken) == 1 && !slices.Contains(model.Generic, broken[0]) {
@@ -335,9 +351,6 @@ func (c *checker) prune() {
 // and a short trace often leaves open which promise broke.
 func (c *checker) disambiguate(tr Trace) Trace {
 	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
-	if time.Now().After(c.refineUntil) {
-		return tr
-	}
 	d := c.diagnoseAmong(tr, c.relaxed, nil)
 	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
 		return tr

@@ -95,19 +95,18 @@ type checker struct {
 	// failures shrinks the later ones less, and stays within a bound
 	// proportional to its budget.
 	shrinkLeft, shrinkFloor time.Duration
-	// refineUntil is when the optional refinements of a diagnosis
-	// (disambiguate's second look, unify) stop being tried: three times
-	// the random-case budget after the start, or three times ShrinkTime
-	// without one. Past it a run still diagnoses every failure, up to
-	// diagnoseUntil, half a budget later: past that a failure's diagnosis
-	// is cut (model.Diagnosis.Cut) with what it found so far.
-	refineUntil, diagnoseUntil time.Time
-	coverage                   map[model.RuleID]int    // rule -> steps whose check of it agreed
-	ran                        map[model.RuleID]int    // rule -> scenarios that passed
-	skipped                    map[model.RuleID]string // rule -> why its scenario could not run
-	blocked                    map[model.RuleID]string // rule -> why its scenario stopped unexplained
-	passing                    []Trace
-	resolved                   map[string]map[string]bool
+	// effort bounds each diagnosis in work (model.Effort), never in
+	// time, so that blame is the same on a busy machine as on a quiet
+	// one: what the model does in one budget (shrinkLeft) at
+	// diagnosisRate before the pair search stops, half as much again
+	// before the single-rule replays stop (model.Diagnosis.Cut).
+	effort   model.Effort
+	coverage map[model.RuleID]int    // rule -> steps whose check of it agreed
+	ran      map[model.RuleID]int    // rule -> scenarios that passed
+	skipped  map[model.RuleID]string // rule -> why its scenario could not run
+	blocked  map[model.RuleID]string // rule -> why its scenario stopped unexplained
+	passing  []Trace
+	resolved map[string]map[string]bool
 }
 
 // Check runs the conformance suite against the device drv opens with cfg
@@ -160,8 +159,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		c.shrinkLeft = min(opts.ShrinkTime, max(opts.Duration, time.Second))
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
-	c.refineUntil = start.Add(3 * c.shrinkLeft)
-	c.diagnoseUntil = c.refineUntil.Add(c.shrinkLeft / 2)
+	c.effort = effortFor(c.shrinkLeft)
 	c.replay = func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed

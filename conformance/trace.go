@@ -108,9 +108,9 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID
 	return model.Diagnose(p, caps, relaxed, t.modelSteps())
 }
 
-// CutNote is what the reports say of a diagnosis its deadline cut short
+// CutNote is what the reports say of a diagnosis its allowance cut short
 // (model.Diagnosis.Cut).
-const CutNote = "inconclusive: the diagnosis ran out of its time before it tried every rule and pair; one not tried might explain the trace as well"
+const CutNote = "inconclusive: the diagnosis spent its allowance of work before it tried every rule and pair; one not tried might explain the trace as well"
 
 // Failed reports whether the trace ends in a deviation or an error.
 func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }

@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"slices"
-	"time"
 )
 
 // Diagnosis names the rules a failing trace shows broken: the smallest set
@@ -28,10 +27,11 @@ type Diagnosis struct {
 	// NoticedBy is the rule whose check noticed the difference.
 	NoticedBy   RuleID `json:"noticed_by,omitempty"`
 	Unexplained bool   `json:"unexplained,omitempty"`
-	// Cut says the deadline stopped the search before it tried every
+	// Cut says the diagnosis spent its Effort before it tried every
 	// rule and pair it would have: a set not tried might explain the
-	// trace as well or better. The diagnosis is then what the time
-	// allowed, not a decision (a timer is never evidence).
+	// trace as well or better. The diagnosis is then what the allowance
+	// reached, not a decision. The allowance is work, not time, so a
+	// trace is cut, or not, the same way on any machine.
 	Cut bool `json:"cut,omitempty"`
 }
 
@@ -144,36 +144,37 @@ func replay(p Profile, c Caps, rules []RuleID, steps []Step, count ...RuleID) (i
 // get past the step where the trace first fails is not worth the wide
 // replay, whose cost grows with every fault point the rules open.
 func replayPast(p Profile, c Caps, rules []RuleID, steps []Step, past int, count ...RuleID) (int, error, []FaultUse) {
-	return replayPastBy(p, c, rules, steps, past, time.Time{}, count...)
+	return replayPastBy(p, c, rules, steps, past, nil, count...)
 }
 
-// replayPastBy is replayPast within a deadline (zero: none): past it no
-// wide replay starts (a replay that needed one fails with
-// errDiagnosisDeadline), and one under way stops where it is, failing
-// there with errDiagnosisDeadline.
-func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, deadline time.Time, count ...RuleID) (int, error, []FaultUse) {
-	k, err, faults, _ := replayConsulted(p, c, rules, steps, past, deadline, count...)
+// replayPastBy is replayPast charging its work to w (nil: unmetered):
+// once w's pair allowance is spent no wide replay starts (a replay that
+// needed one fails with errDiagnosisEffort), and one under way stops
+// where it is, failing there with errDiagnosisEffort.
+func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *meter, count ...RuleID) (int, error, []FaultUse) {
+	k, err, faults, _ := replayConsulted(p, c, rules, steps, past, w, count...)
 	return k, err, faults
 }
 
 // replayConsulted is replayPastBy that also returns the rules the replay
 // consulted (Model.consulted): every rule when it widened, whose
 // candidates' consultations it does not keep.
-func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, deadline time.Time, count ...RuleID) (int, error, []FaultUse, ruleSet) {
+func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *meter, count ...RuleID) (int, error, []FaultUse, ruleSet) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil, ruleSet{}
 	}
 	for i, s := range steps {
+		w.charge(len(m.cands))
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
 			if m.pruned && m.width < maxCandidates && i > past {
-				if passed(deadline) {
-					// The wide replay there is no time for might
+				if w.pairsSpent() {
+					// The wide replay there is no allowance for might
 					// have explained it: no verdict on these rules.
-					return i, errDiagnosisDeadline, nil, allRules
+					return i, errDiagnosisEffort, nil, allRules
 				}
 				// The beam may have dropped the explaining candidate.
-				k, err, faults := replayWide(p, c, rules, steps, deadline, count...)
+				k, err, faults := replayWide(p, c, rules, steps, w, count...)
 				return k, err, faults, allRules
 			}
 			return i, err, nil, m.consulted
@@ -182,18 +183,19 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 	return len(steps), nil, m.Faults(count...), m.consulted
 }
 
-// replayWide is replay keeping up to maxCandidates candidates; past the
-// deadline (zero: none) it stops where it is, failing there.
-func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, deadline time.Time, count ...RuleID) (int, error, []FaultUse) {
+// replayWide is replay keeping up to maxCandidates candidates; once w's
+// pair allowance is spent it stops where it is, failing there.
+func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *meter, count ...RuleID) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
 	}
 	m.width = maxCandidates
 	for i, s := range steps {
-		if passed(deadline) {
-			return i, errDiagnosisDeadline, nil
+		if w.pairsSpent() {
+			return i, errDiagnosisEffort, nil
 		}
+		w.charge(len(m.cands))
 		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
 			return i, err, nil
 		}
@@ -201,14 +203,44 @@ func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, deadline time.T
 	return len(steps), nil, m.Faults(count...)
 }
 
-// errDiagnosisDeadline ends a wide replay that ran past its deadline.
-var errDiagnosisDeadline = errors.New("model: diagnosis deadline passed during a wide replay")
+// errDiagnosisEffort ends a wide replay that ran past its allowance.
+var errDiagnosisEffort = errors.New("model: diagnosis effort spent during a wide replay")
 
-// passed reports whether a deadline is set and past.
-func passed(deadline time.Time) bool { return !deadline.IsZero() && clock().After(deadline) }
+// Effort bounds a diagnosis in work, not in time: in candidate steps,
+// one for each candidate the model carries through one step of a replay.
+// The same trace gets the same diagnosis on a quiet machine and on a busy
+// one; the time it takes is the work over the machine's speed. Zero is
+// no bound.
+type Effort struct {
+	// Pairs is the work past which no pair of rules is tried (their
+	// search replays the trace once per pair, the bulk of the cost of a
+	// trace no single rule explains) and no single rule's replay widens
+	// its beam (a wide replay under way stops).
+	Pairs int64
+	// Total is the work past which no single rule's replay starts
+	// either: the diagnosis is Cut with the explanations found so far.
+	Total int64
+}
 
-// clock is what passed reads the time from (a test sets it).
-var clock = time.Now
+// meter is the work a diagnosis has spent, against its Effort; a nil
+// meter counts nothing and bounds nothing.
+type meter struct {
+	spent int64
+	e     Effort
+}
+
+// charge adds n candidate steps to the work spent.
+func (w *meter) charge(n int) {
+	if w != nil {
+		w.spent += int64(n)
+	}
+}
+
+// pairsSpent reports whether the pair allowance is spent.
+func (w *meter) pairsSpent() bool { return w != nil && w.e.Pairs > 0 && w.spent >= w.e.Pairs }
+
+// totalSpent reports whether the whole allowance is spent.
+func (w *meter) totalSpent() bool { return w != nil && w.e.Total > 0 && w.spent >= w.e.Total }
 
 // advanceQuiet is Step without history or diagnosis.
 func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op, &got) }
@@ -223,26 +255,25 @@ func Diagnose(p Profile, c Caps, relaxed []RuleID, steps []Step) Diagnosis {
 // DiagnoseAmong is Diagnose with the candidate rules limited to among (all
 // rules when among is nil).
 func DiagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, among, time.Time{}, time.Time{})
+	return diagnoseAmong(p, c, relaxed, steps, among, nil)
 }
 
-// DiagnoseBy is Diagnose within a deadline: past it, no pair of rules is
-// tried (their search replays the trace once per pair, the bulk of the
-// cost of a trace no single rule explains), and a trace that would need
-// one is left unexplained; nor does a single rule's replay widen its beam
-// (a wide replay under way stops). The zero deadline is none.
-func DiagnoseBy(p Profile, c Caps, relaxed []RuleID, steps []Step, deadline time.Time) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, nil, deadline, time.Time{})
+// DiagnoseBy is Diagnose within an allowance of pairs candidate steps
+// (Effort.Pairs): past it no pair of rules is tried, and a trace that
+// would need one is left unexplained; nor does a single rule's replay
+// widen its beam. Zero is no bound.
+func DiagnoseBy(p Profile, c Caps, relaxed []RuleID, steps []Step, pairs int64) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, nil, &meter{e: Effort{Pairs: pairs}})
 }
 
-// DiagnoseWithin is DiagnoseAmong within a deadline, as DiagnoseBy, and a
-// hard stop besides: past stop no single rule's replay starts either, and
-// the diagnosis is Cut with the explanations found so far. The single-rule replays run on
-// past the deadline so that a failure found late still gets a diagnosis;
-// the stop keeps them, too, within a bound proportional to the budget.
-// Zero times are no bound.
-func DiagnoseWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline, stop time.Time) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, among, deadline, stop)
+// DiagnoseWithin is DiagnoseAmong within an Effort: past e.Pairs as
+// DiagnoseBy, and past e.Total no single rule's replay starts either, and
+// the diagnosis is Cut with the explanations found so far. The
+// single-rule replays run on past e.Pairs so that a trace one rule
+// explains still gets its diagnosis. The bound is work, never time: a
+// busy machine takes longer over a diagnosis, and reaches the same one.
+func DiagnoseWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, e Effort) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, among, &meter{e: e})
 }
 
 // explanation is a set of rules whose relaxation explains a trace, and the
@@ -288,8 +319,8 @@ func simplestFirst(a, b explanation) int {
 	return len(a.rules) - len(b.rules)
 }
 
-func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, deadline, stop time.Time) Diagnosis {
-	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, time.Time{})
+func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *meter) Diagnosis {
+	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, w)
 	if err == nil {
 		return Diagnosis{}
 	}
@@ -313,13 +344,13 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 			// replay fails at the same step the same way.
 			continue
 		}
-		if passed(stop) {
+		if w.totalSpent() {
 			out.Cut = true
 			break
 		}
-		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, deadline, r)
+		k, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), r), steps, n, w, r)
 		switch {
-		case errors.Is(err, errDiagnosisDeadline):
+		case errors.Is(err, errDiagnosisEffort):
 			out.Cut = true
 		case err == nil:
 			singles = append(singles, explanation{[]RuleID{r}, faults})
@@ -332,7 +363,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		// Two rules: at least one of them must get the replay past the
 		// step that failed.
 		for _, a := range helpers {
-			if passed(deadline) {
+			if w.pairsSpent() {
 				out.Cut = true
 				break
 			}
@@ -340,13 +371,13 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 				if a == b || (slices.Contains(helpers, b) && Rank(b) < Rank(a)) {
 					continue
 				}
-				if passed(deadline) {
+				if w.pairsSpent() {
 					out.Cut = true
-					break // the pairs tried so far are all there is time for
+					break // the pairs tried so far are all there is work for
 				}
 				pair := []RuleID{a, b}
 				slices.SortFunc(pair, func(x, y RuleID) int { return Rank(x) - Rank(y) })
-				if _, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), pair...), steps, 0, deadline, pair...); err == nil {
+				if _, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), pair...), steps, 0, w, pair...); err == nil {
 					sets = append(sets, explanation{pair, faults})
 				}
 			}

@@ -3,7 +3,6 @@ package model
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -153,63 +152,70 @@ func TestAFitMisjudgedOnRCIsOneDeparture(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleRecvFit}, d.Rules, "diagnosis %+v", d)
 }
 
-// TestDiagnosisPastItsDeadlineTriesNoPair: a trace only two rules explain
-// (an arm and a resize, both valid, both refused) is diagnosed with a
-// pair without a deadline, and left unexplained past one: the pair
-// search is what a deadline cuts.
-func TestDiagnosisPastItsDeadlineTriesNoPair(t *testing.T) {
+// TestDiagnosisPastItsAllowanceTriesNoPair: a trace only two rules
+// explain (an arm and a resize, both valid, both refused) is diagnosed
+// with a pair without a bound, and left unexplained, and Cut, once the
+// single-rule replays have spent the pair allowance: the pair search is
+// what the allowance cuts.
+func TestDiagnosisPastItsAllowanceTriesNoPair(t *testing.T) {
 	m := New(Documented(), testCaps)
 	create := CreateSRQ{MaxWR: 4, MaxSGE: 2}
 	refused := Observation{Errno: EINVAL, BadWR: -1}
 	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: Arm{Limit: 1}, Obs: refused}, {Op: Resize{MaxWR: 8}, Obs: refused}}
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	require.Len(t, d.Rules, 2, "diagnosis %+v", d)
-	late := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(-time.Second))
-	assert.True(t, late.Unexplained, "diagnosis past the deadline %+v", late)
+	require.False(t, d.Cut)
+	late := DiagnoseBy(Documented(), testCaps, nil, steps, 1)
+	assert.True(t, late.Unexplained, "diagnosis past the allowance %+v", late)
+	assert.True(t, late.Cut, "a diagnosis the allowance stopped says so: %+v", late)
 	assert.Empty(t, late.Rules)
-	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}), "the zero deadline is none")
+	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, 0), "zero is no bound")
+	assert.Equal(t, d, DiagnoseBy(Documented(), testCaps, nil, steps, 1<<40), "an allowance the search stays within changes nothing")
 }
 
-// TestPairSearchStopsAtItsDeadline: a deadline that passes while the
-// pairs are tried stops the search at the next pair, not at the next
-// first rule of a pair (the clock reads the start once, then past the
-// deadline).
-func TestPairSearchStopsAtItsDeadline(t *testing.T) {
+// TestADiagnosisIsTheSameWhateverTheClockSays: the bound is work, so a
+// diagnosis does not read the clock: the same trace and allowance give
+// the same diagnosis, Cut or not, every time (a timer is never evidence).
+func TestADiagnosisIsTheSameWhateverTheClockSays(t *testing.T) {
 	m := New(Documented(), testCaps)
 	create := CreateSRQ{MaxWR: 4, MaxSGE: 2}
 	refused := Observation{Errno: EINVAL, BadWR: -1}
 	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: Arm{Limit: 1}, Obs: refused}, {Op: Resize{MaxWR: 8}, Obs: refused}}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	reads := 0
-	clock = func() time.Time {
-		reads++
-		if reads == 1 {
-			return start
+	// Find the allowance at which the pair search is cut part way: the
+	// smallest that still explains the trace, less one.
+	var w meter
+	full := diagnoseAmong(Documented(), testCaps, nil, steps, nil, &w)
+	require.Len(t, full.Rules, 2)
+	lo, hi := int64(1), w.spent
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if d := DiagnoseBy(Documented(), testCaps, nil, steps, mid); d.Cut {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		return start.Add(time.Hour)
 	}
-	defer func() { clock = time.Now }()
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, start.Add(time.Second))
-	assert.True(t, d.Unexplained, "the pair search went on past its deadline: %+v", d)
-	assert.True(t, d.Cut, "a diagnosis the deadline stopped says so: %+v", d)
-	assert.Equal(t, 2, reads, "the clock read before the first pair and at it")
-	clock = time.Now
-	assert.False(t, DiagnoseBy(Documented(), testCaps, nil, steps, time.Time{}).Cut, "with no deadline nothing is cut")
+	require.Greater(t, lo, int64(1), "some allowance cuts the search")
+	cut := DiagnoseBy(Documented(), testCaps, nil, steps, lo-1)
+	require.True(t, cut.Cut)
+	for range 20 {
+		assert.Equal(t, cut, DiagnoseBy(Documented(), testCaps, nil, steps, lo-1))
+		assert.Equal(t, full, DiagnoseBy(Documented(), testCaps, nil, steps, lo))
+	}
 }
 
-// TestSingleRuleReplaysStopAtTheStop: past DiagnoseWithin's stop no
+// TestSingleRuleReplaysStopAtTheTotal: past DiagnoseWithin's Total no
 // single rule's replay starts either: a trace one rule explains (a bad
-// key completed as success) is left unexplained and cut, where with the
-// stop in the future it is explained.
-func TestSingleRuleReplaysStopAtTheStop(t *testing.T) {
+// key completed as success) is left unexplained and cut, where with work
+// left it is explained.
+func TestSingleRuleReplaysStopAtTheTotal(t *testing.T) {
 	steps := trace(t, []Op{post(WR{ID: 1, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8), Poll{}},
 		map[int]Observation{3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
-	now := time.Now()
-	d := DiagnoseWithin(Documented(), testCaps, nil, steps, nil, now.Add(-time.Minute), now.Add(time.Hour))
-	require.NotEmpty(t, d.Rules, "with time left the trace is explained: %+v", d)
-	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, now.Add(-time.Minute), now.Add(-time.Second))
-	assert.Empty(t, d.Rules, "a single rule's replay started past the stop: %+v", d)
-	assert.True(t, d.Cut, "a diagnosis the stop cut says so: %+v", d)
+	d := DiagnoseWithin(Documented(), testCaps, nil, steps, nil, Effort{Pairs: 1, Total: 1 << 40})
+	require.NotEmpty(t, d.Rules, "with work left the trace is explained: %+v", d)
+	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, Effort{Pairs: 1, Total: 1})
+	assert.Empty(t, d.Rules, "a single rule's replay started past the total: %+v", d)
+	assert.True(t, d.Cut, "a diagnosis the total cut says so: %+v", d)
 }
 
 // ran runs ops on a fresh model under p and returns them as steps, each
@@ -479,7 +485,7 @@ func TestAFittingMessageFailedOnTheHeadWRIsRecvCompletions(t *testing.T) {
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1,
 			Completions: []Completion{{WRID: 1, QP: 0, Status: WCRemInvReq}},
 			Events:      []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
-	d := DiagnoseBy(p, testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(p, testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
 	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO})
 }
@@ -501,7 +507,7 @@ func TestARefusedCreateIsBlamedOnWhatGovernsIt(t *testing.T) {
 		{CreateEx, EINVAL, []RuleID{RuleCreateEx}, []RuleID{RuleCreateMax}},
 	} {
 		steps := []Step{{Op: CreateSRQ{MaxWR: 8, MaxSGE: 1, Variant: c.variant}, Obs: refused(c.errno)}}
-		d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+		d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 		assert.Equal(t, c.want, d.Rules, "%s refused with %s: diagnosis %+v", c.variant, ErrnoName(c.errno), d)
 		if c.also != nil {
 			assert.Contains(t, d.Explains(), c.also, "%s refused with %s", c.variant, ErrnoName(c.errno))
@@ -521,7 +527,7 @@ func TestAModifyToErrThatLeftTheQPAsItWasIsQPTransitions(t *testing.T) {
 		Step{Op: ModifyQP{QP: 0, State: Err}, Obs: Observation{BadWR: -1}},
 		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleQPTransitions}, d.Rules, "diagnosis %+v", d)
 }
 
@@ -532,7 +538,7 @@ func TestAModifyToErrThatLeftTheQPAsItWasIsQPTransitions(t *testing.T) {
 func TestAPostRefusedAfterPostsTakenWithNoQPIsNotPostAnyState(t *testing.T) {
 	steps := ran(t, Documented(), CreateSRQ{MaxWR: 4, MaxSGE: 1}, post(wr(1, 64), wr(2, 64), wr(3, 64), wr(4, 64)), Resize{MaxWR: 8}, Query{})
 	steps = append(steps, Step{Op: post(wr(5, 64)), Obs: Observation{Errno: ENOMEM, BadWR: 0}})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.NotEmpty(t, d.Rules, "diagnosis %+v", d)
 	assert.NotContains(t, d.Explains(), []RuleID{RulePostAnyState}, "diagnosis %+v", d)
 }
@@ -543,7 +549,7 @@ func TestAPostRefusedWithNoQPIsStillPostAnyState(t *testing.T) {
 	m := New(Documented(), testCaps)
 	create := CreateSRQ{MaxWR: 4, MaxSGE: 1}
 	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: post(wr(1, 64)), Obs: Observation{Errno: EINVAL, BadWR: 0}}}
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RulePostAnyState}, d.Rules, "diagnosis %+v", d)
 }
 
@@ -572,7 +578,7 @@ func TestAnEmptySRQThatKilledTheQPIsRecvRNR(t *testing.T) {
 			got[len(ops)-2] = Observation{BadWR: -1, Peer: PeerError}
 		}
 		got[len(ops)-1] = Observation{BadWR: -1, Events: []Event{{Type: EventQPLastWQEReached, QP: c.qp}}}
-		d := DiagnoseBy(Documented(), testCaps, nil, trace(t, ops, got), time.Now().Add(time.Minute))
+		d := DiagnoseBy(Documented(), testCaps, nil, trace(t, ops, got), 0)
 		assert.Equal(t, []RuleID{RuleRecvRNR}, d.Rules, "%s: diagnosis %+v", c.name, d)
 	}
 }
@@ -587,7 +593,7 @@ func TestALimitEventAgainAtRNRIsLimitOnce(t *testing.T) {
 	steps := trace(t, ops, map[int]Observation{
 		7: {BadWR: -1, Events: []Event{limit}},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleLimitOnce}, d.Rules, "diagnosis %+v", d)
 }
 
@@ -603,7 +609,7 @@ func TestAFlushNamingAnotherWRIsQPFlushInProgress(t *testing.T) {
 		3: {BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Status: WCWRFlushErr}}, Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}},
 		5: {BadWR: -1, Completions: []Completion{{WRID: 2, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleQPFlushInProgress}, d.Rules, "diagnosis %+v", d)
 }
 
@@ -627,7 +633,7 @@ func TestAnArmThatTookEffectLateIsLimitArm(t *testing.T) {
 		4: {BadWR: -1, Completions: done(1, 2)},
 		7: {BadWR: -1, Completions: done(3), Events: []Event{limit}},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Contains(t, d.Explains(), []RuleID{RuleLimitArm}, "diagnosis %+v", d)
 	assert.Len(t, d.Rules, 1, "diagnosis %+v", d)
 }
@@ -642,7 +648,7 @@ func TestAnArmThatTouchedMaxWRIsModifyOnlyMasked(t *testing.T) {
 		4: {Errno: ENOMEM, BadWR: 0},
 		5: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 1}},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "diagnosis %+v", d)
 }
 
@@ -655,7 +661,7 @@ func TestAWrongLengthOnTheHeadWRIsTheCatchAlls(t *testing.T) {
 	steps := trace(t, ops, map[int]Observation{
 		2: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 19}}},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
 	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO}, "diagnosis %+v", d)
 }
@@ -678,7 +684,7 @@ func TestAFailedCallThatDisarmedIsItsRules(t *testing.T) {
 			4: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}},
 			6: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}},
 		})
-		d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+		d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 		assert.Equal(t, []RuleID{c.want}, d.Rules, "%s: diagnosis %+v", c.call, d)
 	}
 }
@@ -692,7 +698,7 @@ func TestALimitReadArmedAfterTheEventIsLimitAfterFire(t *testing.T) {
 	steps := trace(t, ops, map[int]Observation{
 		3: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 2}},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleLimitAfterFire}, d.Rules, "diagnosis %+v", d)
 }
 
@@ -707,6 +713,6 @@ func TestAnRTSQPThatTakesNoWRIsQPFetchStates(t *testing.T) {
 	steps := trace(t, ops, map[int]Observation{
 		3: {BadWR: -1, Peer: PeerRNR}, 4: {BadWR: -1}, 5: {BadWR: -1, Peer: PeerRNR}, 6: {BadWR: -1},
 	})
-	d := DiagnoseBy(Documented(), testCaps, nil, steps, time.Now().Add(time.Minute))
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "diagnosis %+v", d)
 }
