@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/conformance/render"
@@ -18,10 +19,12 @@ import (
 // machine: every Deliver the emulator answers with from is reported as
 // as. With as PeerSilent it is a driver that tells silence apart; with as
 // PeerError it is the cgo driver before it did (every status other than
-// success and RNR was an error).
+// success and RNR was an error). Every delivery takes pause longer: with
+// from and as equal, it is only a slow device.
 type slowPeerDriver struct {
 	drivers.Driver
 	from, as drivers.PeerStatus
+	pause    time.Duration
 }
 
 type slowPeerDevice struct {
@@ -77,6 +80,7 @@ func (s slowPeerSRQ) CreateQPCaps(ctx context.Context, t drivers.QPType, c drive
 }
 
 func (q slowPeerQP) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStatus, error) {
+	time.Sleep(q.d.pause)
 	p, err := q.QP.Deliver(ctx, msg)
 	if err == nil && p == q.d.from {
 		p = q.d.as
