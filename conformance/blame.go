@@ -116,20 +116,20 @@ func (c *checker) settle(fs []*failing) bool {
 }
 
 // diagnose diagnoses a failing trace with the rules relaxed so far,
-// within the run's effort (checker.effort): diagnosis stays within a bound
+// charging the run's work (checker.work): diagnosis stays within a bound
 // proportional to the budget, with or without Options.Duration, and the
-// bound is work, so a trace gets the same blame on any machine.
+// bound is work, not time, so a slow machine reaches the same blame.
 func (c *checker) diagnose(tr Trace) model.Diagnosis {
 	return c.diagnoseAmong(tr, c.relaxed, nil)
 }
 
 // diagnoseAmong diagnoses tr with relaxed relaxed, trying the rules of
-// among (all when nil), within the run's effort.
+// among (all when nil), charging the run's work.
 func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.Diagnosis {
 	if tr.Deviation == nil {
 		return model.Diagnosis{}
 	}
-	return model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, tr.modelSteps(), among, c.effort)
+	return model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, tr.modelSteps(), among, c.work)
 }
 
 // diagnosisRate is the model's work per second in a diagnosis (candidate
@@ -138,15 +138,18 @@ func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.D
 // same work, and reaches the same blame.
 const diagnosisRate = 250_000
 
-// effortFor is the effort of one diagnosis in a run whose shrink budget
-// is budget: the work of one budget at diagnosisRate before the pair
-// search stops, half as much again before the single-rule replays stop.
-// The largest diagnosis measured on the held-out bugs and the generated
-// mutants took a quarter of a million steps (reports/blame-unseen.md),
-// well within the default budget's 1.25 million.
+// effortFor is the work a run whose shrink budget is budget may spend on
+// its diagnoses and refinements together: one budget at diagnosisRate
+// before the pair searches, wide replays and refinements stop, half a
+// budget more before the single-rule replays stop. With the random cases'
+// budget and the shrinking's, a run stays within about four budgets, as
+// it did when the bound was a time. The largest single diagnosis measured
+// on the held-out bugs and the generated mutants took a quarter of a
+// million steps (reports/blame-unseen.md); the default budget's allowance
+// is 1.25 million.
 func effortFor(budget time.Duration) model.Effort {
-	pairs := int64(budget.Seconds() * diagnosisRate)
-	return model.Effort{Pairs: pairs, Total: pairs + pairs/2}
+	per := int64(budget.Seconds() * diagnosisRate)
+	return model.Effort{Pairs: per, Total: per + per/2}
 }
 
 // setRank orders rule sets by the tie-break order of their rules.
@@ -226,7 +229,7 @@ func (c *checker) resolve(m *model.Model) {
 // departures, then model.Rank.
 func (c *checker) unify() {
 	broken := c.rep.Broken
-	if len(broken) == 0 || len(c.rep.Failures) == 0 {
+	if len(broken) == 0 || len(c.rep.Failures) == 0 || !c.work.PairsLeft() {
 		return
 	}
 	if len(broken) == 1 && !slices.Contains(model.Generic, broken[0]) {
@@ -253,7 +256,10 @@ func (c *checker) unify() {
 	for _, r := range candidates {
 		total, ok := 0, true
 		for _, f := range c.rep.Failures {
-			n, consistent := model.Departures(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []model.RuleID{r})
+			n, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []model.RuleID{r}, c.work)
+			if cut {
+				return // no work left to tell: the blame stays as diagnosed
+			}
 			if !consistent || n == 0 {
 				ok = false
 				break
@@ -351,6 +357,9 @@ func (c *checker) prune() {
 // and a short trace often leaves open which promise broke.
 func (c *checker) disambiguate(tr Trace) Trace {
 	defer c.x.timing.leave(c.x.timing.enter(StageDiagnosis))
+	if !c.work.PairsLeft() {
+		return tr
+	}
 	d := c.diagnoseAmong(tr, c.relaxed, nil)
 	if len(d.Rules) == 0 || len(d.Also) == 0 || c.ctx.Err() != nil {
 		return tr

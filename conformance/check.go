@@ -95,12 +95,13 @@ type checker struct {
 	// failures shrinks the later ones less, and stays within a bound
 	// proportional to its budget.
 	shrinkLeft, shrinkFloor time.Duration
-	// effort bounds each diagnosis in work (model.Effort), never in
-	// time, so that blame is the same on a busy machine as on a quiet
-	// one: what the model does in one budget (shrinkLeft) at
-	// diagnosisRate before the pair search stops, half as much again
-	// before the single-rule replays stop (model.Diagnosis.Cut).
-	effort   model.Effort
+	// work bounds the run's diagnoses and refinements together in work
+	// (model.Meter), never in time, so that a busy machine reaches the
+	// blame a quiet one does: one budget's worth (shrinkLeft at
+	// diagnosisRate) before the pair searches, wide replays and the
+	// optional refinements stop, half a budget more before the
+	// single-rule replays stop (model.Diagnosis.Cut).
+	work     *model.Meter
 	coverage map[model.RuleID]int    // rule -> steps whose check of it agreed
 	ran      map[model.RuleID]int    // rule -> scenarios that passed
 	skipped  map[model.RuleID]string // rule -> why its scenario could not run
@@ -159,7 +160,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		c.shrinkLeft = min(opts.ShrinkTime, max(opts.Duration, time.Second))
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
-	c.effort = effortFor(c.shrinkLeft)
+	c.work = model.NewMeter(effortFor(c.shrinkLeft))
 	c.replay = func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed

@@ -151,7 +151,7 @@ func replayPast(p Profile, c Caps, rules []RuleID, steps []Step, past int, count
 // once w's pair allowance is spent no wide replay starts (a replay that
 // needed one fails with errDiagnosisEffort), and one under way stops
 // where it is, failing there with errDiagnosisEffort.
-func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *meter, count ...RuleID) (int, error, []FaultUse) {
+func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *Meter, count ...RuleID) (int, error, []FaultUse) {
 	k, err, faults, _ := replayConsulted(p, c, rules, steps, past, w, count...)
 	return k, err, faults
 }
@@ -159,7 +159,7 @@ func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *
 // replayConsulted is replayPastBy that also returns the rules the replay
 // consulted (Model.consulted): every rule when it widened, whose
 // candidates' consultations it does not keep.
-func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *meter, count ...RuleID) (int, error, []FaultUse, ruleSet) {
+func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *Meter, count ...RuleID) (int, error, []FaultUse, ruleSet) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil, ruleSet{}
@@ -185,7 +185,7 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 
 // replayWide is replay keeping up to maxCandidates candidates; once w's
 // pair allowance is spent it stops where it is, failing there.
-func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *meter, count ...RuleID) (int, error, []FaultUse) {
+func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *Meter, count ...RuleID) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)
 	if err != nil {
 		return 0, err, nil
@@ -222,25 +222,42 @@ type Effort struct {
 	Total int64
 }
 
-// meter is the work a diagnosis has spent, against its Effort; a nil
-// meter counts nothing and bounds nothing.
-type meter struct {
+// Meter is the work diagnoses have spent, against an Effort: one
+// diagnosis's (DiagnoseBy), or a whole run's, shared by its diagnoses
+// (DiagnoseWithin, DeparturesWithin). A nil Meter counts nothing and
+// bounds nothing.
+type Meter struct {
 	spent int64
 	e     Effort
 }
 
+// NewMeter returns a Meter with nothing spent of e.
+func NewMeter(e Effort) *Meter { return &Meter{e: e} }
+
+// Spent returns the work spent so far, in candidate steps.
+func (w *Meter) Spent() int64 {
+	if w == nil {
+		return 0
+	}
+	return w.spent
+}
+
+// PairsLeft reports whether work is left before Effort.Pairs: what the
+// pair search, wide replays and a run's optional refinements may use.
+func (w *Meter) PairsLeft() bool { return !w.pairsSpent() }
+
 // charge adds n candidate steps to the work spent.
-func (w *meter) charge(n int) {
+func (w *Meter) charge(n int) {
 	if w != nil {
 		w.spent += int64(n)
 	}
 }
 
 // pairsSpent reports whether the pair allowance is spent.
-func (w *meter) pairsSpent() bool { return w != nil && w.e.Pairs > 0 && w.spent >= w.e.Pairs }
+func (w *Meter) pairsSpent() bool { return w != nil && w.e.Pairs > 0 && w.spent >= w.e.Pairs }
 
 // totalSpent reports whether the whole allowance is spent.
-func (w *meter) totalSpent() bool { return w != nil && w.e.Total > 0 && w.spent >= w.e.Total }
+func (w *Meter) totalSpent() bool { return w != nil && w.e.Total > 0 && w.spent >= w.e.Total }
 
 // advanceQuiet is Step without history or diagnosis.
 func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op, &got) }
@@ -263,17 +280,18 @@ func DiagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 // would need one is left unexplained; nor does a single rule's replay
 // widen its beam. Zero is no bound.
 func DiagnoseBy(p Profile, c Caps, relaxed []RuleID, steps []Step, pairs int64) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, nil, &meter{e: Effort{Pairs: pairs}})
+	return diagnoseAmong(p, c, relaxed, steps, nil, &Meter{e: Effort{Pairs: pairs}})
 }
 
-// DiagnoseWithin is DiagnoseAmong within an Effort: past e.Pairs as
-// DiagnoseBy, and past e.Total no single rule's replay starts either, and
-// the diagnosis is Cut with the explanations found so far. The
-// single-rule replays run on past e.Pairs so that a trace one rule
-// explains still gets its diagnosis. The bound is work, never time: a
-// busy machine takes longer over a diagnosis, and reaches the same one.
-func DiagnoseWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, e Effort) Diagnosis {
-	return diagnoseAmong(p, c, relaxed, steps, among, &meter{e: e})
+// DiagnoseWithin is DiagnoseAmong charging its work to w, which may be
+// shared by every diagnosis of a run: past w's Pairs as DiagnoseBy, and
+// past its Total no single rule's replay starts either, and the
+// diagnosis is Cut with the explanations found so far. The single-rule
+// replays run on past Pairs so that a trace one rule explains still gets
+// its diagnosis. The bound is work, never time: a busy machine takes
+// longer over the same work, and reaches the same diagnosis.
+func DiagnoseWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *Meter) Diagnosis {
+	return diagnoseAmong(p, c, relaxed, steps, among, w)
 }
 
 // explanation is a set of rules whose relaxation explains a trace, and the
@@ -319,7 +337,7 @@ func simplestFirst(a, b explanation) int {
 	return len(a.rules) - len(b.rules)
 }
 
-func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *meter) Diagnosis {
+func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *Meter) Diagnosis {
 	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, w)
 	if err == nil {
 		return Diagnosis{}
@@ -461,9 +479,19 @@ func countIn(faults []FaultUse, rules []RuleID) int {
 // relaxed (besides those already relaxed), and how many departures of
 // those rules the explanation takes.
 func Departures(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID) (int, bool) {
-	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps, rules...)
-	if err != nil {
-		return 0, false
+	n, ok, _ := DeparturesWithin(p, c, relaxed, steps, rules, nil)
+	return n, ok
+}
+
+// DeparturesWithin is Departures charging its work to w: cut says the
+// replay needed work past w's Pairs, so that neither answer stands.
+func DeparturesWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID, w *Meter) (n int, consistent, cut bool) {
+	_, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), rules...), steps, 0, w, rules...)
+	if errors.Is(err, errDiagnosisEffort) {
+		return 0, false, true
 	}
-	return countIn(faults, rules), true
+	if err != nil {
+		return 0, false, false
+	}
+	return countIn(faults, rules), true, false
 }

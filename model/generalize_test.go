@@ -183,7 +183,7 @@ func TestADiagnosisIsTheSameWhateverTheClockSays(t *testing.T) {
 	steps := []Step{{Op: create, Obs: mustRun(t, m, create)}, {Op: Arm{Limit: 1}, Obs: refused}, {Op: Resize{MaxWR: 8}, Obs: refused}}
 	// Find the allowance at which the pair search is cut part way: the
 	// smallest that still explains the trace, less one.
-	var w meter
+	var w Meter
 	full := diagnoseAmong(Documented(), testCaps, nil, steps, nil, &w)
 	require.Len(t, full.Rules, 2)
 	lo, hi := int64(1), w.spent
@@ -211,9 +211,9 @@ func TestADiagnosisIsTheSameWhateverTheClockSays(t *testing.T) {
 func TestSingleRuleReplaysStopAtTheTotal(t *testing.T) {
 	steps := trace(t, []Op{post(WR{ID: 1, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8), Poll{}},
 		map[int]Observation{3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
-	d := DiagnoseWithin(Documented(), testCaps, nil, steps, nil, Effort{Pairs: 1, Total: 1 << 40})
+	d := DiagnoseWithin(Documented(), testCaps, nil, steps, nil, NewMeter(Effort{Pairs: 1, Total: 1 << 40}))
 	require.NotEmpty(t, d.Rules, "with work left the trace is explained: %+v", d)
-	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, Effort{Pairs: 1, Total: 1})
+	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, NewMeter(Effort{Pairs: 1, Total: 1}))
 	assert.Empty(t, d.Rules, "a single rule's replay started past the total: %+v", d)
 	assert.True(t, d.Cut, "a diagnosis the total cut says so: %+v", d)
 }
