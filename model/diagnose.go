@@ -234,14 +234,6 @@ type Meter struct {
 // NewMeter returns a Meter with nothing spent of e.
 func NewMeter(e Effort) *Meter { return &Meter{e: e} }
 
-// Spent returns the work spent so far, in candidate steps.
-func (w *Meter) Spent() int64 {
-	if w == nil {
-		return 0
-	}
-	return w.spent
-}
-
 // PairsLeft reports whether work is left before Effort.Pairs: what the
 // pair search, wide replays and a run's optional refinements may use.
 func (w *Meter) PairsLeft() bool { return !w.pairsSpent() }
@@ -475,16 +467,11 @@ func countIn(faults []FaultUse, rules []RuleID) int {
 	return n
 }
 
-// Departures reports whether the trace is consistent with the given rules
-// relaxed (besides those already relaxed), and how many departures of
-// those rules the explanation takes.
-func Departures(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID) (int, bool) {
-	n, ok, _ := DeparturesWithin(p, c, relaxed, steps, rules, nil)
-	return n, ok
-}
-
-// DeparturesWithin is Departures charging its work to w: cut says the
-// replay needed work past w's Pairs, so that neither answer stands.
+// DeparturesWithin reports whether the trace is consistent with the given
+// rules relaxed (besides those already relaxed), and how many departures
+// of those rules the explanation takes, charging its work to w (nil:
+// unmetered): cut says the replay needed work past w's Pairs, so that
+// neither answer stands.
 func DeparturesWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID, w *Meter) (n int, consistent, cut bool) {
 	_, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), rules...), steps, 0, w, rules...)
 	if errors.Is(err, errDiagnosisEffort) {
