@@ -205,6 +205,21 @@ func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation
 	return obs, err
 }
 
+// needsWant reports whether exec reads the model's canonical outcome of
+// op: a poll on an asynchronous device waits for the completions and
+// events it expects, and the first packet of a message reports the peer
+// status the model expects (the rest of the message decides it). Every
+// other step ignores want.
+func (x *executor) needsWant(op model.Op) bool {
+	switch o := op.(type) {
+	case model.Poll:
+		return !x.info.Synchronous
+	case model.Arrive:
+		return o.FirstPacketOnly
+	}
+	return false
+}
+
 // do is exec without the bound. A panic in the driver's call is the
 // device's crash (a Go driver's bug, as an oops is a kernel driver's): it
 // stops the run with a harness error that names the call, and the report

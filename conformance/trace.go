@@ -30,6 +30,15 @@ type TraceStep struct {
 	lazy lazyTexts
 }
 
+// wantSource is what a trace's model was made from, so that fillTexts can
+// replay the trace to learn the canonical outcomes the harness did not
+// need while it ran (lazyWant).
+type wantSource struct {
+	prof    model.Profile
+	caps    model.Caps
+	relaxed []model.RuleID
+}
+
 // lazyTexts marks the texts of a TraceStep that are still to be written.
 type lazyTexts uint8
 
@@ -37,11 +46,16 @@ const (
 	lazyOp lazyTexts = 1 << iota
 	lazyAllowed
 	lazyGot
+	// lazyWant: want itself was not computed (the harness needed no
+	// canonical outcome to perform the step, model.Predictable); Allowed
+	// is written from a replay of the trace (Trace.fillWants).
+	lazyWant
 )
 
 // fillTexts writes the texts of the trace's steps that were left to be
 // written when needed.
 func (t *Trace) fillTexts() {
+	t.fillWants()
 	for i := range t.Steps {
 		s := &t.Steps[i]
 		if s.lazy&lazyOp != 0 {
@@ -54,6 +68,40 @@ func (t *Trace) fillTexts() {
 			s.Got = s.obs.Describe(s.Op)
 		}
 		s.lazy = 0
+	}
+}
+
+// fillWants learns the canonical outcomes of the steps marked lazyWant by
+// replaying the trace on a fresh model made as the session's was: the model
+// is deterministic, so each step's want is what Expect would have said
+// then. The replay stops at the first step the model refuses; no step it
+// needs a want for comes after that one.
+func (t *Trace) fillWants() {
+	lazy := false
+	for i := range t.Steps {
+		lazy = lazy || t.Steps[i].lazy&lazyWant != 0
+	}
+	if !lazy || t.src == nil {
+		return
+	}
+	m, err := model.NewRelaxed(t.src.prof, t.src.caps, t.src.relaxed)
+	if err != nil {
+		return
+	}
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		if s.Evidence {
+			continue
+		}
+		if s.lazy&lazyWant != 0 {
+			s.lazy &^= lazyWant
+			if w, err := m.Expect(s.Op); err == nil {
+				s.want, s.lazy = w, s.lazy|lazyAllowed
+			}
+		}
+		if m.Step(s.Op, s.obs) != nil {
+			return
+		}
 	}
 }
 
@@ -77,6 +125,8 @@ type Trace struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 
 	unpredictable bool // the model could not predict a step
+	// src makes the trace's model again, for the texts (fillWants).
+	src *wantSource
 }
 
 // Ops returns the trace's operations in order, without evidence steps.

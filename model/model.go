@@ -200,6 +200,57 @@ func (m *Model) Expect(op Op) (Observation, error) {
 	return r.obs, r.err
 }
 
+// Predictable reports whether Expect(op) is sure to succeed, from checks
+// that step nothing: they mirror every place a step is ErrNotModelled
+// (step.go and the operations it calls: an SRQ not yet made or gone, a QP
+// that does not exist, a num_sge that does not count its SGEs, a key out
+// of range, a message its QP cannot take or take now). False means only
+// that the checks cannot tell: call Expect. A caller that needs no
+// canonical outcome skips Expect where this holds (the harness, for most
+// steps).
+func (m *Model) Predictable(op Op) bool {
+	if len(m.cands) == 0 {
+		return false
+	}
+	c := m.cands[0]
+	_, creating := op.(CreateSRQ)
+	_, polling := op.(Poll)
+	if (!creating && !c.created) || (!polling && c.destroyed) {
+		return false
+	}
+	switch o := op.(type) {
+	case Post:
+		for _, w := range o.WRs {
+			if !countsSGEs(w) {
+				return false
+			}
+		}
+		return true
+	case PostRecv:
+		return c.checkQP(o.QP) == nil
+	case Arrive:
+		if o.FirstPacketOnly || c.checkQP(o.QP) != nil {
+			return false
+		}
+		q := c.qps.at(o.QP)
+		return o.Msg.Opcode.ValidOn(q.typ) && q.filling == nil
+	case ArriveRest:
+		return c.checkQP(o.QP) == nil && c.qps.at(o.QP).filling != nil
+	case ModifyQP:
+		return c.checkQP(o.QP) == nil
+	case DestroyQP:
+		return c.checkQP(o.QP) == nil
+	case Invalidate:
+		return o.Key >= 0 && o.Key < len(c.keys)
+	case CreateSRQ, CreateQP, Query, Arm, Resize, Poll, CreateOther, DestroySRQ, InjectSRQError:
+		return true
+	}
+	return false
+}
+
+// countsSGEs reports whether w's num_sge is the number of its SGEs.
+func countsSGEs(w WR) bool { return w.NumSGE >= 0 && w.NumSGE == len(w.SGEs) }
+
 type result struct {
 	m   *machine
 	obs Observation
