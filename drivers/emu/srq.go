@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -768,20 +769,16 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		if end := p.off + p.n; uint64(len(r.buf)) < end {
 			r.buf = append(r.buf, make([]byte, end-uint64(len(r.buf)))...)
 		}
-		b := r.buf[p.off : p.off+p.n]
-		for i := range b {
-			b[i] = streamByte(p.pos+uint64(i), grh, msg.Pattern)
-		}
+		fillStream(r.buf[p.off:p.off+p.n], p.pos, grh, msg.Pattern)
 	}
 	var got uint64
 	for _, p := range places {
 		if p.key < 0 || p.key >= len(s.regions) {
 			return fmt.Sprintf("bytes %d..%d of the message went to key %d, which names no region", p.pos, p.pos+p.n-1, p.key)
 		}
-		for i, b := range s.regions[p.key].buf[p.off : p.off+p.n] {
-			if want := streamByte(p.pos+uint64(i), grh, msg.Pattern); b != want {
-				return fmt.Sprintf("byte %d of the message reads %#x in key %d at offset %d, want %#x", p.pos+uint64(i), b, p.key, p.off+uint64(i), want)
-			}
+		if i := streamDiff(s.regions[p.key].buf[p.off:p.off+p.n], p.pos, grh, msg.Pattern); i >= 0 {
+			b, want := s.regions[p.key].buf[p.off+uint64(i)], streamByte(p.pos+uint64(i), grh, msg.Pattern)
+			return fmt.Sprintf("byte %d of the message reads %#x in key %d at offset %d, want %#x", p.pos+uint64(i), b, p.key, p.off+uint64(i), want)
 		}
 		got += p.n
 	}
@@ -789,6 +786,55 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		return fmt.Sprintf("%d bytes of the message landed, want %d", got, need)
 	}
 	return ""
+}
+
+// ramp holds the bytes 0 to 255 twice: any 256 consecutive payload bytes
+// of the stream are a slice of it.
+var ramp = func() (r [512]byte) {
+	for i := range r {
+		r[i] = byte(i)
+	}
+	return r
+}()
+
+// zeroChunk is the GRH area's bytes, a chunk at a time.
+var zeroChunk [256]byte
+
+// streamChunk returns the next at most 256 of the stream's n bytes from p
+// on (streamByte), as a slice of zeroChunk or ramp, which nobody writes.
+// rule: RECV-COMPLETION
+func streamChunk(p, n, grh uint64, pattern byte) []byte {
+	if p < grh {
+		return zeroChunk[:min(grh-p, n, 256)]
+	}
+	s := pattern + byte(p-grh)
+	return ramp[s : uint64(s)+min(n, 256)]
+}
+
+// fillStream writes the stream's bytes from p on into b (streamByte).
+// rule: RECV-COMPLETION
+func fillStream(b []byte, p, grh uint64, pattern byte) {
+	for at := 0; at < len(b); {
+		at += copy(b[at:], streamChunk(p+uint64(at), uint64(len(b)-at), grh, pattern))
+	}
+}
+
+// streamDiff returns the index of the first byte of b that is not the
+// stream's from p on, or -1.
+// rule: RECV-COMPLETION
+func streamDiff(b []byte, p, grh uint64, pattern byte) int {
+	for at := 0; at < len(b); {
+		c := streamChunk(p+uint64(at), uint64(len(b)-at), grh, pattern)
+		if !bytes.Equal(b[at:at+len(c)], c) {
+			for i := range c {
+				if b[at+i] != c[i] {
+					return at + i
+				}
+			}
+		}
+		at += len(c)
+	}
+	return -1
 }
 
 // streamByte is byte p of the stream scatter writes: grh zero bytes of GRH
