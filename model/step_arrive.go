@@ -607,8 +607,11 @@ func (m *machine) deliverFailed(n int, typ QPType, c Completion, msg Message, f 
 
 // keyFault reports whether filling w with need bytes meets an invalid key.
 func (m *machine) keyFault(w WR, need uint64) bool {
+	if !m.hasInvalidKey(w) {
+		return false // no policy finds a fault: KeyCheck stays open
+	}
 	if m.keyCheck() == CheckAllSGEs {
-		return m.hasInvalidKey(w)
+		return true
 	}
 	left := need
 	for _, s := range w.SGEs {
