@@ -103,6 +103,36 @@ type device struct {
 	cfg    *config
 	closed bool
 	srqs   []*srq
+	// spare holds the byte buffers of destroyed SRQs' regions, for the
+	// next SRQ's regions (takeBuf): each case of a run makes a new SRQ.
+	spare [][]byte
+}
+
+// Bounds on what spare keeps: a few buffers of a few pages.
+const (
+	mostSpareBufs  = 32
+	mostSpareBytes = 64 << 10
+)
+
+// takeBuf returns an empty buffer for a region; the caller holds mu.
+// rule: RECV-COMPLETION
+func (d *device) takeBuf() []byte {
+	n := len(d.spare)
+	if n == 0 {
+		return nil
+	}
+	b := d.spare[n-1]
+	d.spare[n-1], d.spare = nil, d.spare[:n-1]
+	return b[:0]
+}
+
+// keepBuf keeps b for a later region, within the bounds; the caller holds
+// mu.
+// rule: RECV-COMPLETION
+func (d *device) keepBuf(b []byte) {
+	if cap(b) > 0 && cap(b) <= mostSpareBytes && len(d.spare) < mostSpareBufs {
+		d.spare = append(d.spare, b)
+	}
 }
 
 // Info describes the device as the deviations shape it.
@@ -152,7 +182,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 	s := &srq{dev: d, cfg: d.cfg, maxSGE: attr.MaxSGE, regions: make([]region, keys)}
 	// rule: RECV-BAD-KEY
 	for i := range s.regions {
-		s.regions[i].valid = true
+		s.regions[i].valid, s.regions[i].buf = true, d.takeBuf()
 	}
 	capacity, hold := s.sizes(attr.MaxWR)
 	s.capacity, s.hold = capacity, hold

@@ -540,6 +540,7 @@ func (s *srq) InvalidateKey(key int) error {
 		return fmt.Errorf("emu: InvalidateKey(%d): no such region, keys are 0..%d", key, len(s.regions)-1)
 	}
 	s.regions[key].valid = false
+	s.dev.keepBuf(s.regions[key].buf)
 	s.regions[key].buf = nil
 	return nil
 }
@@ -651,6 +652,9 @@ func (s *srq) destroy() {
 		s.qps[i].filling, s.qps[i].buffered = nil, nil
 	}
 	s.closed = true
+	for _, r := range s.regions {
+		s.dev.keepBuf(r.buf)
+	}
 	s.qps, s.ring, s.cq, s.events, s.regions = nil, nil, nil, nil, nil
 }
 
