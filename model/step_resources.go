@@ -323,9 +323,11 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		}
 		return m.plainResult(RuleLimitDisarm, 0, got)
 	}
+	// The two bounds differ only on a limit equal to the capacity:
+	// LimitBound is decided there alone.
 	over := o.Limit > m.capacity
-	if m.limitBound() == LimitBelowCapacity {
-		over = o.Limit >= m.capacity
+	if o.Limit == m.capacity && m.limitBound() == LimitBelowCapacity {
+		over = true
 	}
 	if over || o.Limit+1 >= m.capacity {
 		m.touch(RuleLimitBound)
