@@ -58,6 +58,10 @@ type Model struct {
 	spare []*machine
 }
 
+// historyCap is the history a model makes room for at its first step: a
+// random case of the harness runs a few dozen steps.
+const historyCap = 32
+
 // Step is one operation of a trace and what the device was seen to do.
 type Step struct {
 	Op  Op
@@ -148,6 +152,9 @@ func (m *Model) Faults(count ...RuleID) []FaultUse {
 // ErrNotModelled when op cannot be predicted. After an error the model is
 // spent: build a new one to go on.
 func (m *Model) Step(op Op, got Observation) error {
+	if m.history == nil {
+		m.history = make([]Step, 0, historyCap)
+	}
 	m.history = append(m.history, Step{Op: op, Obs: got})
 	err := m.advance(op, &got)
 	if err != nil {
