@@ -36,18 +36,12 @@ type qpEntry struct {
 	gone, filling, sure, fillingAny, fillingAll bool
 }
 
-func (w *qpView) bools() []*[]bool {
-	return []*[]bool{&w.gone, &w.filling, &w.sure, &w.fillingAny, &w.fillingAll}
-}
-
 // set makes QP i's entries e; i is at most the number of QPs held.
 func (w *qpView) set(i int, e qpEntry) {
-	bs := []bool{e.gone, e.filling, e.sure, e.fillingAny, e.fillingAll}
 	if i == len(w.types) {
 		w.types, w.states = append(w.types, e.typ), append(w.states, e.state)
-		for k, b := range w.bools() {
-			*b = append(*b, bs[k])
-		}
+		w.gone, w.filling, w.sure = append(w.gone, e.gone), append(w.filling, e.filling), append(w.sure, e.sure)
+		w.fillingAny, w.fillingAll = append(w.fillingAny, e.fillingAny), append(w.fillingAll, e.fillingAll)
 		return
 	}
 	old := qpEntry{w.types[i], w.states[i], w.gone[i], w.filling[i], w.sure[i], w.fillingAny[i], w.fillingAll[i]}
@@ -56,15 +50,12 @@ func (w *qpView) set(i int, e qpEntry) {
 	}
 	if w.shared {
 		w.types, w.states = slices.Clone(w.types), slices.Clone(w.states)
-		for _, b := range w.bools() {
-			*b = slices.Clone(*b)
-		}
+		w.gone, w.filling, w.sure = slices.Clone(w.gone), slices.Clone(w.filling), slices.Clone(w.sure)
+		w.fillingAny, w.fillingAll = slices.Clone(w.fillingAny), slices.Clone(w.fillingAll)
 		w.shared = false
 	}
 	w.types[i], w.states[i] = e.typ, e.state
-	for k, b := range w.bools() {
-		(*b)[i] = bs[k]
-	}
+	w.gone[i], w.filling[i], w.sure[i], w.fillingAny[i], w.fillingAll[i] = e.gone, e.filling, e.sure, e.fillingAny, e.fillingAll
 }
 
 // reusable reports whether leaf k's entries, for the QPs up to hi, hold

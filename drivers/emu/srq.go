@@ -771,7 +771,9 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		}
 		r := &s.regions[p.key]
 		if end := p.off + p.n; uint64(len(r.buf)) < end {
-			r.buf = append(r.buf, make([]byte, end-uint64(len(r.buf)))...)
+			// Unzeroed where it reuses room: scatter reads back only
+			// the bytes it has just written.
+			r.buf = slices.Grow(r.buf, int(end)-len(r.buf))[:end]
 		}
 		fillStream(r.buf[p.off:p.off+p.n], p.pos, grh, msg.Pattern)
 	}
