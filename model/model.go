@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"maps"
 	"slices"
 )
 
@@ -23,8 +22,8 @@ const beam = 1024
 // what they share and cache.
 type Model struct {
 	cands   []*machine
-	steps   int            // steps applied
-	reached map[RuleID]int // rule -> steps whose check of it passed
+	steps   int           // steps applied
+	reached [1 << 8]int32 // by RuleID: steps whose check of the rule passed
 	// consulted are the rules some candidate's steps checked or asked
 	// about (machine.touched, machine.asked): relaxing any other rule
 	// changes nothing the model did.
@@ -70,7 +69,7 @@ type Step struct {
 
 // New returns a model of a device with caps, under profile p.
 func New(p Profile, c Caps) *Model {
-	return &Model{cands: []*machine{newMachine(p, c)}, reached: map[RuleID]int{}, prof: p, caps: c}
+	return &Model{cands: []*machine{newMachine(p, c)}, prof: p, caps: c}
 }
 
 // NewRelaxed returns a model under p with the given rules relaxed: each
@@ -92,7 +91,7 @@ func NewRelaxed(p Profile, c Caps, relaxed []RuleID) (*Model, error) {
 	own := relaxFields(&q, relaxed)
 	m := newMachine(q, c)
 	m.relax, m.ownWidth, m.settled = set, own, false
-	return &Model{cands: []*machine{m}, reached: map[RuleID]int{}, prof: p, caps: c,
+	return &Model{cands: []*machine{m}, prof: p, caps: c,
 		relaxed: slices.Clone(relaxed)}, nil
 }
 
@@ -126,7 +125,15 @@ func (m *Model) widened() (*Model, bool) {
 
 // Reached returns, for every rule whose check ran, how many steps checked it
 // and agreed (under the relaxation, for relaxed rules).
-func (m *Model) Reached() map[RuleID]int { return m.reached }
+func (m *Model) Reached() map[RuleID]int {
+	out := map[RuleID]int{}
+	for r, n := range m.reached {
+		if n > 0 {
+			out[RuleID(r)] = int(n)
+		}
+	}
+	return out
+}
 
 // Faults returns the departures the most parsimonious surviving candidate
 // took: the fewest departures of the rules in count (all, when count is
@@ -527,7 +534,6 @@ func (m *Model) Clone() *Model {
 		n.cands[i] = c.clone()
 	}
 	n.history = clip(m.history)
-	n.reached = maps.Clone(m.reached)
 	n.qpv = nil // each model its own: View writes it
 	n.scratch, n.spare = nil, nil
 	return &n
