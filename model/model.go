@@ -347,11 +347,13 @@ func coalesce(dst []result, start, n int, c *machine) []result {
 	if len(rs) != n || n < 2 {
 		return dst
 	}
-	var h0 uint64
-	for i, r := range rs {
-		if r.err != nil || len(r.m.picks) != len(c.picks)+1 {
+	for _, r := range rs {
+		if r.err != nil || len(r.m.picks) != len(c.picks)+1 || r.m.sketch() != rs[0].m.sketch() {
 			return dst
 		}
+	}
+	var h0 uint64
+	for i, r := range rs {
 		h := r.m.hashState(fingerprintSeed, false)
 		if i == 0 {
 			h0 = h
@@ -366,6 +368,20 @@ func coalesce(dst []result, start, n int, c *machine) []result {
 	}
 	m.prof, m.open, m.settled, m.picks = c.prof, c.open, c.settled, c.picks
 	return dst[:start+1]
+}
+
+// stateSketch is a few counts of a machine's state: machines whose
+// sketches differ are in different states (hashState), found without
+// hashing.
+type stateSketch struct {
+	queue, cq, events, held, leaked, posted, fetched, qps int
+	capacity, limit                                       uint32
+	armed, srqErr                                         bool
+}
+
+func (m *machine) sketch() stateSketch {
+	return stateSketch{len(m.queue), len(m.cq), len(m.events), m.held, m.leaked, m.posted, m.fetched, m.qps.len(),
+		m.capacity, m.limit, m.armed, m.srqErr}
 }
 
 // restore puts an owned candidate back as it was before a step that
