@@ -132,7 +132,7 @@ func (x *executor) close() error {
 	if x.srq == nil || x.hung != "" {
 		return nil // a hung driver keeps its resources: its call may still hold them
 	}
-	defer x.timing.add(PhaseTeardown, time.Now())
+	defer x.timing.add(PhaseTeardown, stamp())
 	var err error
 	if !x.bounded("closing the SRQ and its QPs", func() { err = x.srq.Close() }) {
 		return harness("the driver did not return from %s", x.hung)
@@ -238,7 +238,7 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	if o, ok := op.(model.Poll); ok {
 		return x.poll(ctx, o, want)
 	}
-	start := time.Now()
+	start := stamp()
 	defer func() { x.timing.add(phaseOf(op, obs), start) }()
 	switch op.(type) {
 	case model.CreateSRQ, model.CreateQP, model.CreateOther, model.DestroyQP, model.DestroySRQ:
@@ -398,14 +398,14 @@ func (x *executor) doVerb(op model.Op, obs *model.Observation) error {
 // settle time.
 func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observation) (model.Observation, error) {
 	obs := model.Observation{BadWR: -1}
-	start := time.Now()
+	start := stamp()
 	settling := false
 	defer func() {
 		if !settling {
 			x.timing.add(PhasePollWait, start)
 		}
 	}()
-	short, err := x.await(ctx, o, want, &obs, start.Add(x.wait))
+	short, err := x.await(ctx, o, want, &obs, time.Now().Add(x.wait))
 	x.short = short
 	if err != nil || short {
 		return obs, err
@@ -413,7 +413,7 @@ func (x *executor) poll(ctx context.Context, o model.Poll, want model.Observatio
 	if x.settle > 0 {
 		x.timing.add(PhasePollWait, start)
 		settling = true
-		defer x.timing.add(PhasePollSettle, time.Now())
+		defer x.timing.add(PhasePollSettle, stamp())
 		t := time.NewTimer(x.settle)
 		select {
 		case <-t.C:
@@ -482,7 +482,7 @@ func (x *executor) recheckPoll(ctx context.Context, o model.Poll, want model.Obs
 		return nil
 	}
 	x.short = false
-	defer x.timing.add(PhasePollWait, time.Now())
+	defer x.timing.add(PhasePollWait, stamp())
 	had := len(obs.Completions) + len(obs.Events)
 	var err error
 	if !x.bounded("a poll's re-check", func() { _, err = x.await(ctx, o, want, obs, time.Now().Add(x.recheck)) }) {

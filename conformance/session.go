@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
@@ -67,7 +66,7 @@ func (s *session) do(op model.Op) model.Observation {
 	if why := s.cannot(op); why != "" {
 		s.require(false, why)
 	}
-	t0 := time.Now()
+	t0 := stamp()
 	step := TraceStep{N: len(s.trace.Steps) + 1, Op: op, lazy: lazyOp | lazyWant}
 	var want model.Observation
 	if eagerWants || s.x.needsWant(op) || !s.model.Predictable(op) {
@@ -85,12 +84,12 @@ func (s *session) do(op model.Op) model.Observation {
 		step.want, step.lazy = want, lazyOp|lazyAllowed
 	}
 	before := s.model.View()
-	modelTime := time.Since(t0)
+	modelTime := stamp() - t0
 	got, err := s.x.exec(s.ctx, op, want)
 	if err == nil {
 		got, err = s.recheck(op, want, got)
 	}
-	t1 := time.Now()
+	t1 := stamp()
 	if errors.Is(err, drivers.ErrUnsupported) {
 		s.skip = err.Error()
 		panic(stop{})
@@ -106,7 +105,7 @@ func (s *session) do(op model.Op) model.Observation {
 	if err == nil {
 		s.features.observe(op, before, got)
 	}
-	s.x.timing.add(PhaseModel, t1.Add(-modelTime))
+	s.x.timing.add(PhaseModel, t1-modelTime)
 	if err != nil {
 		if s.trace.Deviation != nil {
 			s.evidence(op, before)

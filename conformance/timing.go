@@ -103,12 +103,20 @@ func newTiming() *timing {
 	return &timing{phases: map[string]*Phase{}, stages: map[string]*Phase{}}
 }
 
-// add records one call to phase that began at start and ends now.
-func (t *timing) add(phase string, start time.Time) {
+// epoch is the origin of the stamps phases are timed by.
+var epoch = time.Now()
+
+// stamp reads the monotonic clock, as time since epoch: phases are timed at
+// every step, and time.Now reads the wall clock as well.
+func stamp() time.Duration { return time.Since(epoch) }
+
+// add records one call to phase that began at start (a stamp) and ends
+// now.
+func (t *timing) add(phase string, start time.Duration) {
 	if t == nil {
 		return
 	}
-	d := time.Since(start)
+	d := stamp() - start
 	t.mu.Lock()
 	p := t.phases[phase]
 	if p == nil {
