@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
@@ -524,12 +525,16 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 
 // hashState hashes the state, and with picks the open fields the machine
 // decided (which value each took).
+//
+// The state is written to a buffer and hashed once: dedupe fingerprints
+// every candidate of a relaxed model at every step, and hashing value by
+// value (maphash.WriteComparable) was most of a long diagnosis's time.
 func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
+	var arr [4096]byte
+	buf := arr[:0]
 	w := func(vs ...uint64) {
 		for _, v := range vs {
-			maphash.WriteComparable(&h, v)
+			buf = binary.LittleEndian.AppendUint64(buf, v)
 		}
 	}
 	b := func(x bool) uint64 {
@@ -539,10 +544,12 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 		return 0
 	}
 	if withPicks {
-		picks := slices.Clone(m.picks)
+		var parr [16]pickRec
+		picks := append(parr[:0], m.picks...)
 		slices.SortFunc(picks, func(a, b pickRec) int { return strings.Compare(a.field, b.field) })
 		for _, p := range picks {
-			h.WriteString(p.field)
+			w(uint64(len(p.field)))
+			buf = append(buf, p.field...)
 			w(uint64(p.i))
 		}
 	}
@@ -565,14 +572,15 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 		c := e.c
 		w(c.WRID, uint64(c.Status), uint64(c.Opcode), uint64(c.ByteLen), b(c.HasImm), uint64(c.Imm), uint64(c.QP),
 			uint64(e.allowed), b(e.holds), b(e.loose), b(e.another), b(e.scatterLost))
-		h.WriteString(e.rule.String())
+		w(uint64(e.rule))
 	}
 	w(uint64(len(m.events)))
 	for _, e := range m.events {
 		w(uint64(e.Type), uint64(int64(e.QP)))
 	}
 	w(uint64(m.qps.len()))
-	for _, q := range m.qps.all() {
+	for i := range m.qps.len() {
+		q := m.qps.at(i)
 		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), b(q.stuck), uint64(len(q.pending)))
 		for _, p := range q.pending {
 			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))
@@ -593,7 +601,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	for _, id := range m.completedHistory {
 		w(id)
 	}
-	return h.Sum64()
+	return maphash.Bytes(seed, buf)
 }
 
 // pickRec is one open profile field a candidate decided, and the value's
