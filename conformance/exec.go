@@ -135,7 +135,7 @@ func (x *executor) close() error {
 	defer x.timing.add(PhaseTeardown, stamp())
 	var err error
 	if !x.bounded("closing the SRQ and its QPs", func() { err = x.srq.Close() }) {
-		return harness("the driver did not return from %s", x.hung)
+		return harness("the driver did not return properly from %s", x.hung)
 	}
 	x.srq, x.qps = nil, nil
 	return err
@@ -143,13 +143,20 @@ func (x *executor) close() error {
 
 // bounded runs f, within bound where there is one; past it, it records
 // what (a text, or the Op, written out only then) as the hung call and
-// returns false, leaving f's goroutine behind.
+// returns false, leaving f's goroutine behind. A panic in f is the
+// driver's crash: it is recorded as the hung call too ("it panicked"),
+// and bounded returns false; the process goes on, with what it has.
 func (x *executor) bounded(what any, f func()) bool {
-	if x.bound <= 0 {
+	var crash any
+	g := func() {
+		defer func() { crash = recover() }()
 		f()
-		return true
 	}
-	if !within(x.bound, f) {
+	if x.bound <= 0 {
+		g()
+		return x.crashed(what, crash)
+	}
+	if !within(x.bound, g) {
 		x.hung = fmt.Sprintf("%v within %v", what, x.bound) // what: a string or an Op, written only here
 		if t, ok := x.dev.(drivers.CallTracer); ok {
 			if call := t.InCall(); call != "" {
@@ -158,7 +165,17 @@ func (x *executor) bounded(what any, f func()) bool {
 		}
 		return false
 	}
-	return true
+	return x.crashed(what, crash)
+}
+
+// crashed records a panic of the driver's, crash, in what as the hung
+// call, and reports whether there was none.
+func (x *executor) crashed(what, crash any) bool {
+	if crash == nil {
+		return true
+	}
+	x.hung = fmt.Sprintf("%v (it panicked: %v)", what, crash)
+	return false
 }
 
 // within runs f in a goroutine and reports whether it returned within d.
