@@ -138,7 +138,7 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		}
 		var closeErr, cerr error
 		if x != nil && !x.bounded("closing the device", func() { closeErr = dev.Close() }) {
-			cerr = harness("the driver did not return properly from %s", x.hung)
+			cerr = harness("the driver did not return from %s", x.hung)
 		} else {
 			cerr = closeErr
 		}

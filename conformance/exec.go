@@ -135,7 +135,7 @@ func (x *executor) close() error {
 	defer x.timing.add(PhaseTeardown, stamp())
 	var err error
 	if !x.bounded("closing the SRQ and its QPs", func() { err = x.srq.Close() }) {
-		return harness("the driver did not return properly from %s", x.hung)
+		return harness("the driver did not return from %s", x.hung)
 	}
 	x.srq, x.qps = nil, nil
 	return err
