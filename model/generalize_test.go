@@ -716,3 +716,38 @@ func TestAnRTSQPThatTakesNoWRIsQPFetchStates(t *testing.T) {
 	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
 	assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestTheRestOfAMessageTooLongIsBlamedOnRecvTooLarge: a Send whose first
+// packet took a WR too small for it, and whose rest the device answered
+// with RNR where the message's failure was due, breaks RECV-TOO-LARGE: the
+// poll after it shows the WR completed with LOC_LEN_ERR, so the device
+// judged the message too long and told the sender the wrong thing. The
+// rest's check named the catch-all RECV-COMPLETION as its rule, whose
+// relaxation explained the trace alone, so the catch-all took the blame
+// (a generated mutant of the emulator, qp.qp.complete.off-by-one.0ad256,
+// failed RECV-TOO-LARGE for whole messages and RECV-COMPLETION for
+// partial ones).
+func TestTheRestOfAMessageTooLongIsBlamedOnRecvTooLarge(t *testing.T) {
+	m := fixture(t, Documented())
+	steps := slices.Clone(m.history)
+	do := func(op Op) {
+		obs := mustRun(t, m, op)
+		steps = append(steps, Step{Op: op, Obs: obs})
+	}
+	do(post(wr(1, 4)))
+	do(Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 300}, FirstPacketOnly: true})
+	want, err := m.Expect(ArriveRest{QP: 0})
+	require.NoError(t, err)
+	require.Equal(t, PeerError, want.Peer, "the model fails the message")
+	steps = append(steps, Step{Op: ArriveRest{QP: 0}, Obs: Observation{BadWR: -1, Peer: PeerRNR}})
+	// The poll then sees what the model expects after the message's
+	// failure: the WR's LOC_LEN_ERR completion and the QP's events.
+	_ = mustRun(t, m, ArriveRest{QP: 0})
+	poll, err := m.Expect(Poll{})
+	require.NoError(t, err)
+	require.NotEmpty(t, poll.Completions)
+	require.Equal(t, WCLocLenErr, poll.Completions[0].Status)
+	steps = append(steps, Step{Op: Poll{}, Obs: poll})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleRecvTooLarge}, d.Rules, "diagnosis %+v", d)
+}

@@ -351,7 +351,22 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	}
 	f := *q.filling
 	q.filling = nil
-	return m.peerResult(RuleRecvCompletion, m.deliver(o.QP, f.wr, f.msg), got)
+	// The rest decides the message's fate as a whole message's delivery
+	// does (arriveFetch): the rule at stake in what the sender hears is
+	// the rule of the completion the message made (RECV-TOO-LARGE for a
+	// message too long for the WR), not the catch-all.
+	m.stake = nil
+	before := len(m.cq)
+	allowed := m.deliver(o.QP, f.wr, f.msg)
+	rule, stake := RuleRecvCompletion, m.stake
+	if len(m.cq) > before {
+		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
+	}
+	obs, by, err := m.peerExcused(rule, allowed, got, stake...)
+	if err == nil && by != 0 && len(m.cq) > before && q.typ == RC && got.Peer == PeerError {
+		m.failedInstead(o.QP, by)
+	}
+	return obs, err
 }
 
 // fetch takes the head WR (FIFO) and applies the limit rule. Relaxed
