@@ -751,3 +751,39 @@ func TestTheRestOfAMessageTooLongIsBlamedOnRecvTooLarge(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleRecvTooLarge}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestTheRestOfAMessageWhoseWRWasFlushedFailsTheSend: the QP went to ERR
+// between a message's first packet and its rest. The WR was flushed
+// (QP-FLUSH-INPROGRESS); the rest is still owed (the View says the QP is
+// filling), and reaches a QP that takes nothing, so the sender's send
+// fails (QP-NOFETCH-STATES). A device that says it went through deviates
+// on that rule. A reset abandons the half-sent message: no rest is owed.
+// Before, the model refused to predict the rest, so the suite never sent
+// it, and the emulator's mutants of that path escaped.
+func TestTheRestOfAMessageWhoseWRWasFlushedFailsTheSend(t *testing.T) {
+	flushed := func() *Model {
+		m := fixture(t, Documented())
+		mustRun(t, m, post(wr(1, 4096)))
+		mustRun(t, m, Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 3000}, FirstPacketOnly: true})
+		mustRun(t, m, ModifyQP{QP: 0, State: Err})
+		return m
+	}
+	m := flushed()
+	require.True(t, m.View().Filling[0], "the rest is owed after the flush")
+	require.True(t, m.Predictable(ArriveRest{QP: 0}))
+	want, err := m.Expect(ArriveRest{QP: 0})
+	require.NoError(t, err)
+	assert.Equal(t, PeerError, want.Peer)
+	mustRun(t, m, ArriveRest{QP: 0})
+	assert.False(t, m.View().Filling[0], "the rest arrived")
+
+	err = flushed().Step(ArriveRest{QP: 0}, Observation{BadWR: -1, Peer: PeerOK})
+	require.Error(t, err)
+	assert.Equal(t, RuleQPNoFetchStates, err.(*Deviation).Rule)
+
+	m = flushed()
+	mustRun(t, m, ModifyQP{QP: 0, State: Reset})
+	assert.False(t, m.View().Filling[0], "a reset abandons the rest")
+	_, err = m.Expect(ArriveRest{QP: 0})
+	assert.ErrorIs(t, err, ErrNotModelled)
+}

@@ -35,6 +35,10 @@ type qp struct {
 	state   QPState
 	pending []Message // messages buffered before RTR (BeforeRTR == Buffered)
 	filling *inflight // a WR fetched for a message whose rest has not arrived
+	// restOwed says the QP went to ERR while filling a WR: the WR was
+	// flushed, and the rest of its message is still to come, to a QP
+	// that takes nothing (arriveRest). A reset abandons it.
+	restOwed bool
 	// repeatOK says the QP met packets in ERR since the last poll, so a
 	// PerPacket device may have raised LAST_WQE_REACHED for them.
 	repeatOK bool
@@ -477,7 +481,7 @@ func (m *machine) enterErr(n int) {
 		} else if m.slotFree() == FreeAtPoll {
 			m.held-- // the WR vanished: no completion will free its slot
 		}
-		q.filling = nil
+		q.filling, q.restOwed = nil, true
 	}
 	m.touch(RuleQPLastWQE)
 	if m.lastWQE() == Raise {
@@ -581,7 +585,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	w(uint64(m.qps.len()))
 	for i := range m.qps.len() {
 		q := m.qps.at(i)
-		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), b(q.stuck), uint64(len(q.pending)))
+		w(uint64(q.typ), uint64(q.state), b(q.repeatOK), b(q.gone), b(q.stuck), b(q.restOwed), uint64(len(q.pending)))
 		for _, p := range q.pending {
 			w(uint64(p.Opcode), uint64(p.Len), uint64(p.Imm))
 		}

@@ -247,9 +247,9 @@ func (m *Model) Predictable(op Op) bool {
 			return false
 		}
 		q := c.qps.at(o.QP)
-		return o.Msg.Opcode.ValidOn(q.typ) && q.filling == nil
+		return o.Msg.Opcode.ValidOn(q.typ) && q.filling == nil && !q.restOwed
 	case ArriveRest:
-		return c.checkQP(o.QP) == nil && c.qps.at(o.QP).filling != nil
+		return c.checkQP(o.QP) == nil && (c.qps.at(o.QP).filling != nil || c.qps.at(o.QP).restOwed)
 	case ModifyQP:
 		return c.checkQP(o.QP) == nil
 	case DestroyQP:
@@ -645,7 +645,9 @@ type View struct {
 	QPTypes     []QPType
 	QPStates    []QPState
 	QPGone      []bool // destroyed QPs
-	Filling     []bool
+	// Filling says the QP owes the rest of a message: a first packet took
+	// a WR, which it is filling or which a flush took (ArriveRest).
+	Filling []bool
 	// QPStateSure says every candidate has the QP in QPStates' state;
 	// FillingAny and FillingAll say whether some or every candidate has it
 	// filling a WR.

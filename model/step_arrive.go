@@ -78,7 +78,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
 	}
 	m.stake = nil
-	if q.filling != nil {
+	if q.filling != nil || q.restOwed {
 		return Observation{}, unmodelled("arrive on qp%d while it is filling a WR", o.QP)
 	}
 	rc := q.typ == RC
@@ -346,6 +346,14 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 		return Observation{}, err
 	}
 	q := m.qps.mut(o.QP)
+	if q.filling == nil && q.restOwed {
+		// The WR was flushed when the QP went to ERR; the rest of the
+		// message reaches a QP that takes nothing (QP-NOFETCH-STATES), and
+		// the sender's send fails.
+		q.restOwed = false
+		m.touch(RuleQPNoFetchStates)
+		return m.peerResult(RuleQPNoFetchStates, Peers(PeerError), got)
+	}
 	if q.filling == nil {
 		return Observation{}, unmodelled("arrive_rest on qp%d, which is filling nothing", o.QP)
 	}
