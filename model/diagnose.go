@@ -165,8 +165,11 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 		return 0, err, nil, ruleSet{}
 	}
 	for i, s := range steps {
-		w.charge(len(m.cands))
-		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
+		before := len(m.cands)
+		w.charge(before)
+		err := m.advanceQuiet(s.Op, s.Obs)
+		w.charge(len(m.cands) - before) // the candidates a step made cost as those it took
+		if err != nil {
 			if m.pruned && m.width < maxCandidates && i > past {
 				if w.pairsSpent() {
 					// The wide replay there is no allowance for might
@@ -195,8 +198,11 @@ func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *Meter, count
 		if w.pairsSpent() {
 			return i, errDiagnosisEffort, nil
 		}
-		w.charge(len(m.cands))
-		if err := m.advanceQuiet(s.Op, s.Obs); err != nil {
+		before := len(m.cands)
+		w.charge(before)
+		err := m.advanceQuiet(s.Op, s.Obs)
+		w.charge(len(m.cands) - before)
+		if err != nil {
 			return i, err, nil
 		}
 	}
@@ -207,7 +213,9 @@ func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *Meter, count
 var errDiagnosisEffort = errors.New("model: diagnosis effort spent during a wide replay")
 
 // Effort bounds a diagnosis in work, not in time: in candidate steps,
-// one for each candidate the model carries through one step of a replay.
+// one for each candidate the model carries into one step of a replay, or
+// out of it where the step made more (they are fingerprinted and ranked
+// as the others).
 // The same trace gets the same diagnosis on a quiet machine and on a busy
 // one; the time it takes is the work over the machine's speed. Zero is
 // no bound.
@@ -238,9 +246,9 @@ func NewMeter(e Effort) *Meter { return &Meter{e: e} }
 // pair search, wide replays and a run's optional refinements may use.
 func (w *Meter) PairsLeft() bool { return !w.pairsSpent() }
 
-// charge adds n candidate steps to the work spent.
+// charge adds n candidate steps to the work spent (none for n <= 0).
 func (w *Meter) charge(n int) {
-	if w != nil {
+	if w != nil && n > 0 {
 		w.spent += int64(n)
 	}
 }
