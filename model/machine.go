@@ -49,6 +49,10 @@ type qp struct {
 	stuck bool
 }
 
+// owesRest says a message's first packet reached the QP and its rest has
+// not: the QP is filling the WR it took, or a flush took that WR.
+func (q *qp) owesRest() bool { return q.filling != nil || q.restOwed }
+
 type inflight struct {
 	wr  WR
 	msg Message
@@ -534,7 +538,7 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 // every candidate of a relaxed model at every step, and hashing value by
 // value (maphash.WriteComparable) was most of a long diagnosis's time.
 func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
-	var arr [4096]byte
+	var arr [1024]byte // most states; a larger one grows on the heap
 	buf := arr[:0]
 	w := func(vs ...uint64) {
 		for _, v := range vs {

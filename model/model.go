@@ -247,9 +247,9 @@ func (m *Model) Predictable(op Op) bool {
 			return false
 		}
 		q := c.qps.at(o.QP)
-		return o.Msg.Opcode.ValidOn(q.typ) && q.filling == nil && !q.restOwed
+		return o.Msg.Opcode.ValidOn(q.typ) && !q.owesRest()
 	case ArriveRest:
-		return c.checkQP(o.QP) == nil && (c.qps.at(o.QP).filling != nil || c.qps.at(o.QP).restOwed)
+		return c.checkQP(o.QP) == nil && c.qps.at(o.QP).owesRest()
 	case ModifyQP:
 		return c.checkQP(o.QP) == nil
 	case DestroyQP:
@@ -347,8 +347,9 @@ func coalesce(dst []result, start, n int, c *machine) []result {
 	if len(rs) != n || n < 2 {
 		return dst
 	}
+	s0 := rs[0].m.sketch()
 	for _, r := range rs {
-		if r.err != nil || len(r.m.picks) != len(c.picks)+1 || r.m.sketch() != rs[0].m.sketch() {
+		if r.err != nil || len(r.m.picks) != len(c.picks)+1 || r.m.sketch() != s0 {
 			return dst
 		}
 	}

@@ -105,13 +105,13 @@ func (m *Model) qpView(v *View) {
 		}
 		for i := lo; i < hi; i++ {
 			q := c.qps.at(i)
-			e := qpEntry{typ: q.typ, state: q.state, gone: q.gone, filling: q.filling != nil || q.restOwed, sure: true, fillingAll: true}
+			e := qpEntry{typ: q.typ, state: q.state, gone: q.gone, filling: q.owesRest(), sure: true, fillingAll: true}
 			for _, o := range m.cands {
 				if i >= o.qps.len() {
 					continue
 				}
 				oq := o.qps.at(i)
-				f := oq.filling != nil || oq.restOwed
+				f := oq.owesRest()
 				e.sure = e.sure && oq.state == q.state
 				e.fillingAny, e.fillingAll = e.fillingAny || f, e.fillingAll && f
 			}

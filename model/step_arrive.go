@@ -78,8 +78,8 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
 	}
 	m.stake = nil
-	if q.filling != nil || q.restOwed {
-		return Observation{}, unmodelled("arrive on qp%d while it is filling a WR", o.QP)
+	if q.owesRest() {
+		return Observation{}, unmodelled("arrive on qp%d while the rest of a message is owed", o.QP)
 	}
 	rc := q.typ == RC
 	if obs, done, err := m.arriveInState(o, q, got); done {
@@ -261,16 +261,7 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 	}
 	before := len(m.cq)
 	e := m.fetch()
-	allowed := m.deliverEntry(o.QP, e, o.Msg, loose)
-	rule, stake := RuleRecvCompletion, m.stake
-	if len(m.cq) > before {
-		// The rules of what the model just completed.
-		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
-	}
-	obs, by, err := m.peerExcused(rule, allowed, got, stake...)
-	if err == nil && by != 0 && len(m.cq) > before && rc && got.Peer == PeerError {
-		m.failedInstead(o.QP, by)
-	}
+	obs, err := m.deliveredPeer(o.QP, rc, before, m.deliverEntry(o.QP, e, o.Msg, loose), got)
 	if err != nil && len(m.cq) > before && m.relaxedBroad(RuleFetchFIFO) && saved != nil &&
 		saved.anotherGives(o.QP, o.Msg, e.wr.ID, got.Peer) && saved.excuse(RuleFetchFIFO) {
 		// FETCH-FIFO governs which WR a message takes: the sender's
@@ -365,14 +356,22 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	// message too long for the WR), not the catch-all.
 	m.stake = nil
 	before := len(m.cq)
-	allowed := m.deliver(o.QP, f.wr, f.msg)
+	return m.deliveredPeer(o.QP, q.typ == RC, before, m.deliver(o.QP, f.wr, f.msg), got)
+}
+
+// deliveredPeer checks what the sender heard of a message the model has
+// just delivered on QP n (allowed; the CQ held before completions before
+// it), under the rule and stake of the completion the message made, or
+// the catch-all where it made none. A sender told of an error that a
+// relaxed rule excuses carries its consequence on RC (failedInstead).
+func (m *machine) deliveredPeer(n int, rc bool, before int, allowed PeerSet, got *Observation) (Observation, error) {
 	rule, stake := RuleRecvCompletion, m.stake
 	if len(m.cq) > before {
 		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
 	}
 	obs, by, err := m.peerExcused(rule, allowed, got, stake...)
-	if err == nil && by != 0 && len(m.cq) > before && q.typ == RC && got.Peer == PeerError {
-		m.failedInstead(o.QP, by)
+	if err == nil && by != 0 && len(m.cq) > before && rc && got.Peer == PeerError {
+		m.failedInstead(n, by)
 	}
 	return obs, err
 }

@@ -99,7 +99,7 @@ func (m *machine) destroyQP(o DestroyQP, got *Observation) (Observation, error) 
 	}
 	q := m.qps.at(o.QP)
 	switch {
-	case q.filling != nil || q.restOwed || len(q.pending) > 0:
+	case q.owesRest() || len(q.pending) > 0:
 		return Observation{}, unmodelled("destroy_qp qp%d with a message in flight or buffered", o.QP)
 	case q.repeatOK || slices.ContainsFunc(m.events, func(e Event) bool { return e.QP == o.QP }):
 		return Observation{}, unmodelled("destroy_qp qp%d with events of it unread", o.QP)
