@@ -787,3 +787,43 @@ func TestTheRestOfAMessageWhoseWRWasFlushedFailsTheSend(t *testing.T) {
 	_, err = m.Expect(ArriveRest{QP: 0})
 	assert.ErrorIs(t, err, ErrNotModelled)
 }
+
+// TestAMessageCompletedOnTwoWRsIsFetchOnces: one message's completion
+// written again on the next queued WR, as rxe did with 15ae32c4a355
+// reverted (the responder went back to check_resource with the packet it
+// had just completed). FETCH-ONCE says a consuming message takes exactly
+// one WR, so it alone explains the poll; without its relaxation adopting
+// the repeat, the second completion was a WR the model held queued and the
+// blame fell on rules that lose or reorder WRs.
+func TestAMessageCompletedOnTwoWRsIsFetchOnces(t *testing.T) {
+	m := fixture(t, Documented())
+	steps := slices.Clone(m.history)
+	do := func(op Op) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	do(post(wr(1, 64), wr(2, 64), wr(3, 64)))
+	do(Arrive{QP: 0, Msg: Message{Opcode: SendImm, Len: 16, Imm: 7}})
+	poll, err := m.Expect(Poll{})
+	require.NoError(t, err)
+	require.Len(t, poll.Completions, 1)
+	again := poll.Completions[0]
+	again.WRID = 2
+	poll.Completions = append(poll.Completions, again)
+	steps = append(steps, Step{Op: Poll{}, Obs: poll})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleFetchOnce}, d.Rules, "diagnosis %+v", d)
+
+	// The repeat took WR 2 out of the SRQ: the next message takes WR 3,
+	// and that is no second departure.
+	_ = mustRun(t, m, Poll{})
+	msg := Arrive{QP: 0, Msg: Message{Opcode: SendImm, Len: 8, Imm: 8}}
+	steps = append(steps, Step{Op: msg, Obs: mustRun(t, m, msg)})
+	next, err := m.Expect(Poll{})
+	require.NoError(t, err)
+	require.Len(t, next.Completions, 1)
+	require.Equal(t, uint64(2), next.Completions[0].WRID, "the faithful model gives WR 2")
+	next.Completions[0].WRID = 3
+	steps = append(steps, Step{Op: Poll{}, Obs: next})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleFetchOnce}, d.Rules, "diagnosis %+v", d)
+}

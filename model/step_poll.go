@@ -134,9 +134,37 @@ func (m *machine) dropDuplicates(got []Completion) []Completion {
 		if dup && due <= 0 && !m.isOutstanding(g.WRID) && m.excuse(RuleFetchOnce) {
 			continue
 		}
+		if !dup && m.relaxedBroad(RuleFetchOnce) && repeats(got[:i], g) && m.isOutstanding(g.WRID) && m.excuse(RuleFetchOnce) {
+			// One message took a second WR: the device completed it
+			// again on a WR the model still holds queued.
+			m.takeAgain(g.WRID)
+			continue
+		}
 		out = append(out, g)
 	}
 	return out
+}
+
+// repeats reports whether g, a successful completion, is a copy of one of
+// before but for its wr_id: the same message completed on another WR.
+func repeats(before []Completion, g Completion) bool {
+	if g.Status != WCSuccess {
+		return false
+	}
+	return slices.ContainsFunc(before, func(c Completion) bool {
+		c.WRID = g.WRID
+		return c == g
+	})
+}
+
+// takeAgain takes the queued WR id out of the SRQ as a fetch does (its
+// slot, the limit), for a message that already took one: FETCH-ONCE
+// relaxed. Its completion is the one being polled.
+func (m *machine) takeAgain(id uint64) {
+	k := slices.IndexFunc(m.queue, func(e entry) bool { return e.wr.ID == id })
+	m.queue = append(clip(m.queue[:k]), m.queue[k+1:]...)
+	m.fetched++
+	m.checkLimit()
 }
 
 // completionField names a field of the i-th completion a poll returned,
