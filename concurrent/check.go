@@ -205,7 +205,11 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 		if budget == 0 {
 			budget = 20 * time.Second
 		}
-		ops = c.reduce(h.Ops, r.NoticedBy, budget, opts.Timeout)
+		evidenced := model.RuleID(0)
+		if slices.Contains(r.Evidence, r.Rule) {
+			evidenced = r.Rule
+		}
+		ops = c.reduce(h.Ops, r.NoticedBy, evidenced, budget, opts.Timeout)
 		r.Reduced = ops
 		if len(ops) < len(h.Ops) {
 			_, info, pm = c.linearize(ops, opts.Timeout)
@@ -464,7 +468,8 @@ func (c *checker) rankByReach(ops []Operation, votes map[model.RuleID]int, ev []
 
 // evidence returns the rules the history shows broken on its face, in
 // the order checked:
-//   - FETCH-ONCE: a wr_id posted once completes twice;
+//   - FETCH-ONCE: a wr_id posted once completes twice, or one message
+//     (its number, the immediate data) completes successfully on two WRs;
 //   - LIMIT-ONCE: one read of the events holds more limit events than
 //     the armings since the previous read, plus one, can have raised;
 //   - POST-ATOMIC: WRs of posts that returned 0, and overlapped another
@@ -491,13 +496,21 @@ func evidence(ops []Operation, vanish bool) []model.RuleID {
 			completed[c.WRID]++
 		}
 	}
+	twice := false
 	for id, n := range completed {
-		if n > 1 {
-			if _, ok := postedAt[id]; ok {
-				out = append(out, model.RuleFetchOnce)
-				break
-			}
+		if _, ok := postedAt[id]; ok && n > 1 {
+			twice = true
+			break
 		}
+	}
+	for _, o := range ops {
+		if o.Input.Kind == KindMessage && o.Input.Msg.Opcode.HasImm() && successes(o.Output.Completions) > 1 {
+			twice = true
+			break
+		}
+	}
+	if twice {
+		out = append(out, model.RuleFetchOnce)
 	}
 	prev := time.Duration(0)
 	for _, o := range ops {
@@ -702,9 +715,13 @@ func cmpDur(a, b time.Duration) int {
 // stays while a completion left names one of its WRs (else the history
 // would fail for a WR nobody posted), an event keeps a cause
 // (causesKept), and the final poll stays: it is where a missing event
-// shows.
-func (c *checker) reduce(ops []Operation, noticed model.RuleID, budget, timeout time.Duration) []Operation {
+// shows. Where the history shows the rule broken on its face (evidenced,
+// see evidence), the reduced history still shows it: dropping what
+// explains a departure can leave another that the same check notices (a
+// WR out of order once the message that took the WRs before it is gone).
+func (c *checker) reduce(ops []Operation, noticed, evidenced model.RuleID, budget, timeout time.Duration) []Operation {
 	deadline := time.Now().Add(budget)
+	vanish := c.prof.FlushInProgress.Allows(model.NoRaise)
 	keeps := func(cand []Operation) bool {
 		posted := map[uint64]bool{}
 		for _, o := range cand {
@@ -720,6 +737,9 @@ func (c *checker) reduce(ops []Operation, noticed model.RuleID, budget, timeout 
 			}
 		}
 		if !causesKept(cand) {
+			return false
+		}
+		if evidenced != 0 && !slices.Contains(evidence(cand, vanish), evidenced) {
 			return false
 		}
 		res, info, _ := c.linearize(cand, timeout)
@@ -789,4 +809,15 @@ func describe(m *model.Model) string {
 		s += fmt.Sprintf(", qp%d %s", i, st)
 	}
 	return s
+}
+
+// successes counts the successful completions in cs.
+func successes(cs []model.Completion) int {
+	n := 0
+	for _, c := range cs {
+		if c.Status == model.WCSuccess {
+			n++
+		}
+	}
+	return n
 }

@@ -38,6 +38,11 @@ type Options struct {
 	// NoCycles leaves the QPs in RTS; otherwise a QP's sender now and
 	// then takes it to ERR and back up through RESET.
 	NoCycles bool
+	// NoRaces keeps a cycle's move to ERR apart from the QP's messages;
+	// otherwise, on a UD QP whose driver can (drivers.ErrRacer), cycles
+	// come more often, and each from RTS starts with a burst of messages
+	// the move to ERR overtakes.
+	NoRaces bool
 	// NoArm leaves the limit alone; otherwise a client arms it now and then.
 	NoArm bool
 	// Settle is how long the run waits, after every client stopped, for
@@ -365,12 +370,29 @@ func (w *workload) post(c int, rng *rand.Rand) {
 // its state through ERR and RESET back to RTS.
 func (w *workload) send(i int, q drivers.QP, c int, rng *rand.Rand) {
 	state := drivers.RTS
+	racer, _ := q.(drivers.ErrRacer)
+	if w.opts.NoRaces || w.h.Setup.QPs[i] != model.UD {
+		racer = nil
+	}
 	// Let the posters go first, as an application posts before
 	// its peers send: an empty SRQ at the start proves nothing.
 	time.Sleep(2 * time.Millisecond)
 	for w.rec.more() {
-		if !w.opts.NoCycles && rng.IntN(12) == 0 {
+		// A QP that races cycles three times as often, and every cycle
+		// from RTS is a race: a race meets a message in flight only
+		// now and then.
+		if !w.opts.NoCycles && (rng.IntN(12) == 0 || racer != nil && rng.IntN(4) == 0) {
 			var ok bool
+			if state == drivers.RTS && racer != nil {
+				if state, ok = w.race(i, racer, c, rng); !ok {
+					return
+				}
+				if state == drivers.RTS {
+					racer = nil // the driver cannot race this QP
+				} else if rng.IntN(2) == 0 {
+					continue // stay in ERR for a while
+				}
+			}
 			if state, ok = w.cycle(i, q, state, c, rng); !ok {
 				return
 			}
@@ -394,6 +416,61 @@ func (w *workload) send(i int, q drivers.QP, c int, rng *rand.Rand) {
 		w.rec.add(c, o)
 		pause(rng, false)
 	}
+}
+
+// race sends a burst of messages to UD QP i and moves it to ERR while
+// they are in flight (drivers.ErrRacer): the messages and the modify are
+// operations of one call and return, so the model may take any of the
+// messages before the modify and the rest after it. It returns the
+// state the QP is left in (RTS when the driver cannot race it, having
+// sent nothing), and false when the run has failed.
+func (w *workload) race(i int, q drivers.ErrRacer, c int, rng *rand.Rand) (drivers.QPState, bool) {
+	n := 1 + rng.IntN(drivers.MaxRacingMessages)
+	msgs := make([]model.Message, n)
+	dmsgs := make([]drivers.Message, n)
+	for k := range msgs {
+		no := uint32(w.msgNo.Add(1))
+		msgs[k] = model.Message{Opcode: model.Opcode(w.opcode), Len: uint32(rng.IntN(33)), Imm: no}
+		dmsgs[k] = drivers.Message{Opcode: w.opcode, Len: msgs[k].Len, Imm: no, Pattern: byte(no)}
+	}
+	// The modify comes up to 200 µs after the last post: a message takes
+	// tens of microseconds in a software device under emulation.
+	spin := time.Duration(rng.IntN(200)) * time.Microsecond
+	call := w.rec.now()
+	dctx, dcancel := context.WithTimeout(w.ctx, w.opts.OpTimeout)
+	peers, r, err := q.DeliverRacingErr(dctx, dmsgs, spin)
+	dcancel()
+	ret := w.rec.now()
+	if errors.Is(err, drivers.ErrUnsupported) {
+		return drivers.RTS, true
+	}
+	mod := Operation{Input: Input{Kind: KindModify, QP: i, State: model.Err}, Output: Output{Errno: r, BadWR: -1}, Call: call, Return: ret}
+	ops := []Operation{mod}
+	for k, m := range msgs {
+		o := Operation{Input: Input{Kind: KindMessage, QP: i, Msg: m}, Output: Output{BadWR: -1}, Call: call, Return: ret}
+		if err == nil {
+			o.Output.Peer = model.PeerStatus(peers[k])
+		}
+		ops = append(ops, o)
+	}
+	if err != nil {
+		for k := range ops {
+			ops[k].Output.Unknown, ops[k].Return = true, Forever
+		}
+	}
+	for _, o := range ops {
+		w.rec.add(c, o)
+	}
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			w.fail(fmt.Errorf("concurrent: DeliverRacingErr(%d messages from %d to QP %d): %w", n, msgs[0].Imm, i, err))
+		}
+		return drivers.RTS, false
+	}
+	if r != 0 {
+		return drivers.RTS, true
+	}
+	return drivers.Err, true
 }
 
 // cycle takes QP i from state towards ERR, RESET and back to RTS,

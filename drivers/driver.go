@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 )
 
 // ErrUnsupported is returned by optional operations a driver cannot do
@@ -204,6 +205,27 @@ type SRQ interface {
 type ConnectionFailer interface {
 	ConnectionErr() error
 }
+
+// ErrRacer is implemented by QPs whose driver can move the QP to ERR while
+// messages to it are in flight, as another thread of an application does:
+// the only way to meet a responder in the middle of a message (the corpus
+// entry of 15ae32c4a355). The concurrent workload uses it where it is
+// there.
+type ErrRacer interface {
+	// DeliverRacingErr has the peer post msgs (at most MaxRacingMessages,
+	// UD only) one after the other without waiting, then, spin later,
+	// calls ibv_modify_qp to ERR on the QP, and returns once every send
+	// completed: what each sender heard, in msgs' order, and the modify's
+	// return value. The messages the QP took before it entered ERR are
+	// processed as Deliver's are; those after are dropped. It returns
+	// ErrUnsupported where the driver cannot (an RC QP, say), having sent
+	// nothing.
+	DeliverRacingErr(ctx context.Context, msgs []Message, spin time.Duration) ([]PeerStatus, int, error)
+}
+
+// MaxRacingMessages is the most messages DeliverRacingErr sends at once:
+// the depth of a peer's send queue.
+const MaxRacingMessages = 4
 
 // QP is a receiving QP attached to the SRQ, with its peer.
 type QP interface {

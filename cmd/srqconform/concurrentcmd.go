@@ -25,7 +25,7 @@ type concurrentFlags struct {
 	seed                                                        uint64
 	runs, maxOps, posters, rc, ud                               int
 	duration, checkTimeout, reduce                              time.Duration
-	noCycles, noArm, recordOnly                                 bool
+	noCycles, noRaces, noArm, recordOnly                        bool
 }
 
 func (f *concurrentFlags) register(fs *flag.FlagSet) {
@@ -39,6 +39,7 @@ func (f *concurrentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.rc, "rc", 0, "RC QPs, each with a sender thread (0 with -ud 0: 2 RC and, where the device has UD, 1 UD)")
 	fs.IntVar(&f.ud, "ud", 0, "UD QPs, each with a sender thread")
 	fs.BoolVar(&f.noCycles, "no-cycles", false, "leave the QPs in RTS (otherwise senders take their QP to ERR and back through RESET now and then)")
+	fs.BoolVar(&f.noRaces, "no-races", false, "keep a cycle's move to ERR apart from the QP's messages (otherwise, on a UD QP, cycles come more often and each from RTS moves it to ERR while a burst of messages to it is in flight)")
 	fs.BoolVar(&f.noArm, "no-arm", false, "never arm the SRQ limit")
 	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
 	fs.DurationVar(&f.reduce, "reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
@@ -73,7 +74,7 @@ func (f *concurrentFlags) check(fs *flagSet) error {
 		return err
 	}
 	if f.checkFile != "" {
-		for _, name := range []string{"driver", "d", "i", "x", "conn", "deviations", "profile", "seed", "runs", "duration", "max-ops", "posters", "rc", "ud", "no-cycles", "no-arm", "history-dir", "record-only"} {
+		for _, name := range []string{"driver", "d", "i", "x", "conn", "deviations", "profile", "seed", "runs", "duration", "max-ops", "posters", "rc", "ud", "no-cycles", "no-races", "no-arm", "history-dir", "record-only"} {
 			if fs.set(name) {
 				return fmt.Errorf("-%s goes with a run on a device, not with -check (a saved history holds its profile and operations)", name)
 			}
@@ -191,7 +192,7 @@ func (f *concurrentFlags) record(ctx context.Context, drv drivers.Driver, p mode
 	for i := range f.runs {
 		s := first + uint64(i)
 		h, err := concurrent.Run(ctx, drv, f.dev.config(), concurrent.Options{Profile: p, Seed: s, Duration: f.duration, MaxOps: f.maxOps,
-			Posters: f.posters, RC: f.rc, UD: f.ud, NoCycles: f.noCycles, NoArm: f.noArm})
+			Posters: f.posters, RC: f.rc, UD: f.ud, NoCycles: f.noCycles, NoRaces: f.noRaces, NoArm: f.noArm})
 		if h != nil {
 			rep.Device, rep.Kernel = h.Device, h.Kernel
 			if f.historyDir != "" {

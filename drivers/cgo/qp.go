@@ -783,3 +783,90 @@ func (q *qp) DeliverRest(context.Context) (drivers.PeerStatus, error) {
 
 // InjectSQE cannot be done through verbs.
 func (q *qp) InjectSQE() error { return drivers.ErrUnsupported }
+
+// burstStride is how far apart in the peer's buffer the messages of one
+// DeliverRacingErr lie, each with its own pattern.
+const burstStride = 64
+
+// DeliverRacingErr has the UD peer post msgs back to back, spins for spin,
+// moves the QP to ERR with ibv_modify_qp while the device may still be
+// taking them, and waits for every send's completion. The receive
+// completions are left in the CQ for PollCQ. RC QPs and rdma_cm mode
+// return ErrUnsupported.
+func (q *qp) DeliverRacingErr(ctx context.Context, msgs []drivers.Message, spin time.Duration) ([]drivers.PeerStatus, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("cgo: DeliverRacingErr: %w", err)
+	}
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if q.typ != drivers.UD || s.cm != nil {
+		return nil, 0, drivers.ErrUnsupported
+	}
+	if len(msgs) == 0 || len(msgs) > drivers.MaxRacingMessages || len(msgs)*burstStride > peerBufSize {
+		return nil, 0, fmt.Errorf("cgo: DeliverRacingErr with %d messages, want 1 to %d", len(msgs), drivers.MaxRacingMessages)
+	}
+	sds := make([]_C_struct_srqc_send, len(msgs))
+	for i, msg := range msgs {
+		op, err := q.checkMessage(msg)
+		if err != nil {
+			return nil, 0, err
+		}
+		if msg.Len > burstStride {
+			return nil, 0, fmt.Errorf("cgo: DeliverRacingErr(message %d of len %d): above %d bytes", i, msg.Len, burstStride)
+		}
+		if sds[i], err = q.sendWR(msg, op); err != nil {
+			return nil, 0, err
+		}
+	}
+	// sendWR wrote each pattern at the buffer's start: each message gets
+	// its own place, written once every sendWR is done.
+	for i, msg := range msgs {
+		off := uint64(i * burstStride)
+		buf := cbytes(s.peer.buf, off, uint64(msg.Len))
+		for k := range buf {
+			buf[k] = msg.Pattern + byte(k)
+		}
+		sds[i].addr = _C_uint64_t(s.peer.addr(off))
+	}
+	if !q.peerReady || q.peerFailed {
+		if err := q.connectPeer(uint32(rqPSN)); err != nil {
+			return nil, 0, err
+		}
+	}
+	// The QP's state before the move, for the move's attribute mask.
+	cur, _, err := q.state(q.qp)
+	if err != nil {
+		cur = drivers.Reset
+	}
+	a, mask := q.attrs(cur, drivers.Err, q.pqpn, 0)
+	posted := 0
+	for i := range sds {
+		s.sends++
+		if r := _C_srqc_post_send(q.peer, _C_uint64_t(s.sends), &sds[i]); r != 0 {
+			q.peerFailed = true
+			err = verbErr(fmt.Sprintf("ibv_post_send(peer %d, message %d of %d, len %d)", q.idx, i+1, len(sds), int(sds[i].length)), int(r))
+			break
+		}
+		posted++
+	}
+	for start := time.Now(); time.Since(start) < spin; {
+	}
+	r := int(_C_ibv_modify_qp(q.qp, &a, mask))
+	peers := make([]drivers.PeerStatus, len(msgs))
+	for i := range posted {
+		st, werr := q.waitSend(ctx)
+		if werr != nil {
+			q.peerFailed = true
+			return nil, r, werr
+		}
+		if st != _C_IBV_WC_SUCCESS {
+			q.peerFailed = true
+		}
+		peers[i] = peerOutcome(int(st))
+	}
+	if err != nil {
+		return nil, r, err
+	}
+	return peers, r, nil
+}

@@ -94,6 +94,13 @@ func (q *qp) Modify(state drivers.QPState) int {
 	s := q.s
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
+	return q.modify(state)
+}
+
+// modify is Modify with s.dev.mu held.
+// rule: QP-TRANSITIONS
+func (q *qp) modify(state drivers.QPState) int {
+	s := q.s
 	if q.dead() || state > drivers.Err || !q.legal(q.state, state) {
 		return eINVAL
 	}
