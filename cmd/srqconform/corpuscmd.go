@@ -24,7 +24,7 @@ import (
 // corpusFlags are the corpus command's flags.
 type corpusFlags struct {
 	dir, entries, kernels, binary, accel, cache, knownDir, format, out, reports string
-	cases                                                                       int
+	cases, runs                                                                 int
 	seed                                                                        uint64
 	timeout, duration                                                           time.Duration
 	list                                                                        bool
@@ -42,13 +42,14 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.entries, "entries", "", "comma-separated entry ids to run (default: all)")
 	fs.StringVar(&f.kernels, "kernels", "", "comma-separated Debian suites to run on (default: every suite an entry has a patch for)")
 	fs.IntVar(&f.cases, "cases", 30, "random cases per sequential run (vm -cases)")
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "history length per concurrent run (vm -concurrent -duration; 3 histories)")
+	fs.DurationVar(&f.duration, "duration", 5*time.Second, "most time one history of a concurrent entry records (vm -concurrent -duration)")
+	fs.IntVar(&f.runs, "runs", 10, "histories per run of a concurrent entry (vm -concurrent -runs): a race shows in some histories, not all")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every run (vm -seed)")
 	fs.StringVar(&f.binary, "binary", "", "srqconform binary built with the cgo driver (default: build one)")
 	fs.StringVar(&f.accel, "accel", "auto", "QEMU accelerator (vm -accel)")
 	fs.StringVar(&f.cache, "cache", "", "kernel and module cache (vm -cache)")
 	fs.DurationVar(&f.timeout, "timeout", 20*time.Minute, "bound on each run, the module's build included (vm -timeout)")
-	fs.StringVar(&f.knownDir, "known-dir", "", "a directory of known-findings files named PROVIDER-SUITE.txt (as .ci/known): a rule listed there for the kernel does not count as caught, unless the entry expects it")
+	fs.StringVar(&f.knownDir, "known-dir", "", "a directory of known-findings files named PROVIDER-SUITE.txt, and concurrent-PROVIDER-SUITE.txt for concurrent entries (as .ci/known): a rule listed there for the kernel does not count as caught, unless the entry expects it")
 	fs.StringVar(&f.format, "format", "markdown", "markdown (the table) or json (the results)")
 	fs.StringVar(&f.out, "o", "", "write the table to this file (default: standard output)")
 	fs.StringVar(&f.reports, "reports", "", "keep each run's vm report (JSON: the suite's, the histories', or the crash's) in this directory as ENTRY-SUITE.json")
@@ -62,8 +63,8 @@ func cmdCorpus(args []string, stdout, stderr io.Writer) int {
 	if f.format != "markdown" && f.format != "json" {
 		return fail(stderr, "unknown format %q for corpus: want markdown or json", f.format)
 	}
-	if f.cases < 1 || f.timeout <= 0 || f.duration <= 0 {
-		return fail(stderr, "-cases, -timeout and -duration must be above 0 (got %d, %v, %v)", f.cases, f.timeout, f.duration)
+	if f.cases < 1 || f.runs < 1 || f.timeout <= 0 || f.duration <= 0 {
+		return fail(stderr, "-cases, -runs, -timeout and -duration must be above 0 (got %d, %d, %v, %v)", f.cases, f.runs, f.timeout, f.duration)
 	}
 	ix, err := corpus.Load(f.dir)
 	if err != nil {
@@ -259,7 +260,7 @@ func (f *corpusFlags) runOnce(ix *corpus.Index, p corpusRun, timeout time.Durati
 		args = append(args, "-cache", f.cache)
 	}
 	if p.entry.Mode == "concurrent" {
-		args = append(args, "-concurrent", "-runs", "3", "-duration", f.duration.String())
+		args = append(args, "-concurrent", "-runs", strconv.Itoa(f.runs), "-duration", f.duration.String())
 	} else {
 		args = append(args, "-cases", strconv.Itoa(f.cases))
 	}
@@ -307,7 +308,11 @@ func (f *corpusFlags) known(p corpusRun, dir string) (conformance.Known, error) 
 	if f.knownDir == "" {
 		return nil, nil
 	}
-	k, err := conformance.ReadKnown(filepath.Join(f.knownDir, p.entry.Provider+"-"+p.suite+".txt"))
+	name := p.entry.Provider + "-" + p.suite + ".txt"
+	if p.entry.Mode == "concurrent" {
+		name = "concurrent-" + name // histories break their own known rules (.ci/known)
+	}
+	k, err := conformance.ReadKnown(filepath.Join(f.knownDir, name))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) { // ReadKnown wraps it: os.IsNotExist would not see it
 			return nil, nil
