@@ -224,8 +224,10 @@ type ErrRacer interface {
 }
 
 // MaxRacingMessages is the most messages DeliverRacingErr sends at once:
-// the depth of a peer's send queue.
-const MaxRacingMessages = 4
+// the depth of a peer's send queue. The longer the burst, the longer a
+// software device's responder works through it, and the likelier the move
+// to ERR meets it in the middle.
+const MaxRacingMessages = 8
 
 // QP is a receiving QP attached to the SRQ, with its peer.
 type QP interface {

@@ -192,7 +192,8 @@ func (q *qp) create() error {
 	var pa _C_struct_ibv_qp_init_attr
 	pa.send_cq, pa.recv_cq = q.pcq, q.pcq
 	pa.qp_type = qt
-	pa.cap.max_send_wr, pa.cap.max_send_sge = 4, 1
+	// Room for a burst of DeliverRacingErr.
+	pa.cap.max_send_wr, pa.cap.max_send_sge = drivers.MaxRacingMessages, 1
 	pa.cap.max_recv_wr, pa.cap.max_recv_sge = 1, 1
 	if q.peer, err = _C2_ibv_create_qp(s.pd, &pa); q.peer == nil {
 		return nullErr(fmt.Sprintf("ibv_create_qp(peer %d, %s)", q.idx, typeName(q.typ)), err)
