@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/srqconform/srqconform/mutants/outcome"
 )
 
 // figures are a sweep's measures. Runs are the seed runs of mutants that
@@ -19,6 +21,12 @@ type figures struct {
 	NotEquivalent int `json:"not_equivalent"`
 	Crashed       int `json:"crashed"` // panicked or hung (counted not equivalent, not caught)
 	CaughtEvery   int `json:"caught_every_seed"`
+	// FailedEvery counts those whose every seed failed a rule or ended in
+	// the driver's own failure, a hang included (mutation testing's
+	// "killed"); DriverFailed those no rule caught but the driver's
+	// failure did.
+	FailedEvery  int `json:"failed_every_seed"`
+	DriverFailed int `json:"driver_failed"`
 	Escaped       int `json:"escaped"` // no seed caught it, a script tells it apart
 	Runs          int `json:"runs"`
 	ErrorRuns     int `json:"error_runs"` // not caught, ended in a harness error
@@ -56,10 +64,15 @@ func measure(generated, typeErrors int, rs []result) figures {
 			f.Crashed++
 		case statusEscaped:
 			f.Escaped++
+		case statusDriverFailed:
+			f.DriverFailed++
 		}
 		f.NotEquivalent++
 		if r.Status == statusCaught && r.Caught == len(r.Runs) {
 			f.CaughtEvery++
+		}
+		if len(r.Runs) > 0 && !slices.ContainsFunc(r.Runs, func(run outcome.SeedRun) bool { return !run.Failed() }) {
+			f.FailedEvery++ // a crash ends a mutant's runs: it stands for every seed
 		}
 		for _, run := range r.Runs {
 			if run.Crash != "" {
@@ -109,6 +122,8 @@ func (f figures) rows() [][2]string {
 		{"caught in every seed (of not equivalent)", fmt.Sprintf("%d (%s)", f.CaughtEvery, pct(f.CaughtEvery, f.NotEquivalent))},
 		{"escaped: no seed caught, a script tells apart", fmt.Sprint(f.Escaped)},
 		{"panicked or hung (not caught)", fmt.Sprint(f.Crashed)},
+		{"driver failed: no rule failed, some seed ended in the driver's panic or error (not caught)", fmt.Sprint(f.DriverFailed)},
+		{"failed in every seed, a rule's failure or the driver's own (mutation testing's killed)", fmt.Sprintf("%d (%s)", f.FailedEvery, pct(f.FailedEvery, f.NotEquivalent))},
 		{"caught runs / runs", fmt.Sprintf("%d / %d", f.CaughtRuns, f.Runs)},
 		{"runs not caught that ended in a harness error", fmt.Sprint(f.ErrorRuns)},
 		{"caught runs blamed on exactly one rule", fmt.Sprintf("%d (%s)", f.ExactlyOne, pct(f.ExactlyOne, f.CaughtRuns))},

@@ -46,10 +46,12 @@ func TestMeasureCountsByStatusAndBlame(t *testing.T) {
 		{Mutant: mutants.Mutant{ID: "d", Label: label}, Status: statusEscaped, Runs: []outcome.SeedRun{run1(1), run1(2)}, Witness: "script 1"},
 		{Mutant: mutants.Mutant{ID: "e", Label: label}, Status: statusHang, Runs: []outcome.SeedRun{{Seed: 1, Crash: statusHang}}},
 		{Mutant: mutants.Mutant{ID: "f", Label: label}, Status: statusNotCompiling},
+		{Mutant: mutants.Mutant{ID: "g", Label: label}, Status: statusDriverFailed,
+			Runs: []outcome.SeedRun{{Seed: 1, Budget: time.Second, Error: "the driver panicked"}, {Seed: 2, Budget: time.Second, Error: "emu: x"}}},
 	}
 	f := measure(10, 3, rs)
-	assert.Equal(t, figures{Generated: 10, TypeErrors: 3, Swept: 6, BuildErrors: 1, Equivalent: 1, NotEquivalent: 4, Crashed: 1,
-		CaughtEvery: 1, Escaped: 1, Runs: 6, CaughtRuns: 3, ExactlyOne: 2, EqualsLabel: 2, MoreThanOne: 1,
+	assert.Equal(t, figures{Generated: 10, TypeErrors: 3, Swept: 7, BuildErrors: 1, Equivalent: 1, NotEquivalent: 5, Crashed: 1,
+		CaughtEvery: 1, FailedEvery: 3, DriverFailed: 1, Escaped: 1, Runs: 8, ErrorRuns: 2, CaughtRuns: 3, ExactlyOne: 2, EqualsLabel: 2, MoreThanOne: 1,
 		Longest: 3, LongestID: "a"}, f)
 }
 
@@ -102,7 +104,7 @@ func TestSampleEndToEnd(t *testing.T) {
 			assert.Contains(t, r.Witness, "script ", "%s", r.ID)
 		case statusEquivalent:
 			assert.Empty(t, r.Witness, "%s", r.ID)
-		case statusPanic, statusHang, statusNotCompiling:
+		case statusPanic, statusHang, statusNotCompiling, statusDriverFailed:
 		default:
 			t.Errorf("%s: status %q", r.ID, r.Status)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,6 +50,10 @@ const (
 	statusCaught       = "caught"
 	statusPanic        = "panic"
 	statusHang         = "hang"
+	// statusDriverFailed: no seed failed a rule, some ended in the
+	// driver's own failure (a panic in a verb, or an error where the model
+	// expects a result).
+	statusDriverFailed = "driver failed"
 )
 
 // result is one swept mutant.
@@ -341,6 +346,10 @@ func (sw *sweeper) one(ctx context.Context, m mutants.Mutant) (result, error) {
 	}
 	if r.Caught > 0 {
 		r.Status = statusCaught
+		return r, nil
+	}
+	if slices.ContainsFunc(r.Runs, outcome.SeedRun.Failed) {
+		r.Status = statusDriverFailed
 		return r, nil
 	}
 	w, err := sw.witness(ctx, bin)

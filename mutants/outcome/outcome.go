@@ -22,6 +22,12 @@ type SeedRun struct {
 // Caught says the run failed some rule.
 func (r SeedRun) Caught() bool { return len(r.Failing) > 0 }
 
+// Failed says the run reported a failure: a rule's, or the driver's own
+// (a panic in a verb, an error where the model expects a result, a runner
+// that died or hung), which mutation testing counts as killing the mutant.
+// The unmutated emulator gives neither, so the mutation made it.
+func (r SeedRun) Failed() bool { return r.Caught() || r.Error != "" || r.Crash != "" }
+
 // Scripts is the digests of scripts From, From+1, ... run on a driver.
 type Scripts struct {
 	From    uint64   `json:"from"`
