@@ -27,13 +27,13 @@ type figures struct {
 	// failure did.
 	FailedEvery  int `json:"failed_every_seed"`
 	DriverFailed int `json:"driver_failed"`
-	Escaped       int `json:"escaped"` // no seed caught it, a script tells it apart
-	Runs          int `json:"runs"`
-	ErrorRuns     int `json:"error_runs"` // not caught, ended in a harness error
-	CaughtRuns    int `json:"caught_runs"`
-	ExactlyOne    int `json:"caught_runs_one_rule"`
-	EqualsLabel   int `json:"caught_runs_blame_in_label"`
-	MoreThanOne   int `json:"caught_runs_more_rules"`
+	Escaped      int `json:"escaped"` // no seed caught it, a script tells it apart
+	Runs         int `json:"runs"`
+	ErrorRuns    int `json:"error_runs"` // not caught, ended in a harness error
+	CaughtRuns   int `json:"caught_runs"`
+	ExactlyOne   int `json:"caught_runs_one_rule"`
+	EqualsLabel  int `json:"caught_runs_blame_in_label"`
+	MoreThanOne  int `json:"caught_runs_more_rules"`
 	// Longest is the longest run's elapsed time over its budget.
 	Longest   float64 `json:"longest_over_budget"`
 	LongestID string  `json:"longest_mutant,omitempty"`
