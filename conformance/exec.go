@@ -283,8 +283,13 @@ func (x *executor) doResource(ctx context.Context, op model.Op, obs *model.Obser
 			srq, attr, err = x.dev.CreateSRQEx(ctx, a, model.NumKeys, drivers.CreateVariant(o.Variant))
 		}
 		var refused *drivers.Refused
-		if errors.As(err, &refused) && refused.Errno != 0 {
-			obs.Errno = refused.Errno // the device's answer: the model judges it
+		if errors.As(err, &refused) {
+			// The device's answer: the model judges it. A refusal that
+			// names errno 0 is one that set none.
+			obs.Errno = refused.Errno
+			if obs.Errno == 0 {
+				obs.Errno = -1
+			}
 			return nil
 		}
 		if err != nil {

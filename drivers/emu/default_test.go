@@ -339,14 +339,29 @@ func TestLastWQE(t *testing.T) {
 	}
 }
 
+// TestInjectSQE: a send error moves a QP in RTS to SQE and leaves one in
+// any other state where it is, as a device would; it is no error to ask.
 func TestInjectSQE(t *testing.T) {
 	for _, st := range allStates {
 		r := stdRig(t)
 		q := r.qp(drivers.RC, st)
-		err := q.InjectSQE()
-		if (err == nil) != (st == drivers.RTS) {
-			t.Errorf("InjectSQE() from %s = %v, want an error unless from RTS", st, err)
+		if err := q.InjectSQE(); err != nil {
+			t.Errorf("InjectSQE() from %s = %v, want nil", st, err)
 		}
+	}
+	for st, next := range map[drivers.QPState]drivers.QPState{drivers.Reset: drivers.Init, drivers.Init: drivers.RTR} {
+		r := stdRig(t)
+		q := r.qp(drivers.RC, st)
+		q.InjectSQE()
+		if got := q.Modify(next); got != 0 {
+			t.Errorf("Modify(%s) after InjectSQE() from %s = %d, want 0: the QP stays in %s", next, st, got, st)
+		}
+	}
+	r := stdRig(t)
+	q := r.qp(drivers.RC, drivers.RTS)
+	q.InjectSQE()
+	if got := q.Modify(drivers.SQD); got == 0 {
+		t.Errorf("Modify(SQD) after InjectSQE() from RTS = 0, want EINVAL: the QP is in SQE")
 	}
 }
 
@@ -419,8 +434,13 @@ func TestSRQError(t *testing.T) {
 	if got := r.post(r.wrs(1, sge64)...); got != "0 -1" {
 		t.Errorf("Post() on an SRQ in error = %s, want 0 -1", got)
 	}
-	if err := rc.DeliverFirstPacket(ctx, drivers.Message{Len: 8}); err == nil {
-		t.Errorf("DeliverFirstPacket() on an SRQ in error = nil, want an error")
+	// A message in parts meets the SRQ in error as a whole one does: the
+	// first packet takes nothing, and the rest hears RNR.
+	if err := rc.DeliverFirstPacket(ctx, drivers.Message{Len: 8}); err != nil {
+		t.Errorf("DeliverFirstPacket() on an SRQ in error = %v, want nil", err)
+	}
+	if p, err := rc.DeliverRest(ctx); p != 1 || err != nil {
+		t.Errorf("DeliverRest() on an SRQ in error = %d, %v; want 1, nil", p, err)
 	}
 	if got := r.pollStr(); got != "[]" {
 		t.Errorf("completions from an SRQ in error = %s, want []", got)
@@ -552,8 +572,10 @@ func TestPartialDelivery(t *testing.T) {
 		if got := r.pollStr(); got != "[{id=1 st=0 op=0 len=8 qp=0}]" {
 			t.Errorf("CQ after DeliverRest = %s, want [{id=1 st=0 op=0 len=8 qp=0}]", got)
 		}
-		if _, err := q.DeliverRest(ctx); err == nil {
-			t.Errorf("DeliverRest() with nothing outstanding = nil error, want one")
+		// The rest of a message the QP never saw start is out of
+		// sequence: an RC peer's send fails.
+		if p, err := q.DeliverRest(ctx); p != 2 || err != nil {
+			t.Errorf("DeliverRest() with nothing outstanding = %d, %v; want 2, nil", p, err)
 		}
 	})
 	t.Run("rest too large", func(t *testing.T) {
@@ -603,9 +625,6 @@ func TestPartialDelivery(t *testing.T) {
 	}{
 		{"UD", drivers.UD, drivers.RTS, drivers.Send, 1},
 		{"write imm", drivers.RC, drivers.RTS, drivers.WriteImm, 1},
-		{"INIT", drivers.RC, drivers.Init, drivers.Send, 1},
-		{"ERR", drivers.RC, drivers.Err, drivers.Send, 1},
-		{"empty", drivers.RC, drivers.RTS, drivers.Send, 0},
 	} {
 		t.Run("refused/"+tc.name, func(t *testing.T) {
 			r := stdRig(t)
@@ -616,6 +635,33 @@ func TestPartialDelivery(t *testing.T) {
 			}
 			if got := len(r.drain(r.qp(drivers.RC, drivers.RTS))); got != tc.post {
 				t.Errorf("WQEs left after a refused DeliverFirstPacket = %d, want %d", got, tc.post)
+			}
+		})
+	}
+	// Where the QP takes no WQE, a message in parts is answered as a whole
+	// one is: the first packet takes nothing, the rest hears the refusal.
+	for _, tc := range []struct {
+		name string
+		st   drivers.QPState
+		post int
+		peer drivers.PeerStatus
+	}{
+		{"INIT", drivers.Init, 1, 2},
+		{"ERR", drivers.Err, 1, 2},
+		{"empty", drivers.RTS, 0, 1},
+	} {
+		t.Run("not taken/"+tc.name, func(t *testing.T) {
+			r := stdRig(t)
+			q := r.qp(drivers.RC, tc.st)
+			r.postN(tc.post)
+			if err := q.DeliverFirstPacket(ctx, drivers.Message{Opcode: drivers.Send, Len: 1}); err != nil {
+				t.Errorf("DeliverFirstPacket in %s with %d posted = %v, want nil", tc.st, tc.post, err)
+			}
+			if p, err := q.DeliverRest(ctx); p != tc.peer || err != nil {
+				t.Errorf("DeliverRest in %s with %d posted = %d, %v; want %d, nil", tc.st, tc.post, p, err, tc.peer)
+			}
+			if got := len(r.drain(r.qp(drivers.RC, drivers.RTS))); got != tc.post {
+				t.Errorf("WQEs left after a first packet not taken = %d, want %d", got, tc.post)
 			}
 		})
 	}

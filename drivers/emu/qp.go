@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/srqconform/srqconform/drivers"
 )
@@ -22,6 +23,9 @@ type qp struct {
 	// partial says a first packet was sent and DeliverRest is owed, even if
 	// the filling WQE was flushed meanwhile.
 	partial bool
+	// restHeard is what the peer hears at DeliverRest when no WQE is
+	// being filled: the first packet's refusal, or a flush's error.
+	restHeard drivers.PeerStatus
 	// buffered holds messages that arrived before RTR (buffer-before-rtr).
 	buffered []drivers.Message
 	// gone says Destroy destroyed the QP: it no longer holds the SRQ.
@@ -444,19 +448,22 @@ func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error 
 		return fmt.Errorf("emu: DeliverFirstPacket on UD QP %d: only RC messages are delivered in parts", q.idx)
 	case q.partial:
 		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: a message is already half delivered; want DeliverRest first", q.idx)
-	case !q.fetching():
-		return fmt.Errorf("emu: DeliverFirstPacket on QP %d in %s: the QP fetches no WQE in that state", q.idx, q.state)
-	case s.errored && !s.cfg.has(SRQErrorFetches):
-		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: the SRQ is in error and hands out no WQE", q.idx)
-	case s.outstanding() == 0:
-		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: no WQE outstanding to fill", q.idx)
 	}
 	if err := q.checkMsg("DeliverFirstPacket", msg); err != nil {
 		return err
 	}
+	q.partial = true
+	q.restHeard = peerErr // the rest of a message whose WQE is flushed fails
+	// rule: QP-NOFETCH-STATES
+	if !q.fetching() || s.errored && !s.cfg.has(SRQErrorFetches) || s.outstanding() == 0 {
+		// The QP takes no WQE for it (its state, the SRQ in error, an
+		// empty SRQ): the message is refused as a whole one would be,
+		// and the rest hears so.
+		q.restHeard = s.cfg.heard(q.deliver(msg))
+		return nil
+	}
 	// rule: FETCH-FIFO
 	q.filling = &fill{w: s.fetch(), msg: msg}
-	q.partial = true
 	return nil
 }
 
@@ -475,13 +482,14 @@ func (q *qp) DeliverRest(ctx context.Context) (drivers.PeerStatus, error) {
 		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
 	}
 	if !q.partial {
-		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d: no DeliverFirstPacket outstanding", q.idx)
+		// Packets of a message the QP never saw start: out of sequence.
+		return q.dropped(), nil
 	}
 	q.partial = false
 	f := q.filling
 	q.filling = nil
 	if f == nil {
-		return peerErr, nil
+		return q.restHeard, nil
 	}
 	return q.complete(f.w, f.msg), nil
 }
@@ -496,8 +504,59 @@ func (q *qp) InjectSQE() error {
 		return errors.New("emu: InjectSQE on a destroyed QP or a closed or destroyed SRQ")
 	}
 	if q.state != drivers.RTS {
-		return fmt.Errorf("emu: InjectSQE on QP %d in %s: want RTS", q.idx, q.state)
+		return nil // a send error moves only a QP in RTS
 	}
 	q.state = drivers.SQE
 	return nil
+}
+
+// DeliverRacingErr delivers msgs with the QP entering ERR among them. The
+// emulator takes a message in one step, so the modify lands between two:
+// after the first k, k being spin in microseconds modulo len(msgs)+1.
+// Under err-reexecutes the modify overtakes the k-th message, which is
+// then completed again on every WR left in the SRQ.
+// rule: QP-NOFETCH-STATES
+func (q *qp) DeliverRacingErr(ctx context.Context, msgs []drivers.Message, spin time.Duration) ([]drivers.PeerStatus, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("emu: DeliverRacingErr: %w", err)
+	}
+	if q.typ != drivers.UD {
+		return nil, 0, drivers.ErrUnsupported
+	}
+	if len(msgs) == 0 || len(msgs) > drivers.MaxRacingMessages {
+		return nil, 0, fmt.Errorf("emu: DeliverRacingErr with %d messages, want 1 to %d", len(msgs), drivers.MaxRacingMessages)
+	}
+	s := q.s
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if q.dead() {
+		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
+	}
+	if q.filling != nil {
+		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d while a message is half delivered; want DeliverRest first", q.idx)
+	}
+	for _, m := range msgs {
+		if err := q.checkMsg("DeliverRacingErr", m); err != nil {
+			return nil, 0, err
+		}
+	}
+	k := int(spin/time.Microsecond) % (len(msgs) + 1)
+	peers := make([]drivers.PeerStatus, len(msgs))
+	took := false // the k-th message took a WR
+	for i, m := range msgs[:k] {
+		before := s.outstanding()
+		peers[i] = s.cfg.heard(q.deliver(m))
+		took = s.outstanding() < before
+	}
+	r := q.modify(drivers.Err)
+	// rule: FETCH-ONCE
+	if r == 0 && took && s.cfg.has(ErrReexecutes) {
+		for s.outstanding() > 0 && !s.errored {
+			q.complete(s.fetch(), msgs[k-1])
+		}
+	}
+	for i, m := range msgs[k:] {
+		peers[k+i] = s.cfg.heard(q.deliver(m))
+	}
+	return peers, r, nil
 }

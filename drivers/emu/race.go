@@ -1,12 +1,8 @@
 package emu
 
 import (
-	"context"
-	"fmt"
 	"runtime"
 	"time"
-
-	"github.com/srqconform/srqconform/drivers"
 )
 
 // Race mutants: rule violations that only concurrent calls show (issue
@@ -62,55 +58,4 @@ func (s *srq) openWindowFor(d time.Duration) {
 	for start := time.Now(); time.Since(start) < d; {
 	}
 	s.dev.mu.Lock()
-}
-
-// DeliverRacingErr delivers msgs with the QP entering ERR among them. The
-// emulator takes a message in one step, so the modify lands between two:
-// after the first k, k being spin in microseconds modulo len(msgs)+1.
-// Under err-reexecutes the modify overtakes the k-th message, which is
-// then completed again on every WR left in the SRQ.
-// rule: QP-NOFETCH-STATES
-func (q *qp) DeliverRacingErr(ctx context.Context, msgs []drivers.Message, spin time.Duration) ([]drivers.PeerStatus, int, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, 0, fmt.Errorf("emu: DeliverRacingErr: %w", err)
-	}
-	if q.typ != drivers.UD {
-		return nil, 0, drivers.ErrUnsupported
-	}
-	if len(msgs) == 0 || len(msgs) > drivers.MaxRacingMessages {
-		return nil, 0, fmt.Errorf("emu: DeliverRacingErr with %d messages, want 1 to %d", len(msgs), drivers.MaxRacingMessages)
-	}
-	s := q.s
-	s.dev.mu.Lock()
-	defer s.dev.mu.Unlock()
-	if q.dead() {
-		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
-	}
-	if q.filling != nil {
-		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d while a message is half delivered; want DeliverRest first", q.idx)
-	}
-	for _, m := range msgs {
-		if err := q.checkMsg("DeliverRacingErr", m); err != nil {
-			return nil, 0, err
-		}
-	}
-	k := int(spin/time.Microsecond) % (len(msgs) + 1)
-	peers := make([]drivers.PeerStatus, len(msgs))
-	took := false // the k-th message took a WR
-	for i, m := range msgs[:k] {
-		before := s.outstanding()
-		peers[i] = s.cfg.heard(q.deliver(m))
-		took = s.outstanding() < before
-	}
-	r := q.modify(drivers.Err)
-	// rule: FETCH-ONCE
-	if r == 0 && took && s.cfg.has(ErrReexecutes) {
-		for s.outstanding() > 0 && !s.errored {
-			q.complete(s.fetch(), msgs[k-1])
-		}
-	}
-	for i, m := range msgs[k:] {
-		peers[k+i] = s.cfg.heard(q.deliver(m))
-	}
-	return peers, r, nil
 }
