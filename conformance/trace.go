@@ -219,6 +219,8 @@ func (t Trace) Text() string {
 			if alt := Alternatives(*d); alt != "" {
 				fmt.Fprintf(&b, "  %s\n", alt)
 			}
+		} else if d.Unexplained && d.NoticedBy == 0 {
+			fmt.Fprintf(&b, "  diagnosis: none; the model could not replay this trace to its end (step %d)\n", d.VisibleAt)
 		} else if d.Unexplained {
 			fmt.Fprintf(&b, "  diagnosis: no rule, nor pair of rules, explains this trace; the %s check noticed it at step %d\n", d.NoticedBy, d.VisibleAt)
 		}

@@ -348,8 +348,10 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 	if errors.As(err, &d) {
 		out.NoticedBy = d.Rule
 	} else {
-		// Not a deviation: the model cannot predict the trace at all.
+		// Not a deviation: the model cannot predict the trace at all, or
+		// the allowance ran out on the way.
 		out.Unexplained = true
+		out.Cut = errors.Is(err, errDiagnosisEffort)
 		return out
 	}
 	candidates := suspects(relaxed, among)

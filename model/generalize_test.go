@@ -827,3 +827,30 @@ func TestAMessageCompletedOnTwoWRsIsFetchOnces(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleFetchOnce}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAnRTSQPThatAnswersErrorAndTakesNothingIsQPFetchStates: an RC QP in
+// RTS with WRs queued answers a message with an error and completes
+// nothing: it took no WR, which QP-FETCH-STATES governs (RTS is a state
+// that fetches). Before, that rule admitted only an RNR answer in RTS, so
+// such a device (its QPs stop fetching) spread over RECV-RNR,
+// RECV-COMPLETION and more. A trace that reads as well as one message
+// the QP took and failed still goes to that message's rule
+// (TestAFitMisjudgedOnRCIsOneDeparture).
+func TestAnRTSQPThatAnswersErrorAndTakesNothingIsQPFetchStates(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	do := func(op Op) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	do(CreateSRQ{MaxWR: 4, MaxSGE: 1})
+	do(CreateQP{Type: RC})
+	for _, s := range []QPState{Init, RTR, RTS} {
+		do(ModifyQP{QP: 0, State: s})
+	}
+	do(post(wr(1, 64), wr(2, 64)))
+	nak := Observation{BadWR: -1, Peer: PeerError}
+	none := Observation{BadWR: -1}
+	steps = append(steps, Step{Op: send(0, 8), Obs: nak}, Step{Op: Poll{}, Obs: none}, Step{Op: send(0, 8), Obs: nak}, Step{Op: Poll{}, Obs: none})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "diagnosis %+v", d)
+}

@@ -157,17 +157,46 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		// departure of QP-FETCH-STATES, which holds until the QP's state
 		// changes (a device that miscounts the SRQ, RECV-RNR's, answers
 		// RNR to one message and takes the next).
+		if o.FirstPacketOnly {
+			q.restOwed = true // the rest reaches a QP that took nothing
+		}
 		obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
+		return obs, true, err
+	} else if o.FirstPacketOnly && rc && m.relaxedBroad(RuleQPFetchStates) && m.may(RuleQPFetchStates) {
+		// The first packet, whose answer the sender hears only with the
+		// rest, taken by no WR: the QP does not fetch.
+		q.stuck, q.restOwed = true, true
+		obs, err := m.peerResult(RuleQPFetchStates, Peers(PeerOK, PeerRNR, PeerError), got)
 		return obs, true, err
 	}
 	return Observation{}, false, nil
 }
 
 // stuckNow adopts, where QP-FETCH-STATES is relaxed, that RC QP n in RTS
-// took no WR for a message the device answered with RNR while WRs are
-// queued, and marks it stuck.
+// took no WR for a message, and marks it stuck: the device answered RNR
+// while WRs are queued (as for an empty SRQ), or an error (as a QP that
+// does not fetch answers, whatever the message; then only as a branch,
+// since a message the QP took and failed is answered so too).
 func (m *machine) stuckNow(n int, rc bool, got *Observation) bool {
-	if !rc || got == nil || got.Peer != PeerRNR || len(m.queue) == 0 || !m.relaxedBroad(RuleQPFetchStates) || !m.excuse(RuleQPFetchStates) {
+	if !rc || got == nil || !m.relaxedBroad(RuleQPFetchStates) {
+		return false
+	}
+	switch got.Peer {
+	case PeerRNR:
+		if len(m.queue) == 0 || !m.excuse(RuleQPFetchStates) {
+			return false // RNR is an empty SRQ's answer
+		}
+	case PeerError:
+		if !m.may(RuleQPFetchStates) {
+			return false
+		}
+		// Two departures: the QP took nothing, and it answered as a QP
+		// that does not fetch. A trace that reads as well as one message
+		// the QP took and failed (RECV-FIT, RECV-RNR on an empty SRQ)
+		// goes to that rule; a device whose QPs stop fetching, once the
+		// run adopted it, explains its later errors with no new rule.
+		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: RuleQPFetchStates})
+	default:
 		return false
 	}
 	m.qps.mut(n).stuck = true

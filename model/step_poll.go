@@ -87,11 +87,13 @@ func (m *machine) pollArrived(got *Observation) (Observation, error) {
 	return obs, nil
 }
 
-// udTakenForEmpty adopts, where RECV-RNR is relaxed, the completions due
-// from the k-th to the n-th missing, when every one is of a message to a
-// UD QP: the device took the SRQ for empty and dropped those messages
-// (RECV-RNR governs when it counts as empty), and their WRs are still
-// queued, at the head, in order.
+// udTakenForEmpty adopts, where RECV-RNR or QP-FETCH-STATES is relaxed,
+// the completions due from the k-th to the n-th missing, when every one is
+// of a message to a UD QP: the device took no WR for those messages and
+// dropped them, and their WRs are still queued, at the head, in order.
+// Either rule governs it: RECV-RNR when the device took the SRQ for empty,
+// QP-FETCH-STATES when the QP, in a state that fetches, took nothing (on
+// UD the sender hears the same).
 func (m *machine) udTakenForEmpty(k, n int) bool {
 	for _, e := range m.cq[k:n] {
 		q := e.c.QP
@@ -99,7 +101,11 @@ func (m *machine) udTakenForEmpty(k, n int) bool {
 			return false
 		}
 	}
-	if !m.relaxedBroad(RuleRecvRNR) || !m.excuse(RuleRecvRNR) {
+	rule := RuleRecvRNR
+	if !m.relaxedBroad(rule) {
+		rule = RuleQPFetchStates
+	}
+	if !m.relaxedBroad(rule) || !m.excuse(rule) {
 		return false
 	}
 	back := make([]entry, 0, n-k+len(m.queue))

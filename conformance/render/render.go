@@ -143,7 +143,7 @@ func Text(w io.Writer, rep *conformance.Report) error {
 		}
 	}
 	for i, f := range rep.Failures {
-		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %s\n", i+1, f.Rule, f.Source, f.Trace.Extent())
+		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %s\n", i+1, ruleName(f.Rule), f.Source, f.Trace.Extent())
 		if len(f.AlsoIn) > 0 {
 			fmt.Fprintf(&b, "  the same rule also failed in %d other runs:\n", len(f.AlsoIn))
 			for _, l := range otherRuns(f.AlsoIn) {
@@ -336,7 +336,7 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 		b.WriteString("\n## Counterexamples\n")
 	}
 	for i, f := range rep.Failures {
-		fmt.Fprintf(&b, "\n### #%d: %s (%s, %s)\n\n", i+1, f.Rule, f.Source, f.Trace.Extent())
+		fmt.Fprintf(&b, "\n### #%d: %s (%s, %s)\n\n", i+1, ruleName(f.Rule), f.Source, f.Trace.Extent())
 		if len(f.AlsoIn) > 0 {
 			fmt.Fprintf(&b, "The same rule also failed in %d other runs:\n\n", len(f.AlsoIn))
 			for _, l := range otherRuns(f.AlsoIn) {
@@ -555,4 +555,13 @@ func otherRuns(runs []string) []string {
 		return runs
 	}
 	return append(slices.Clip(runs[:shownRuns]), fmt.Sprintf("and %d more (the JSON report lists them all)", len(runs)-shownRuns))
+}
+
+// ruleName is a failure's rule, or "none" for a trace no check's rule
+// names (the model could not replay it to its end).
+func ruleName(r model.RuleID) string {
+	if r == 0 {
+		return "none"
+	}
+	return r.String()
 }
