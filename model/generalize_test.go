@@ -854,3 +854,28 @@ func TestAnRTSQPThatAnswersErrorAndTakesNothingIsQPFetchStates(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAUDMessageDroppedWithWRsQueuedFollowsFromQPFetchStates: a UD QP in
+// RTS drops a message (its sender hears nothing either way) though WRs
+// are queued. Alone, the trace is RECV-RNR's (the device took the SRQ for
+// empty). Once a run has adopted QP-FETCH-STATES for the device (its QPs
+// take no WR: an RC QP answered RNR or an error with WRs queued), the drop
+// follows from it and is no new failure.
+func TestAUDMessageDroppedWithWRsQueuedFollowsFromQPFetchStates(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	do := func(op Op) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	do(CreateSRQ{MaxWR: 4, MaxSGE: 1})
+	do(CreateQP{Type: UD})
+	for _, s := range []QPState{Init, RTR, RTS} {
+		do(ModifyQP{QP: 0, State: s})
+	}
+	do(post(wr(1, 128), wr(2, 128)))
+	steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}}, Step{Op: Poll{}, Obs: Observation{BadWR: -1}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleRecvRNR}, d.Rules, "diagnosis %+v", d)
+	d = Diagnose(Documented(), testCaps, []RuleID{RuleQPFetchStates}, steps)
+	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with QP-FETCH-STATES adopted: diagnosis %+v, want the trace consistent", d)
+}
