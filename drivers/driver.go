@@ -241,7 +241,10 @@ type QP interface {
 	// (PeerSilent when no answer came within the driver's bound).
 	Deliver(ctx context.Context, msg Message) (PeerStatus, error)
 	// DeliverFirstPacket sends only the first packet of msg, leaving the
-	// QP filling a WR; DeliverRest sends the rest.
+	// QP filling a WR; DeliverRest sends the rest and returns what the
+	// peer heard of the whole message (a device that took no WR for the
+	// first packet answers as it would a whole message; the rest of a
+	// message never started is out of sequence).
 	DeliverFirstPacket(ctx context.Context, msg Message) error
 	DeliverRest(ctx context.Context) (PeerStatus, error)
 	// InjectSQE moves the QP from RTS to SQE as a send error would.

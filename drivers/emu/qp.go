@@ -431,6 +431,8 @@ func (q *qp) fail(c drivers.Completion, st drivers.WCStatus, holds, kill bool, e
 
 // DeliverFirstPacket sends the first packet of a Send on an RC QP: the
 // responder fetches the head WQE and holds it while the rest is in flight.
+// A QP that takes no WQE for it (its state, the SRQ in error or empty)
+// refuses it as a whole message, and DeliverRest reports that answer.
 // rule: QP-FLUSH-INPROGRESS
 func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error {
 	if err := ctx.Err(); err != nil {
