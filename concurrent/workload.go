@@ -388,7 +388,7 @@ func (w *workload) send(i int, q drivers.QP, c int, rng *rand.Rand) {
 					return
 				}
 				if state == drivers.RTS {
-					racer = nil // the driver cannot race this QP
+					racer = nil // the driver cannot race this QP, or the move to ERR failed
 				} else if rng.IntN(2) == 0 {
 					continue // stay in ERR for a while
 				}

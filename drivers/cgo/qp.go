@@ -836,11 +836,12 @@ func (q *qp) DeliverRacingErr(ctx context.Context, msgs []drivers.Message, spin 
 		}
 	}
 	// The QP's state before the move, for the move's attribute mask.
-	cur, _, err := q.state(q.qp)
-	if err != nil {
-		cur = drivers.Reset
+	cur, _, qerr := q.state(q.qp)
+	if qerr != nil {
+		cur = drivers.Reset // as Modify does
 	}
 	a, mask := q.attrs(cur, drivers.Err, q.pqpn, 0)
+	var err error // the first post that failed
 	posted := 0
 	for i := range sds {
 		s.sends++
