@@ -837,17 +837,7 @@ func TestAMessageCompletedOnTwoWRsIsFetchOnces(t *testing.T) {
 // the QP took and failed still goes to that message's rule
 // (TestAFitMisjudgedOnRCIsOneDeparture).
 func TestAnRTSQPThatAnswersErrorAndTakesNothingIsQPFetchStates(t *testing.T) {
-	m := New(Documented(), testCaps)
-	var steps []Step
-	do := func(op Op) {
-		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
-	}
-	do(CreateSRQ{MaxWR: 4, MaxSGE: 1})
-	do(CreateQP{Type: RC})
-	for _, s := range []QPState{Init, RTR, RTS} {
-		do(ModifyQP{QP: 0, State: s})
-	}
-	do(post(wr(1, 64), wr(2, 64)))
+	steps := queuedInRTS(t, RC, wr(1, 64), wr(2, 64))
 	nak := Observation{BadWR: -1, Peer: PeerError}
 	none := Observation{BadWR: -1}
 	steps = append(steps, Step{Op: send(0, 8), Obs: nak}, Step{Op: Poll{}, Obs: none}, Step{Op: send(0, 8), Obs: nak}, Step{Op: Poll{}, Obs: none})
@@ -862,20 +852,24 @@ func TestAnRTSQPThatAnswersErrorAndTakesNothingIsQPFetchStates(t *testing.T) {
 // take no WR: an RC QP answered RNR or an error with WRs queued), the drop
 // follows from it and is no new failure.
 func TestAUDMessageDroppedWithWRsQueuedFollowsFromQPFetchStates(t *testing.T) {
-	m := New(Documented(), testCaps)
-	var steps []Step
-	do := func(op Op) {
-		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
-	}
-	do(CreateSRQ{MaxWR: 4, MaxSGE: 1})
-	do(CreateQP{Type: UD})
-	for _, s := range []QPState{Init, RTR, RTS} {
-		do(ModifyQP{QP: 0, State: s})
-	}
-	do(post(wr(1, 128), wr(2, 128)))
+	steps := queuedInRTS(t, UD, wr(1, 128), wr(2, 128))
 	steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}}, Step{Op: Poll{}, Obs: Observation{BadWR: -1}})
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleRecvRNR}, d.Rules, "diagnosis %+v", d)
 	d = Diagnose(Documented(), testCaps, []RuleID{RuleQPFetchStates}, steps)
 	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with QP-FETCH-STATES adopted: diagnosis %+v, want the trace consistent", d)
+}
+
+// queuedInRTS is the trace of an SRQ of 4 WRs of one SGE with one QP of
+// type typ taken to RTS and wrs posted, each step observed as the model
+// expects.
+func queuedInRTS(t *testing.T, typ QPType, wrs ...WR) []Step {
+	t.Helper()
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range []Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: typ},
+		ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, ModifyQP{QP: 0, State: RTS}, post(wrs...)} {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	return steps
 }
