@@ -119,7 +119,7 @@ type diagSource struct {
 	prof    Profile
 	caps    Caps
 	relaxed []RuleID
-	steps   []Step
+	steps   *stepList // shared with the model: a deviation is common, its diagnosis rare
 }
 
 // Diagnose diagnoses the deviation: see Diagnosis. It replays the trace
@@ -129,7 +129,7 @@ func (d *Deviation) Diagnose() Diagnosis {
 		return Diagnosis{NoticedBy: d.Rule, VisibleAt: d.step, Unexplained: true}
 	}
 	s := d.diag
-	return Diagnose(s.prof, s.caps, s.relaxed, s.steps)
+	return Diagnose(s.prof, s.caps, s.relaxed, s.steps.steps())
 }
 
 // replay steps a model relaxed in rules through steps. It returns the

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -429,7 +428,7 @@ func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
 	for _, n := range []uint32{8, 0} {
 		m := fixture(t, Documented())
 		mustRun(t, m, post(wr(1, 64)))
-		steps := append(slices.Clone(m.history),
+		steps := append(m.history.steps(),
 			Step{Op: send(0, n), Obs: Observation{BadWR: -1, Peer: PeerRNR}},
 			Step{Op: Poll{}, Obs: Observation{BadWR: -1}},
 			Step{Op: send(0, n), Obs: Observation{BadWR: -1, Peer: PeerOK}},
@@ -448,7 +447,7 @@ func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
 func TestAMessageGivenTheNextWRIsBlamedOnFetchFIFO(t *testing.T) {
 	m := fixture(t, Documented())
 	mustRun(t, m, post(wr(1, 64), wr(2, 4), wr(3, 64)))
-	steps := append(slices.Clone(m.history),
+	steps := append(m.history.steps(),
 		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerError}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Status: WCLocLenErr}},
 			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
@@ -461,7 +460,7 @@ func TestAMessageGivenTheNextWRIsBlamedOnFetchFIFO(t *testing.T) {
 func TestAUDMessageDroppedWithAWRQueuedIsBlamedOnRecvRNR(t *testing.T) {
 	m := fixture(t, Documented())
 	mustRun(t, m, post(wr(1, 64)))
-	steps := append(slices.Clone(m.history),
+	steps := append(m.history.steps(),
 		Step{Op: send(1, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1}},
 		Step{Op: send(1, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
@@ -729,7 +728,7 @@ func TestAnRTSQPThatTakesNoWRIsQPFetchStates(t *testing.T) {
 // partial ones).
 func TestTheRestOfAMessageTooLongIsBlamedOnRecvTooLarge(t *testing.T) {
 	m := fixture(t, Documented())
-	steps := slices.Clone(m.history)
+	steps := m.history.steps()
 	do := func(op Op) {
 		obs := mustRun(t, m, op)
 		steps = append(steps, Step{Op: op, Obs: obs})
@@ -797,7 +796,7 @@ func TestTheRestOfAMessageWhoseWRWasFlushedFailsTheSend(t *testing.T) {
 // blame fell on rules that lose or reorder WRs.
 func TestAMessageCompletedOnTwoWRsIsFetchOnces(t *testing.T) {
 	m := fixture(t, Documented())
-	steps := slices.Clone(m.history)
+	steps := m.history.steps()
 	do := func(op Op) {
 		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
 	}

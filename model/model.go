@@ -34,7 +34,7 @@ type Model struct {
 	prof    Profile
 	caps    Caps
 	relaxed []RuleID
-	history []Step
+	history *stepList
 
 	// width is how many candidates a relaxed model keeps (0: beam);
 	// pruned says some were dropped, so a deviation may be the beam's.
@@ -57,9 +57,37 @@ type Model struct {
 	spare []*machine
 }
 
-// historyCap is the history a model makes room for at its first step: a
-// random case of the harness runs a few dozen steps.
-const historyCap = 32
+// stepList is a model's history, newest step first: an immutable list
+// that clones share, so a clone's next step costs one node, not a copy of
+// every step before it (a history check keeps hundreds of thousands of
+// states, each some hundreds of steps deep). nil is the empty history.
+type stepList struct {
+	s    Step
+	prev *stepList
+	n    int // steps in the list, this one included
+}
+
+// push returns l with s appended.
+func (l *stepList) push(s Step) *stepList {
+	return &stepList{s: s, prev: l, n: l.len() + 1}
+}
+
+// len returns the number of steps in l.
+func (l *stepList) len() int {
+	if l == nil {
+		return 0
+	}
+	return l.n
+}
+
+// steps returns l's steps, oldest first, in a new slice.
+func (l *stepList) steps() []Step {
+	out := make([]Step, l.len())
+	for i := len(out) - 1; l != nil; i, l = i-1, l.prev {
+		out[i] = l.s
+	}
+	return out
+}
 
 // Step is one operation of a trace and what the device was seen to do.
 type Step struct {
@@ -115,7 +143,7 @@ func (m *Model) widened() (*Model, bool) {
 		return nil, false
 	}
 	w.width = maxCandidates
-	for _, s := range m.history {
+	for _, s := range m.history.steps() {
 		if err := w.advance(s.Op, &s.Obs); err != nil {
 			return nil, false
 		}
@@ -159,10 +187,7 @@ func (m *Model) Faults(count ...RuleID) []FaultUse {
 // ErrNotModelled when op cannot be predicted. After an error the model is
 // spent: build a new one to go on.
 func (m *Model) Step(op Op, got Observation) error {
-	if m.history == nil {
-		m.history = make([]Step, 0, historyCap)
-	}
-	m.history = append(m.history, Step{Op: op, Obs: got})
+	m.history = m.history.push(Step{Op: op, Obs: got})
 	err := m.advance(op, &got)
 	if err != nil {
 		m.noteDeviation(err)
@@ -174,8 +199,8 @@ func (m *Model) Step(op Op, got Observation) error {
 func (m *Model) noteDeviation(err error) {
 	var d *Deviation
 	if errors.As(err, &d) {
-		d.step = len(m.history)
-		d.diag = &diagSource{prof: m.prof, caps: m.caps, relaxed: m.relaxed, steps: slices.Clone(m.history)}
+		d.step = m.history.len()
+		d.diag = &diagSource{prof: m.prof, caps: m.caps, relaxed: m.relaxed, steps: m.history}
 	}
 }
 
@@ -190,7 +215,7 @@ func (m *Model) Run(op Op) (Observation, error) {
 	if err != nil {
 		return obs, err
 	}
-	m.history = append(m.history, Step{Op: op, Obs: obs})
+	m.history = m.history.push(Step{Op: op, Obs: obs})
 	return obs, m.advance(op, &obs)
 }
 
@@ -550,7 +575,7 @@ func (m *Model) Clone() *Model {
 	for i, c := range m.cands {
 		n.cands[i] = c.clone()
 	}
-	n.history = clip(m.history)
+	// n.history is shared: a stepList is never written, only extended.
 	n.qpv = nil // each model its own: View writes it
 	n.scratch, n.spare = nil, nil
 	return &n

@@ -84,7 +84,7 @@ func TestAllOrNothingIsBlamedOnPostOrder(t *testing.T) {
 	alone := explainers(m.Step(send(0, 8), Observation{Peer: PeerRNR}))
 	assert.Contains(t, alone, RulePostOrder)
 	assert.Contains(t, alone, RuleRecvRNR)
-	steps := append(slices.Clone(m.history),
+	steps := append(m.history.steps(),
 		Step{Op: post(wr(3, 64)), Obs: Observation{BadWR: -1}},
 		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 3, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})

@@ -73,7 +73,7 @@ func TestPruningUnconsultedRulesChangesNoDiagnosis(t *testing.T) {
 			var steps []Step
 			k := 0
 			for range 20 { // a perturbation the model notices
-				steps = slices.Clone(m.history)
+				steps = m.history.steps()
 				k = 4 + rng.IntN(len(steps)-4)
 				steps = steps[:k+1]
 				steps[k].Obs = perturb(rng, steps[k].Obs)

@@ -43,7 +43,7 @@ func (tc arrivalCase) run(t *testing.T) {
 		dev.evs = got.Events
 	}
 	base := fixture(t, tc.prof)
-	steps := slices.Clone(base.history)
+	steps := base.history.steps()
 	for i, op := range tc.ops {
 		obs := mustRun(t, base, op)
 		if p, ok := dev.peers[i]; ok {
