@@ -32,13 +32,18 @@ type CheckOptions struct {
 	// HTML, when set, is where porcupine's visualisation of a violation
 	// (of the reduced history) is written.
 	HTML string
+	// MemoryLimit bounds the heap, in bytes, a search may grow to (0:
+	// DefaultMemoryLimit). A search that passes it is abandoned: Unknown,
+	// as one that runs out of time.
+	MemoryLimit uint64
 }
 
 // Result is what Check found.
 type Result struct {
 	// Verdict is "linearizable", "violation" or "unknown" (the search ran
-	// out of time).
+	// out of time or memory; Bound says which).
 	Verdict string        `json:"verdict"`
+	Bound   string        `json:"bound,omitempty"` // on unknown: "time" or "memory"
 	Ops     int           `json:"ops"`
 	Time    time.Duration `json:"check_ns"`
 	// On a violation: the rule the violation breaks (the diagnosis of the
@@ -87,6 +92,10 @@ type checker struct {
 	// that one of them, not the search, ended a step of the blame.
 	scale time.Duration
 	cut   bool
+	// memLimit bounds the heap of each search (see memGuard); overMemory
+	// records that one search passed it.
+	memLimit   uint64
+	overMemory bool
 }
 
 // bound is d scaled by c.scale.
@@ -134,10 +143,13 @@ func apply(m *model.Model, o Operation) ([]*model.Model, error) {
 
 // porcupineModel is the reference model as porcupine sees it: the state
 // is a *model.Model, an operation's input is its index in ops.
-func (c *checker) porcupineModel(ops []Operation) porcupine.Model {
+func (c *checker) porcupineModel(ops []Operation, g *memGuard) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
 		Init: func() []any { return []any{c.init} },
 		Step: func(state, input, _ any) []any {
+			if g.tripped() {
+				return nil // no next state: the search unwinds
+			}
 			next, _ := apply(state.(*model.Model), ops[input.(int)])
 			out := make([]any, len(next))
 			for i, n := range next {
@@ -170,10 +182,17 @@ func porcupineOps(ops []Operation) []porcupine.Operation {
 	return out
 }
 
-// linearize runs porcupine on ops.
+// linearize runs porcupine on ops. A search that passes c.memLimit is
+// Unknown, and marks c.overMemory.
 func (c *checker) linearize(ops []Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo, porcupine.Model) {
-	pm := c.porcupineModel(ops)
+	g := startGuard(c.memLimit)
+	defer g.end()
+	pm := c.porcupineModel(ops, g)
 	res, info := porcupine.CheckOperationsVerbose(pm, porcupineOps(ops), timeout)
+	if g.tripped() {
+		c.overMemory = true
+		return porcupine.Unknown, info, pm
+	}
 	return res, info, pm
 }
 
@@ -185,6 +204,7 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.memLimit = opts.MemoryLimit
 	start := time.Now()
 	res, info, pm := c.linearize(h.Ops, opts.Timeout)
 	r := &Result{Ops: len(h.Ops)}
@@ -194,7 +214,10 @@ func Check(h *History, opts CheckOptions) (*Result, error) {
 		r.Verdict = Linearizable
 		return r, nil
 	case porcupine.Unknown:
-		r.Verdict = Unknown
+		r.Verdict, r.Bound = Unknown, "time"
+		if c.overMemory {
+			r.Bound = "memory"
+		}
 		return r, nil
 	}
 	r.Verdict = Violation
@@ -592,6 +615,7 @@ func (c *checker) decisive(ops []Operation, rules []model.RuleID, favoured int, 
 		if err != nil {
 			continue
 		}
+		rc.memLimit = c.memLimit
 		bound := c.bound(decisiveTimeout)
 		if i < favoured {
 			bound = c.bound(decisiveLong)

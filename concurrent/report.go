@@ -116,7 +116,7 @@ func (r *Report) verdict() string {
 	if n := r.Violations(); n > 0 {
 		verdict = fmt.Sprintf("VIOLATION in %d of %d histories (rules: %s)", n, len(r.Runs), strings.Join(model.RuleNames(r.FailingRules()), ", "))
 	} else if r.unknown() > 0 {
-		verdict = fmt.Sprintf("UNKNOWN: %d of %d histories were not decided within the check's time", r.unknown(), len(r.Runs))
+		verdict = fmt.Sprintf("UNKNOWN: %d of %d histories were not decided within the check's bounds (-check-timeout, -check-memory)", r.unknown(), len(r.Runs))
 	}
 	unchecked := 0
 	for _, run := range r.Runs {
@@ -161,6 +161,9 @@ func (t *textReport) histories(runs []HistoryRun) {
 		verdict, rule, check := "-", "", "-"
 		if res != nil {
 			verdict, rule, check = res.Verdict, res.Rule.String(), res.Time.Round(time.Millisecond).String()
+			if res.Bound != "" {
+				verdict += " (out of " + res.Bound + ")"
+			}
 		}
 		if t.markdown {
 			fmt.Fprintf(&t.b, "| %d | %d | %s | %d | %v | %.0f | %s | %s | %s |\n", run.Seed, run.Ops, kinds(run.Kinds), run.Overlap, run.Wall.Round(time.Millisecond), run.OpsPerSecond(), check, verdict, rule)

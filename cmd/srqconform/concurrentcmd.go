@@ -22,7 +22,7 @@ import (
 type concurrentFlags struct {
 	dev                                                         deviceFlags
 	profile, htmlDir, historyDir, checkFile, format, out, known string
-	seed                                                        uint64
+	seed, checkMemory                                           uint64
 	runs, maxOps, posters, rc, ud                               int
 	duration, checkTimeout, reduce                              time.Duration
 	noCycles, noRaces, noArm, recordOnly                        bool
@@ -42,6 +42,7 @@ func (f *concurrentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noRaces, "no-races", false, "keep a cycle's move to ERR apart from the QP's messages (otherwise, on a UD QP, cycles come more often and each from RTS moves it to ERR while a burst of messages to it is in flight)")
 	fs.BoolVar(&f.noArm, "no-arm", false, "never arm the SRQ limit")
 	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
+	fs.Uint64Var(&f.checkMemory, "check-memory", 0, checkMemoryUsage)
 	fs.DurationVar(&f.reduce, "reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
 	fs.StringVar(&f.htmlDir, "html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
 	fs.StringVar(&f.historyDir, "history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
@@ -90,8 +91,11 @@ func (f *concurrentFlags) baseCheckOptions() concurrent.CheckOptions {
 	if reduceBudget == 0 {
 		reduceBudget = -1
 	}
-	return concurrent.CheckOptions{Timeout: f.checkTimeout, ReduceBudget: reduceBudget}
+	return concurrent.CheckOptions{Timeout: f.checkTimeout, ReduceBudget: reduceBudget, MemoryLimit: f.checkMemory << 20}
 }
+
+// checkMemoryUsage describes -check-memory, of concurrent and vm -concurrent.
+var checkMemoryUsage = fmt.Sprintf("bound, in MiB, on the heap porcupine's search per history may grow to (0: half the machine's memory, %d MiB here; a history not decided by then is 'unknown')", concurrent.DefaultMemoryLimit()>>20)
 
 // checkOptions are the checker's options for the history of seed.
 func (f *concurrentFlags) checkOptions(seed uint64) concurrent.CheckOptions {
