@@ -233,3 +233,21 @@ func TestResize(t *testing.T) {
 	require.NoError(t, m.Step(Query{}, attr(7, 0)))
 	assert.Equal(t, uint32(7), m.View().Capacity)
 }
+
+// TestSRQEventNamingAQPIsItsRulesDeparture: a limit event, or an SRQ
+// error event, that names a QP (an SRQ's events name none) is the
+// departure of the rule that governs the event, alone: its fields are the
+// rule's as much as its coming is.
+func TestSRQEventNamingAQPIsItsRulesDeparture(t *testing.T) {
+	build := func() *Model {
+		m := fixture(t, Documented())
+		mustRun(t, m, post(wr(1, 64), wr(2, 64), wr(3, 64)))
+		mustRun(t, m, Arm{Limit: 3})
+		mustRun(t, m, send(0, 1))
+		return m
+	}
+	polled := mustRun(t, build(), Poll{})
+	assert.Equal(t, []Event{{EventSRQLimitReached, -1}}, polled.Events, "the event the model raises names no QP")
+	polled.Events = []Event{{EventSRQLimitReached, 0}}
+	assert.Equal(t, "LIMIT-FIRE", ruleOf(build().Step(Poll{}, polled)), "a limit event naming qp0")
+}
