@@ -30,6 +30,11 @@ type config struct {
 	args     []string
 }
 
+// usageText is -h's answer: the usage, for standard output.
+type usageText struct{ text string }
+
+func (u *usageText) Error() string { return "help requested" }
+
 // errUsage marks a bad command line.
 var errUsage = errors.New("usage")
 
@@ -47,6 +52,13 @@ func parse(args []string) (config, error) {
 	list := fs.Bool("list", false, "print the bugs -run selects (name, label, description) as markdown and run nothing")
 	set := fs.String("set", defaultSet, "the bug set: "+strings.Join(setNames(), " or "))
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			var b strings.Builder
+			b.WriteString("usage: srqblame [flags]\n\nflags:\n")
+			fs.SetOutput(&b)
+			fs.PrintDefaults()
+			return config{}, &usageText{b.String()}
+		}
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	c := config{budget: *budget, cases: *cases, parallel: *parallel, out: *out, format: *format, list: *list, set: *set, args: args}
@@ -91,6 +103,11 @@ func main() {
 // or the output failed, 2 a bad command line.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	c, err := parse(args)
+	var help *usageText
+	if errors.As(err, &help) {
+		fmt.Fprint(stdout, help.text)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "srqblame: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
 		return 2

@@ -40,6 +40,15 @@ func TestBadFlagsExitTwoWithOneLine(t *testing.T) {
 	}
 }
 
+// TestHelpPrintsUsageAndExits0: -h is a question, not bad input.
+func TestHelpPrintsUsageAndExits0(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := realMain([]string{"-h"}, &out, &errOut)
+	if code != 0 || errOut.Len() != 0 || !strings.Contains(out.String(), "-seeds") || !strings.Contains(out.String(), "-set") {
+		t.Errorf("realMain(-h) = %d, stdout %q, stderr %q; want 0, the flags, nothing", code, out.String(), errOut.String())
+	}
+}
+
 // TestVerdictAndFigures computes the figures of made-up runs.
 func TestVerdictAndFigures(t *testing.T) {
 	mk := func(bug, label string, seed uint64, elapsed time.Duration, rules ...model.RuleID) Run {

@@ -29,6 +29,20 @@ type options struct {
 	out    string
 }
 
+// usageText is -h's answer: the usage, for standard output.
+type usageText struct{ text string }
+
+func (u *usageText) Error() string { return "help requested" }
+
+// helpRequest returns the usage of fs's flags.
+func helpRequest(fs *flag.FlagSet) error {
+	var b strings.Builder
+	b.WriteString("usage: srqmutants [flags]\n\nflags:\n")
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return &usageText{b.String()}
+}
+
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("srqmutants", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -42,6 +56,9 @@ func parseFlags(args []string) (options, error) {
 	steps := fs.Int("steps", 80, "random steps per witness script")
 	only := fs.String("mutants", "", "comma-separated mutant IDs to sweep (default: all, or the sample)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return options{}, helpRequest(fs)
+		}
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
@@ -75,6 +92,11 @@ func parseFlags(args []string) (options, error) {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args)
+	var help *usageText
+	if errors.As(err, &help) {
+		fmt.Fprint(stdout, help.text)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "srqmutants: %v\n", err)
 		return 2

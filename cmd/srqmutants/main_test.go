@@ -31,6 +31,19 @@ func TestBadFlagsSayOneLineAndExit2(t *testing.T) {
 	}
 }
 
+// TestHelpPrintsUsageAndExits0: -h is a question, not bad input.
+func TestHelpPrintsUsageAndExits0(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, &stdout, &stderr)
+		assert.Equal(t, 0, code, "srqmutants %v", args)
+		assert.Empty(t, stderr.String(), "srqmutants %v", args)
+		for _, flag := range []string{"-seeds", "-sample", "-mutants", "-budget"} {
+			assert.Contains(t, stdout.String(), flag, "srqmutants %v", args)
+		}
+	}
+}
+
 func run1(seed uint64, failing ...string) outcome.SeedRun {
 	return outcome.SeedRun{Seed: seed, Budget: time.Second, Elapsed: time.Second + time.Duration(len(failing))*time.Second, Failing: failing}
 }
