@@ -458,3 +458,27 @@ func TestWildValuesDepart(t *testing.T) {
 	require.ErrorAs(t, m.Step(send(0, 8), Observation{BadWR: -1, Peer: 200}), &d, "a peer outcome past the enum")
 	assert.Contains(t, d.Got, "PeerStatus(200)")
 }
+
+// TestCatchAllCarriesTheErrorsConsequence: an RC message that fits, which
+// the device fails (the sender told of an error, the WR completed in
+// error, the QP in ERR), is one departure of the catch-all where no
+// specific rule explains it: what follows on the QP in ERR (the next
+// message refused, the last-WQE event) is not a second one.
+func TestCatchAllCarriesTheErrorsConsequence(t *testing.T) {
+	doc := Documented()
+	base := fixture(t, doc)
+	steps := base.history.steps()
+	for _, op := range []Op{post(wr(1, 64), wr(2, 64)), send(0, 8), send(0, 8)} {
+		obs := mustRun(t, base, op)
+		if _, ok := op.(Arrive); ok {
+			obs.Peer = PeerError
+		}
+		steps = append(steps, Step{Op: op, Obs: obs})
+	}
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{
+		Completions: []Completion{fail1(1, 0, WCLocLenErr)},
+		Events:      []Event{{EventQPLastWQEReached, 0}},
+	}})
+	d := Diagnose(doc, testCaps, nil, steps)
+	assert.Equal(t, "RECV-COMPLETION", strings.Join(RuleNames(d.Rules), "+"), "diagnosis %+v", d)
+}

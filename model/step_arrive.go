@@ -43,8 +43,11 @@ func (m *machine) peerExcused(rule RuleID, allowed PeerSet, got *Observation, st
 // step its consequences show.
 func (m *machine) failedInstead(n int, rule RuleID) {
 	last := len(m.cq) - 1
-	if last < 0 || m.cq[last].c.Status != WCSuccess || m.cq[last].c.QP != n || !Governs(rule, FieldStatus) {
-		return // a rule of whether the message is processed says nothing of its status
+	if last < 0 || m.cq[last].c.Status != WCSuccess || m.cq[last].c.QP != n || !Governs(rule, FieldStatus) && rule != RuleRecvCompletion {
+		// A rule of whether the message is processed says nothing of its
+		// status; the catch-all's statement (a message that fits
+		// completes successfully) is about nothing else.
+		return
 	}
 	statuses := AnyError
 	switch {
