@@ -872,3 +872,24 @@ func queuedInRTS(t *testing.T, typ QPType, wrs ...WR) []Step {
 	}
 	return steps
 }
+
+// TestAUDQPThatTakesNothingRaisesNoLimitEvent: once QP-FETCH-STATES is
+// adopted, a UD QP in RTS that took nothing for a message leaves its WR
+// queued, so the armed limit has no reason to fire: its missing event is
+// no second departure (LIMIT-ARM or LIMIT-FIRE) besides.
+func TestAUDQPThatTakesNothingRaisesNoLimitEvent(t *testing.T) {
+	steps := ran(t, Documented(), CreateSRQ{MaxWR: 8, MaxSGE: 1}, CreateQP{Type: UD},
+		ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, ModifyQP{QP: 0, State: RTS},
+		post(wr(1, 128), wr(2, 128), wr(3, 128), wr(4, 128)), Arm{Limit: 4})
+	steps = append(steps,
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.True(t, len(d.Rules) > 0 || d.Unexplained, "diagnosis %+v: the trace departs", d)
+	d = Diagnose(Documented(), testCaps, []RuleID{RuleQPFetchStates}, steps)
+	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with QP-FETCH-STATES adopted: diagnosis %+v, want the trace consistent", d)
+	// Adopted at the poll instead (the device took the SRQ for empty:
+	// RECV-RNR), the event the fetch raised is taken back with it.
+	d = Diagnose(Documented(), testCaps, []RuleID{RuleRecvRNR}, steps)
+	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with RECV-RNR adopted: diagnosis %+v, want the trace consistent", d)
+}

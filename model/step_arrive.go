@@ -181,7 +181,24 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 // does not fetch answers, whatever the message; then only as a branch,
 // since a message the QP took and failed is answered so too).
 func (m *machine) stuckNow(n int, rc bool, got *Observation) bool {
-	if !rc || got == nil || !m.relaxedBroad(RuleQPFetchStates) {
+	if got == nil {
+		return false
+	}
+	if !rc {
+		// On UD the sender hears nothing: once QP-FETCH-STATES is
+		// relaxed (asked only then: alone, a UD message dropped with WRs
+		// queued is RECV-RNR's, see udTakenForEmpty), a branch taken
+		// once per QP, which then stays stuck, so that what follows from
+		// the WRs still queued (a post refused as full, a resize, the
+		// limit event not raised) is no second departure before the
+		// poll that lacks the completion shows it.
+		if m.narrow || m.relax == nil || !m.relax[RuleQPFetchStates] || len(m.queue) == 0 || !m.may(RuleQPFetchStates) {
+			return false
+		}
+		m.qps.mut(n).stuck = true
+		return true
+	}
+	if !m.relaxedBroad(RuleQPFetchStates) {
 		return false
 	}
 	switch got.Peer {

@@ -115,7 +115,26 @@ func (m *machine) udTakenForEmpty(k, n int) bool {
 	m.queue = append(back, m.queue...)
 	m.fetched -= n - k
 	m.cq = append(slices.Clone(m.cq[:k]), m.cq[n:]...)
+	m.unfireLimit()
 	return true
+}
+
+// unfireLimit takes back the limit event a fetch raised that an adopted
+// departure has undone (the WRs are queued again, and the count is no
+// longer below the limit): the event, not yet read, is withdrawn and the
+// SRQ armed again, as if the fetch had not happened, so that the missing
+// event is no second departure. An event already read stays.
+func (m *machine) unfireLimit() {
+	if m.armed || m.firesThisArming == 0 || uint32(len(m.queue)) < m.threshold {
+		return
+	}
+	i := slices.Index(m.events, Event{Type: EventSRQLimitReached, QP: -1})
+	if i < 0 {
+		return
+	}
+	m.events = slices.Delete(slices.Clone(m.events), i, i+1)
+	m.armed, m.limit = true, m.threshold
+	m.firesThisArming--
 }
 
 // dropDuplicates removes, where FETCH-ONCE is relaxed, completions of a
