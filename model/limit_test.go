@@ -251,3 +251,15 @@ func TestSRQEventNamingAQPIsItsRulesDeparture(t *testing.T) {
 	polled.Events = []Event{{EventSRQLimitReached, 0}}
 	assert.Equal(t, "LIMIT-FIRE", ruleOf(build().Step(Poll{}, polled)), "a limit event naming qp0")
 }
+
+// TestABoundCheckTurnedAroundIsLimitBoundAlone: a device whose bound
+// check is inverted refuses a limit within the bound with EINVAL and takes
+// one above it. LIMIT-BOUND governs the bound, both ways: one rule.
+func TestABoundCheckTurnedAroundIsLimitBoundAlone(t *testing.T) {
+	m := fixture(t, Documented())
+	steps := append(m.history.steps(),
+		Step{Op: Arm{Limit: 100}, Obs: Observation{BadWR: -1}},
+		Step{Op: Arm{Limit: 2}, Obs: Observation{Errno: EINVAL, BadWR: -1}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitBound}, d.Rules, "diagnosis %+v", d)
+}

@@ -346,6 +346,11 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		// the request or at a value the device clamped it to.
 		m.limitFree = got != nil && got.Errno == 0
 	}
+	if !over && got != nil && got.Errno == EINVAL && m.relaxedBroad(RuleLimitBound) && m.excuse(RuleLimitBound) {
+		// LIMIT-BOUND governs the bound: relaxed, the device's may lie
+		// below the model's, and a limit within it refused as above.
+		return *got, nil // refused: nothing changes
+	}
 	if errnoDiffers(0, got) {
 		if m.excuse(RuleLimitArm) {
 			return *got, nil // refused: nothing changes
