@@ -893,3 +893,15 @@ func TestAUDQPThatTakesNothingRaisesNoLimitEvent(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, []RuleID{RuleRecvRNR}, steps)
 	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with RECV-RNR adopted: diagnosis %+v, want the trace consistent", d)
 }
+
+// TestAnExCreateRefusedFollowsFromRefusedCreates: once CREATE-ATTR is
+// adopted (the device refuses creates within its limits), the ex form
+// refused too is no second departure; alone it stays CREATE-EX's first
+// (TestARefusedCreateIsBlamedOnWhatGovernsIt).
+func TestAnExCreateRefusedFollowsFromRefusedCreates(t *testing.T) {
+	steps := []Step{{Op: CreateSRQ{MaxWR: 8, MaxSGE: 1, Variant: CreateEx}, Obs: refused(ENOMEM)}}
+	d := Diagnose(Documented(), testCaps, []RuleID{RuleCreateAttr}, steps)
+	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with CREATE-ATTR adopted: diagnosis %+v, want the trace consistent", d)
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleCreateEx}, d.Rules, "alone: diagnosis %+v", d)
+}

@@ -79,6 +79,9 @@ func (m *machine) createOther(o CreateOther, got *Observation) (Observation, err
 	case o.Variant == CreateExCQ:
 		return m.errnoIn(RuleCreateEx, 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
 	case o.Variant == CreateEx:
+		if m.exRefusedAsPlain(got) {
+			return *got, nil
+		}
 		return m.errnoIn(RuleCreateEx, 0, "0", func(e int) bool { return e == 0 }, got)
 	case o.Variant == CreatePlain && (o.MaxWR == m.caps.MaxSRQWR || o.MaxSGE == m.caps.MaxSRQSGE):
 		return m.errnoIn(RuleCreateMax, 0, "0 or ENOMEM (not enough memory)", func(e int) bool { return e == 0 || e == ENOMEM }, got)
@@ -165,7 +168,7 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	adopted := false
 	if got != nil {
 		if got.Errno != 0 {
-			if m.excuse(createRefusedRule(o)) || got.Errno == EINVAL && m.excuse(RuleCreateMax) {
+			if m.excuse(createRefusedRule(o)) || o.Variant == CreateEx && m.exRefusedAsPlain(got) || got.Errno == EINVAL && m.excuse(RuleCreateMax) {
 				// Nothing follows a refused create of the SRQ under test.
 				return *got, nil
 			}
@@ -222,6 +225,24 @@ func createRefusedRule(o CreateSRQ) RuleID {
 		return RuleCreateEx
 	}
 	return RuleCreateAttr
+}
+
+// exRefusedAsPlain reports whether a refused ibv_create_srq_ex (BASIC,
+// within the device's limits) is excused as the plain create's departure:
+// CREATE-ATTR governs whether a create within the limits succeeds, and
+// CREATE-EX promises only that the ex form makes what ibv_create_srq
+// makes, so a device that refuses every create is one departure of
+// CREATE-ATTR. It counts as two (the ex form refused, and the plain form
+// presumed refused too), so that a trace showing only the ex form refused
+// reads as CREATE-EX's first, while a run whose plain creates are refused
+// as well is CREATE-ATTR's alone. EINVAL, the errno of a create above the
+// limits, is CREATE-MAX's (createRefusedRule).
+func (m *machine) exRefusedAsPlain(got *Observation) bool {
+	if got == nil || got.Errno == 0 || got.Errno == EINVAL || !m.relaxedBroad(RuleCreateAttr) || !m.excuse(RuleCreateAttr) {
+		return false
+	}
+	m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: RuleCreateAttr})
+	return true
 }
 
 // mostHeld is the most WRs (or SGEs) an SRQ can hold, or a create or query
