@@ -1,6 +1,7 @@
 package concurrent
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -59,5 +60,30 @@ func TestBlameCutAtEveryScaleIsUndecided(t *testing.T) {
 	}
 	if c := res.Candidates(); len(c) == 0 || c[0] != res.Rule {
 		t.Fatalf("Candidates() = %v; want the best guess %s first", c, res.Rule)
+	}
+	// The rule of the event the complaint lacks, whose search a bound
+	// cut short, was never refuted: it stays a candidate.
+	if c := res.Candidates(); !slices.Contains(c, model.RuleQPLastWQE) {
+		t.Fatalf("Candidates() = %v (complaint %s); want QP-LAST-WQE among them", c, res.Complaint)
+	}
+}
+
+// TestAFavouredRuleABoundCutIsUnrefuted: a favoured rule whose decisive
+// search a bound cut, or which the deadline left untried, is recorded as
+// neither fitted nor refuted; one that fitted or was tried to the end is
+// not.
+func TestAFavouredRuleABoundCutIsUnrefuted(t *testing.T) {
+	h := lastWQEHistory(t)
+	c, err := newChecker(h)
+	if err != nil {
+		t.Fatalf("newChecker: %v", err)
+	}
+	rules := []model.RuleID{model.RuleQPLastWQE, model.RuleLimitFire}
+	if got := c.decisive(h.Ops, rules, 2, time.Now().Add(-time.Second)); got != 0 || !slices.Equal(c.unrefuted, rules) {
+		t.Fatalf("decisive past its deadline = %s, unrefuted %v; want none, both unrefuted", got, c.unrefuted)
+	}
+	c.unrefuted = nil
+	if got := c.decisive(h.Ops, rules, 2, time.Now().Add(time.Minute)); got != model.RuleQPLastWQE || len(c.unrefuted) != 0 {
+		t.Fatalf("decisive with time = %s, unrefuted %v; want QP-LAST-WQE, none unrefuted", got, c.unrefuted)
 	}
 }

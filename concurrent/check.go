@@ -96,6 +96,9 @@ type checker struct {
 	// records that one search passed it.
 	memLimit   uint64
 	overMemory bool
+	// unrefuted are the rules the complaint's events favour whose
+	// decisive search a bound cut short: neither fitted nor refuted.
+	unrefuted []model.RuleID
 }
 
 // bound is d scaled by c.scale.
@@ -263,13 +266,20 @@ func (c *checker) explainScaled(r *Result, ops []Operation, info porcupine.Linea
 	base := *r
 	for _, s := range blameScales {
 		*r = base
-		c.scale, c.cut = s, false
+		c.scale, c.cut, c.unrefuted = s, false, nil
 		c.explain(r, ops, info)
 		if !c.cut {
 			return
 		}
 	}
 	r.BlameUndecided = true
+	// A rule a bound kept from fitting or being refuted stays a
+	// candidate: a timer is never evidence against it.
+	for _, rule := range c.unrefuted {
+		if rule != r.Rule && !slices.Contains(r.Also, rule) {
+			r.Also = append(r.Also, rule)
+		}
+	}
 }
 
 // explain names the rule a violation breaks. It replays the longest
@@ -609,6 +619,9 @@ func (c *checker) decisive(ops []Operation, rules []model.RuleID, favoured int, 
 		left := time.Until(deadline)
 		if left <= 0 {
 			unsure = unsure || i < favoured
+			if i < favoured {
+				c.unrefuted = append(c.unrefuted, rules[i:favoured]...) // never tried
+			}
 			break
 		}
 		rc, err := newChecker(c.h, rule)
@@ -625,6 +638,7 @@ func (c *checker) decisive(ops []Operation, rules []model.RuleID, favoured int, 
 			return rule
 		case res == porcupine.Unknown && i < favoured:
 			unsure = true
+			c.unrefuted = append(c.unrefuted, rule)
 		}
 	}
 	c.cut = c.cut || unsure
