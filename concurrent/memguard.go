@@ -72,24 +72,31 @@ type memGuard struct {
 	stop  chan struct{}
 }
 
-// heapMetric is the runtime metric the guard reads: the bytes of heap
-// objects, garbage not yet swept included, as the machine sees them.
-const heapMetric = "/memory/classes/heap/objects:bytes"
+// heapMetric is the runtime metric the guard reads: the heap size the
+// collector aims at for its next cycle (the live heap at the last cycle,
+// doubled at GOGC=100), which is about what the process will hold. It
+// needs no collection to read, so the guard never makes the search wait.
+const heapMetric = "/gc/heap/goal:bytes"
 
 // guardPeriod is how often the guard reads the heap.
 const guardPeriod = 20 * time.Millisecond
 
 // startGuard watches the heap until stopped (limit 0: the default). It
-// reads the heap once before it returns, so a search that starts over the
-// limit is abandoned at once.
+// reads the heap once before it returns, collecting first if an earlier
+// search's heap is still counted, so a search that starts over the limit
+// is abandoned at once and one that starts after a large one is not.
 func startGuard(limit uint64) *memGuard {
 	if limit == 0 {
 		limit = DefaultMemoryLimit()
 	}
 	g := &memGuard{limit: limit, stop: make(chan struct{})}
 	sample := []metrics.Sample{{Name: heapMetric}}
-	if g.check(sample) {
-		return g
+	if g.heap(sample) > g.limit {
+		runtime.GC()
+		if g.heap(sample) > g.limit {
+			g.over.Store(true)
+			return g
+		}
 	}
 	go func() {
 		t := time.NewTicker(guardPeriod)
@@ -100,26 +107,13 @@ func startGuard(limit uint64) *memGuard {
 				return
 			case <-t.C:
 			}
-			if g.check(sample) {
+			if g.heap(sample) > g.limit {
+				g.over.Store(true)
 				return
 			}
 		}
 	}()
 	return g
-}
-
-// check trips g if the heap passes the limit, and reports whether it
-// did. Garbage counts until it is swept: over the limit, it collects
-// and trips only if what is live still passes.
-func (g *memGuard) check(sample []metrics.Sample) bool {
-	if g.heap(sample) > g.limit {
-		runtime.GC()
-		if g.heap(sample) > g.limit {
-			g.over.Store(true)
-			return true
-		}
-	}
-	return false
 }
 
 // heap reads the heap's size into sample and returns it.
