@@ -175,11 +175,12 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 	return Observation{}, false, nil
 }
 
-// stuckNow adopts, where QP-FETCH-STATES is relaxed, that RC QP n in RTS
-// took no WR for a message, and marks it stuck: the device answered RNR
-// while WRs are queued (as for an empty SRQ), or an error (as a QP that
-// does not fetch answers, whatever the message; then only as a branch,
-// since a message the QP took and failed is answered so too).
+// stuckNow adopts, where QP-FETCH-STATES is relaxed, that QP n in RTS
+// took no WR for a message, and marks it stuck: on RC the device answered
+// RNR while WRs are queued (as for an empty SRQ), or an error (as a QP
+// that does not fetch answers, whatever the message; then only as a
+// branch, since a message the QP took and failed is answered so too); on
+// UD, where the sender hears nothing, as a branch.
 func (m *machine) stuckNow(n int, rc bool, got *Observation) bool {
 	if got == nil {
 		return false
