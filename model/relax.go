@@ -70,7 +70,7 @@ func (m *machine) choose(rule RuleID, n int) int {
 	}
 	m.cursor++
 	if i > 0 {
-		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
+		m.depart(rule)
 	} else {
 		m.declines = append(clip(m.declines), rule)
 	}
@@ -117,6 +117,14 @@ func (m *machine) branch(n int) int {
 // may is a two-way fault point: true takes the departure.
 func (m *machine) may(rule RuleID) bool { return m.choose(rule, 2) == 1 }
 
+// depart records a departure of rule at this step. A fault point
+// (choose, excuse) records its own; a caller records one more where a
+// branch counts as two departures, so that a trace another rule explains
+// with one goes to that rule.
+func (m *machine) depart(rule RuleID) {
+	m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
+}
+
 // excuse is called where an observation differs from what rule requires:
 // when the rule is relaxed the departure is recorded and the caller adopts
 // the observation; otherwise the caller reports the deviation.
@@ -125,7 +133,7 @@ func (m *machine) excuse(rule RuleID) bool {
 	if !m.relaxed(rule) || m.faithful {
 		return false
 	}
-	m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: rule})
+	m.depart(rule)
 	return true
 }
 
@@ -167,7 +175,7 @@ func relaxFields(p *Profile, rules []RuleID) map[string]int {
 // field that the profile itself does not allow.
 func (m *machine) decided(field string, i int) {
 	if n, ok := m.ownWidth[field]; ok && i >= n {
-		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: FieldOwner[field]})
+		m.depart(FieldOwner[field])
 	}
 }
 

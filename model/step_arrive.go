@@ -216,7 +216,7 @@ func (m *machine) stuckNow(n int, rc bool, got *Observation) bool {
 		// the QP took and failed (RECV-FIT, RECV-RNR on an empty SRQ)
 		// goes to that rule; a device whose QPs stop fetching, once the
 		// run adopted it, explains its later errors with no new rule.
-		m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: RuleQPFetchStates})
+		m.depart(RuleQPFetchStates)
 	default:
 		return false
 	}

@@ -241,7 +241,7 @@ func (m *machine) exRefusedAsPlain(got *Observation) bool {
 	if got == nil || got.Errno == 0 || got.Errno == EINVAL || !m.relaxedBroad(RuleCreateAttr) || !m.excuse(RuleCreateAttr) {
 		return false
 	}
-	m.faults = append(clip(m.faults), FaultUse{Step: m.stepN, Rule: RuleCreateAttr})
+	m.depart(RuleCreateAttr)
 	return true
 }
 
