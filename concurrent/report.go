@@ -189,7 +189,7 @@ func (t *textReport) violation(run HistoryRun) {
 		fmt.Fprintf(b, "%sshown on its face: %s\n", ind, strings.Join(model.RuleNames(res.Evidence), ", "))
 	}
 	if res.BlameUndecided {
-		fmt.Fprintf(b, "%sblame undecided: its searches ran out of time at every scale (x%d at most); %s is the best guess\n", ind, blameScales[len(blameScales)-1], res.Rule)
+		fmt.Fprintf(b, "%sblame undecided: a bound (time or memory) cut its searches at every scale (x%d at most); %s is the best guess\n", ind, blameScales[len(blameScales)-1], res.Rule)
 	}
 	if len(res.Also) > 0 {
 		fmt.Fprintf(b, "%salso explained by: %s\n", ind, strings.Join(model.RuleNames(res.Also), ", "))

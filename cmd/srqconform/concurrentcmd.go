@@ -42,7 +42,7 @@ func (f *concurrentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noRaces, "no-races", false, "keep a cycle's move to ERR apart from the QP's messages (otherwise, on a UD QP, cycles come more often and each from RTS moves it to ERR while a burst of messages to it is in flight)")
 	fs.BoolVar(&f.noArm, "no-arm", false, "never arm the SRQ limit")
 	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "bound on porcupine's search per history (a history not decided by then is 'unknown')")
-	fs.Uint64Var(&f.checkMemory, "check-memory", 0, checkMemoryUsage)
+	fs.Uint64Var(&f.checkMemory, "check-memory", 0, checkMemoryUsage())
 	fs.DurationVar(&f.reduce, "reduce", 20*time.Second, "time spent reducing a violating history (0: none)")
 	fs.StringVar(&f.htmlDir, "html", "", "write porcupine's visualisation of each violation to this directory (violation-SEED.html)")
 	fs.StringVar(&f.historyDir, "history-dir", "", "write every history to this directory (history-SEED.json; check one again with -check)")
@@ -66,6 +66,9 @@ func (f *concurrentFlags) check(fs *flagSet) error {
 		return fmt.Errorf("-runs, -max-ops and -posters must be at least 1 and -rc, -ud at least 0 (got %d, %d, %d, %d, %d)", f.runs, f.maxOps, f.posters, f.rc, f.ud)
 	}
 	if err := fs.durations("duration", "check-timeout", "reduce"); err != nil {
+		return err
+	}
+	if err := checkMemoryFlag(f.checkMemory); err != nil {
 		return err
 	}
 	if f.duration == 0 {
@@ -95,7 +98,21 @@ func (f *concurrentFlags) baseCheckOptions() concurrent.CheckOptions {
 }
 
 // checkMemoryUsage describes -check-memory, of concurrent and vm -concurrent.
-var checkMemoryUsage = fmt.Sprintf("bound, in MiB, on the heap porcupine's search per history may grow to (0: half the machine's memory, %d MiB here; a history not decided by then is 'unknown')", concurrent.DefaultMemoryLimit()>>20)
+func checkMemoryUsage() string {
+	return fmt.Sprintf("bound, in MiB, on the heap porcupine's search per history may grow to (0: half the machine's memory, %d MiB here; a history not decided by then is 'unknown')", concurrent.DefaultMemoryLimit()>>20)
+}
+
+// maxCheckMemory is the largest -check-memory, in MiB (1 PiB): more would
+// overflow the bound in bytes.
+const maxCheckMemory = 1 << 30
+
+// checkMemoryFlag checks -check-memory's value.
+func checkMemoryFlag(mib uint64) error {
+	if mib > maxCheckMemory {
+		return fmt.Errorf("-check-memory %d: want at most %d MiB (0: the default)", mib, uint64(maxCheckMemory))
+	}
+	return nil
+}
 
 // checkOptions are the checker's options for the history of seed.
 func (f *concurrentFlags) checkOptions(seed uint64) concurrent.CheckOptions {
@@ -298,7 +315,7 @@ func concurrentStatus(rep *concurrent.Report, format, out string, known conforma
 				unknown = append(unknown, res.Rule)
 			}
 		case res.Rule != r:
-			fmt.Fprintf(stderr, "srqconform concurrent: seed %d: a violation whose blame ran out of time at every scale: best guess %s, also explained by the known %s; not counted as a new departure\n", run.Seed, res.Rule, r)
+			fmt.Fprintf(stderr, "srqconform concurrent: seed %d: a violation whose blame a bound cut at every scale: best guess %s, also explained by the known %s; not counted as a new departure\n", run.Seed, res.Rule, r)
 		case !slices.Contains(told, r):
 			told = append(told, r)
 			fmt.Fprintf(stderr, "srqconform concurrent: %s violated, a known finding (%s)\n", r, known[r])

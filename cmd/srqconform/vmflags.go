@@ -118,7 +118,7 @@ func newVMFlags(stdout, stderr io.Writer) *vmFlags {
 	fs.StringVar(&f.htmlDir, "html", "", "with -concurrent: write porcupine's visualisation of each violation to this directory on the host")
 	fs.DurationVar(&f.checkTimeout, "check-timeout", concurrent.DefaultCheckTimeout, "with -concurrent: bound on porcupine's search per history on the host (a history not decided by then is 'unknown')")
 	fs.IntVar(&f.stress, "stress", 0, "keep this many busy processes on the host while the guest runs, as on a busy CI runner (stopped at the end and on Ctrl-C)")
-	fs.Uint64Var(&f.checkMemory, "check-memory", 0, "with -concurrent: "+checkMemoryUsage)
+	fs.Uint64Var(&f.checkMemory, "check-memory", 0, "with -concurrent: "+checkMemoryUsage())
 	fs.DurationVar(&f.reduce, "reduce", 10*time.Second, "with -concurrent: time spent reducing a violating history on the host (0: none)")
 	fs.StringVar(&f.rdmaCore, "rdma-core", "", "rdma-core in the guest: suite (the default with -kernel: libibverbs, providers, librdmacm and glibc of the kernel's own Debian suite, downloaded and cached) or host (the host's; the default with -image)")
 	fs.Var(&f.rdmaPatches, "rdma-core-patch", "rebuild the provider library (and libibverbs or librdmacm if the patch touches them) from the suite's rdma-core source with this patch applied, in a chroot of the suite (root and mmdebstrap the first time; cached by the patches' hashes); repeatable, applied in order")
@@ -153,10 +153,13 @@ func (f *vmFlags) check() (*vmConfig, string) {
 	if f.htmlDir != "" && !f.concurrentRun {
 		return nil, "-html goes with -concurrent"
 	}
-	if (fs.set("check-timeout") || fs.set("reduce")) && !f.concurrentRun {
-		return nil, "-check-timeout and -reduce go with -concurrent"
+	if (fs.set("check-timeout") || fs.set("check-memory") || fs.set("reduce")) && !f.concurrentRun {
+		return nil, "-check-timeout, -check-memory and -reduce go with -concurrent"
 	}
 	if err := fs.durations("check-timeout", "reduce"); err != nil {
+		return nil, err.Error()
+	}
+	if err := checkMemoryFlag(f.checkMemory); err != nil {
 		return nil, err.Error()
 	}
 	c.hostCheck = concurrent.CheckOptions{Timeout: f.checkTimeout, ReduceBudget: f.reduce, MemoryLimit: f.checkMemory << 20}
