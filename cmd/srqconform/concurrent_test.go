@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,33 +22,36 @@ import (
 // visualisation, and the saved history checked again with -check gives
 // the same verdict and rule.
 func TestConcurrentCommand(t *testing.T) {
-	code, out, errs := srqDecided(t, "concurrent", "-seed", "3", "-runs", "2")
+	code, out, errs, _ := srqDecided(t, "concurrent", "-seed", "3", "-runs", "2")
 	assert.Equal(t, exitOK, code, errs)
 	assert.Contains(t, out, "verdict: LINEARIZABLE")
 
 	dir := t.TempDir()
-	code, out, errs = srqDecided(t, "concurrent", "-seed", "1", "-deviations", "fetch-race-twice", "-html", dir, "-history-dir", dir, "-reduce", "5s", "-format", "markdown")
+	// The files are named by the seed that decided, which srqDecided
+	// may have moved on from 1.
+	code, out, errs, seed := srqDecided(t, "concurrent", "-seed", "1", "-deviations", "fetch-race-twice", "-html", dir, "-history-dir", dir, "-reduce", "5s", "-format", "markdown")
 	require.Equal(t, exitDeviates, code, errs)
 	assert.Contains(t, out, "VIOLATION in 1 of 1 histories (rules: FETCH-ONCE)")
 	assert.Contains(t, out, "reduced history")
-	html, err := os.ReadFile(filepath.Join(dir, "violation-1.html"))
+	html, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("violation-%d.html", seed)))
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "<html")
+	history := filepath.Join(dir, fmt.Sprintf("history-%d.json", seed))
 
-	code, out, errs = srq(t, "concurrent", "-check", filepath.Join(dir, "history-1.json"), "-reduce", "0")
+	code, out, errs = srq(t, "concurrent", "-check", history, "-reduce", "0")
 	assert.Equal(t, exitDeviates, code, errs)
 	assert.Contains(t, out, "(rules: FETCH-ONCE)")
 
 	known := filepath.Join(dir, "known.txt")
 	require.NoError(t, os.WriteFile(known, []byte("FETCH-ONCE # the mutant, on purpose\n"), 0o644))
-	code, _, errs = srq(t, "concurrent", "-check", filepath.Join(dir, "history-1.json"), "-reduce", "0", "-known", known)
+	code, _, errs = srq(t, "concurrent", "-check", history, "-reduce", "0", "-known", known)
 	assert.Equal(t, exitOK, code, errs)
 	assert.Contains(t, errs, "FETCH-ONCE violated, a known finding")
 
 	// A whole report checked again is bounded by -reduce and
 	// -check-timeout as given, not by fixed bounds.
 	report := filepath.Join(dir, "report.json")
-	code, _, errs = srqDecided(t, "concurrent", "-seed", "1", "-deviations", "fetch-race-twice", "-reduce", "0", "-format", "json", "-o", report)
+	code, _, errs, _ = srqDecided(t, "concurrent", "-seed", "1", "-deviations", "fetch-race-twice", "-reduce", "0", "-format", "json", "-o", report)
 	require.Equal(t, exitDeviates, code, errs)
 	code, out, errs = srq(t, "concurrent", "-check", report, "-reduce", "0")
 	assert.Equal(t, exitDeviates, code, errs)
@@ -65,7 +69,10 @@ func TestConcurrentCommand(t *testing.T) {
 // under the race detector on a busy host one can take porcupine's search
 // past its bound (CI saw a 602-operation history still unknown at 2 min).
 // An undecided history is no verdict either way, so the test asks again.
-func srqDecided(t *testing.T, args ...string) (int, string, string) {
+// It returns the exit code, stdout, stderr and the seed of the last run:
+// files named by the seed (history-SEED.json, violation-SEED.html) are
+// that seed's.
+func srqDecided(t *testing.T, args ...string) (code int, out, errs string, lastSeed int) {
 	t.Helper()
 	args = slices.Clone(args)
 	at := slices.Index(args, "-seed") + 1
@@ -76,17 +83,16 @@ func srqDecided(t *testing.T, args ...string) (int, string, string) {
 	if err != nil {
 		t.Fatalf("srqDecided(%q): -seed %q: %v", args, args[at], err)
 	}
-	var code int
-	var out, errs string
 	for try := range 3 {
-		args[at] = strconv.Itoa(seed + try)
+		lastSeed = seed + try
+		args[at] = strconv.Itoa(lastSeed)
 		code, out, errs = srq(t, args...)
 		if !undecided(errs) {
 			break
 		}
-		t.Logf("seed %d: a history porcupine did not decide in time; trying the next seed: %s", seed+try, errs)
+		t.Logf("seed %d: a history porcupine did not decide in time; trying the next seed: %s", lastSeed, errs)
 	}
-	return code, out, errs
+	return code, out, errs, lastSeed
 }
 
 // undecided reports whether srqconform concurrent's stderr says a history
