@@ -34,6 +34,19 @@ type figures struct {
 	ExactlyOne   int `json:"caught_runs_one_rule"`
 	EqualsLabel  int `json:"caught_runs_blame_in_label"`
 	MoreThanOne  int `json:"caught_runs_more_rules"`
+	// MoreEachOne counts the runs of MoreThanOne whose every
+	// counterexample is blamed on one rule: one change that breaks
+	// several promises, each shown by its own counterexample, not a
+	// cascade inside one counterexample.
+	MoreEachOne int `json:"caught_runs_more_rules_each_counterexample_one"`
+	// Counterexamples are the caught runs' diagnosed failures;
+	// CexOneRule those blamed on exactly one rule, CexNoRule those no
+	// rule nor pair explained (recorded under the rule that noticed
+	// them), CexInLabel those whose rules are all in the label.
+	Counterexamples int `json:"counterexamples"`
+	CexOneRule      int `json:"counterexamples_one_rule"`
+	CexNoRule       int `json:"counterexamples_unexplained"`
+	CexInLabel      int `json:"counterexamples_in_label"`
 	// Longest is the longest run's elapsed time over its budget.
 	Longest   float64 `json:"longest_over_budget"`
 	LongestID string  `json:"longest_mutant,omitempty"`
@@ -94,6 +107,21 @@ func measure(generated, typeErrors int, rs []result) figures {
 				f.ExactlyOne++
 			default:
 				f.MoreThanOne++
+				if len(run.Diagnoses) > 0 && !slices.ContainsFunc(run.Diagnoses, func(d []string) bool { return len(d) != 1 }) {
+					f.MoreEachOne++
+				}
+			}
+			for _, d := range run.Diagnoses {
+				f.Counterexamples++
+				switch len(d) {
+				case 0:
+					f.CexNoRule++
+				case 1:
+					f.CexOneRule++
+				}
+				if len(d) > 0 && subset(d, r.Label) {
+					f.CexInLabel++
+				}
 			}
 			if subset(run.Failing, r.Label) {
 				f.EqualsLabel++
@@ -129,6 +157,11 @@ func (f figures) rows() [][2]string {
 		{"caught runs blamed on exactly one rule", fmt.Sprintf("%d (%s)", f.ExactlyOne, pct(f.ExactlyOne, f.CaughtRuns))},
 		{"caught runs whose blame is within the label", fmt.Sprintf("%d (%s)", f.EqualsLabel, pct(f.EqualsLabel, f.CaughtRuns))},
 		{"caught runs with more than one failing rule", fmt.Sprintf("%d (%s)", f.MoreThanOne, pct(f.MoreThanOne, f.CaughtRuns))},
+		{"of those, every counterexample on one rule (one change, several promises)", fmt.Sprintf("%d (%s)", f.MoreEachOne, pct(f.MoreEachOne, f.MoreThanOne))},
+		{"counterexamples of caught runs", fmt.Sprint(f.Counterexamples)},
+		{"counterexamples blamed on exactly one rule", fmt.Sprintf("%d (%s)", f.CexOneRule, pct(f.CexOneRule, f.Counterexamples))},
+		{"counterexamples no rule nor pair explains", fmt.Sprintf("%d (%s)", f.CexNoRule, pct(f.CexNoRule, f.Counterexamples))},
+		{"counterexamples blamed within the label", fmt.Sprintf("%d (%s)", f.CexInLabel, pct(f.CexInLabel, f.Counterexamples))},
 		{"longest run over its budget (must not exceed 4x)", fmt.Sprintf("%.2fx (%s)", f.Longest, f.LongestID)},
 	}
 }

@@ -52,7 +52,10 @@ func TestMeasureCountsByStatusAndBlame(t *testing.T) {
 	label := []string{"POST-FULL", "SLOT-FREE"}
 	rs := []result{
 		{Mutant: mutants.Mutant{ID: "a", Label: label}, Status: statusCaught, Caught: 2,
-			Runs: []outcome.SeedRun{run1(1, "POST-FULL"), run1(2, "POST-FULL", "SLOT-FREE")}},
+			Runs: []outcome.SeedRun{diagnosed(run1(1, "POST-FULL"), []string{"POST-FULL"}),
+				diagnosed(run1(2, "POST-FULL", "SLOT-FREE"), []string{"POST-FULL"}, []string{"SLOT-FREE"})}},
+		{Mutant: mutants.Mutant{ID: "h", Label: label}, Status: statusCaught, Caught: 1,
+			Runs: []outcome.SeedRun{diagnosed(run1(1, "POST-FULL", "FETCH-FIFO"), []string{"POST-FULL", "FETCH-FIFO"}, []string{})}},
 		{Mutant: mutants.Mutant{ID: "b", Label: label}, Status: statusCaught, Caught: 1,
 			Runs: []outcome.SeedRun{run1(1, "FETCH-FIFO"), run1(2)}},
 		{Mutant: mutants.Mutant{ID: "c", Label: label}, Status: statusEquivalent, Runs: []outcome.SeedRun{run1(1), run1(2)}},
@@ -63,9 +66,16 @@ func TestMeasureCountsByStatusAndBlame(t *testing.T) {
 			Runs: []outcome.SeedRun{{Seed: 1, Budget: time.Second, Error: "the driver panicked"}, {Seed: 2, Budget: time.Second, Error: "emu: x"}}},
 	}
 	f := measure(10, 3, rs)
-	assert.Equal(t, figures{Generated: 10, TypeErrors: 3, Swept: 7, BuildErrors: 1, Equivalent: 1, NotEquivalent: 5, Crashed: 1,
-		CaughtEvery: 1, FailedEvery: 3, DriverFailed: 1, Escaped: 1, Runs: 8, ErrorRuns: 2, CaughtRuns: 3, ExactlyOne: 2, EqualsLabel: 2, MoreThanOne: 1,
+	assert.Equal(t, figures{Generated: 10, TypeErrors: 3, Swept: 8, BuildErrors: 1, Equivalent: 1, NotEquivalent: 6, Crashed: 1,
+		CaughtEvery: 2, FailedEvery: 4, DriverFailed: 1, Escaped: 1, Runs: 9, ErrorRuns: 2, CaughtRuns: 4, ExactlyOne: 2, EqualsLabel: 2, MoreThanOne: 2, MoreEachOne: 1,
+		Counterexamples: 5, CexOneRule: 3, CexNoRule: 1, CexInLabel: 3,
 		Longest: 3, LongestID: "a"}, f)
+}
+
+// diagnosed gives run the diagnoses ds, one per counterexample.
+func diagnosed(run outcome.SeedRun, ds ...[]string) outcome.SeedRun {
+	run.Diagnoses = ds
+	return run
 }
 
 func TestChooseSpreadsASampleOverLabels(t *testing.T) {
