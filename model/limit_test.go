@@ -263,3 +263,46 @@ func TestABoundCheckTurnedAroundIsLimitBoundAlone(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleLimitBound}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestADisarmThatArmsIsLimitDisarmAlone: a device whose modify to limit 0
+// leaves the SRQ armed (at a level the model never saw armed) raises a
+// limit event the model forbids. LIMIT-DISARM governs what follows a
+// disarm, whatever level the device left: one rule.
+func TestADisarmThatArmsIsLimitDisarmAlone(t *testing.T) {
+	build := func() *Model {
+		m := fixture(t, Documented())
+		mustRun(t, m, Arm{Limit: 0})
+		mustRun(t, m, post(wr(1, 64)))
+		mustRun(t, m, send(0, 1))
+		return m
+	}
+	polled := mustRun(t, build(), Poll{})
+	assert.Empty(t, polled.Events, "a disarmed SRQ raises no limit event")
+	polled.Events = []Event{{EventSRQLimitReached, -1}}
+	assert.Equal(t, "LIMIT-DISARM", ruleOf(build().Step(Poll{}, polled)), "a limit event after a disarm, never armed")
+}
+
+// TestAnArmRefusedThatArmedIsLimitArmAlone: a device that arms the limit
+// and then returns an error (EPERM) from ibv_modify_srq. The query reads
+// the limit, a re-arm lower is refused and taken too, and the event comes
+// at the new level. LIMIT-ARM governs the arming and the call's result:
+// one rule, however the arming shows afterwards.
+func TestAnArmRefusedThatArmedIsLimitArmAlone(t *testing.T) {
+	const eperm = 1
+	recv := func(id uint64, evs ...Event) Observation {
+		return Observation{BadWR: -1, Completions: []Completion{{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 1}}, Events: evs}
+	}
+	steps := trace(t, []Op{
+		post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 3}, Query{}, Arm{Limit: 1},
+		send(0, 1), Poll{}, send(0, 1), Poll{}, send(0, 1), Poll{},
+	}, map[int]Observation{
+		1: {Errno: eperm, BadWR: -1},
+		2: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 3}},
+		3: {Errno: eperm, BadWR: -1},
+		4: {BadWR: -1}, 5: recv(1),
+		6: {BadWR: -1}, 7: recv(2),
+		8: {BadWR: -1}, 9: recv(3, Event{Type: EventSRQLimitReached, QP: -1}),
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitArm}, d.Rules, "diagnosis %+v", d)
+}

@@ -115,6 +115,11 @@ type machine struct {
 	// relaxed LIMIT-ARM, did not arm at once (0: none): it may take
 	// effect later, where a query or the limit's event shows it.
 	armLate uint32
+	// looseDisarm says a modify to limit 0, under a relaxed
+	// LIMIT-DISARM, left the SRQ's arming unknown: LIMIT-DISARM governs
+	// what follows a disarm, so one limit event may come at any fetch
+	// until the SRQ is armed again.
+	looseDisarm bool
 
 	threshold uint32 // the count below which an armed limit fires
 	// limitFree says a relaxed LIMIT-BOUND took an arm above the bound:
@@ -394,6 +399,11 @@ func (m *machine) checkLimit() {
 		m.fire(EventSRQLimitReached, -1)
 	}
 	if !m.armed {
+		if m.looseDisarm && m.may(RuleLimitDisarm) {
+			// The disarm left the SRQ armed at some level: its event.
+			m.looseDisarm = false
+			m.fire(EventSRQLimitReached, -1)
+		}
 		return
 	}
 	below := uint32(len(m.queue)) < m.threshold
@@ -563,7 +573,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))

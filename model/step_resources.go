@@ -341,6 +341,9 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if o.Limit == 0 {
 		if !m.may(RuleLimitDisarm) {
 			m.armed, m.limit = false, 0
+			// Relaxed, LIMIT-DISARM admits a limit event after the
+			// disarm, at whatever level the device left armed.
+			m.looseDisarm = m.relaxedBroad(RuleLimitDisarm) && (got == nil || got.Errno == 0)
 		}
 		return m.plainResult(RuleLimitDisarm, 0, got)
 	}
@@ -372,14 +375,21 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		// below the model's, and a limit within it refused as above.
 		return *got, nil // refused: nothing changes
 	}
+	refusedArmed := false
 	if errnoDiffers(0, got) {
-		if m.excuse(RuleLimitArm) {
+		if !m.excuse(RuleLimitArm) {
+			return m.plainResult(RuleLimitArm, 0, got)
+		}
+		// LIMIT-ARM governs the arming, and the call's result is its
+		// departure: refused, the device may have armed all the same
+		// (a second branch, counted as a second departure).
+		if !m.relaxedBroad(RuleLimitArm) || m.choose(RuleLimitArm, 2) == 0 {
 			return *got, nil // refused: nothing changes
 		}
-		return m.plainResult(RuleLimitArm, 0, got)
+		refusedArmed = true
 	}
 	m.armLate = 0
-	if m.may(RuleLimitArm) {
+	if !refusedArmed && m.may(RuleLimitArm) {
 		// Accepted, but not armed: the device may arm later, which a
 		// query reading the limit or the limit's event shows (armLate).
 		if !m.narrow {
@@ -387,7 +397,7 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		}
 		return m.plainResult(RuleLimitArm, 0, got)
 	}
-	if got != nil && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
+	if got != nil && !refusedArmed && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
 		// MODIFY-ONLY-MASKED governs what a modify leaves alone: this
 		// arm touched max_wr too. The SRQ holds some other number of
 		// WRs, at least those it holds; the next query or ENOMEM says
@@ -395,11 +405,15 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		m.capacity, m.capExact = uint32(m.occupied()), false
 	}
 	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
+	m.looseDisarm = false
 	if uint32(len(m.queue)) < o.Limit {
 		m.touch(RuleLimitFire)
 		if m.armBelow() == FireAtOnce {
 			m.fireLimit()
 		}
+	}
+	if refusedArmed {
+		return *got, nil // its departure is recorded
 	}
 	return m.plainResult(RuleLimitArm, 0, got)
 }
