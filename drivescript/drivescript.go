@@ -54,8 +54,10 @@ type script struct {
 	qps    []drivers.QP
 	maxWR  uint32
 	maxSGE int
-	keys   int
-	nextID uint64
+	// devWR and devSGE are the device's max_srq_wr and max_srq_sge.
+	devWR, devSGE uint32
+	keys          int
+	nextID        uint64
 	// gone says Destroy took the SRQ: no verb is called on it after, as
 	// none is on a destroyed QP (a verb on a destroyed object is
 	// undefined, and the suite makes none).
@@ -75,6 +77,9 @@ func (s *script) run(drv drivers.Driver, steps int) {
 		return
 	}
 	defer func() { s.say("close device: %v", dev.Close()) }()
+	info := dev.Info()
+	s.say("info max_srq_wr %d max_srq_sge %d", info.MaxSRQWR, info.MaxSRQSGE)
+	s.devWR, s.devSGE = info.MaxSRQWR, info.MaxSRQSGE
 	s.maxWR = s.pick(1, 2, 3, 4, 5, 7, 8, 16)
 	s.maxSGE = 1 + s.r.IntN(3)
 	s.keys = 3
@@ -137,13 +142,17 @@ func (s *script) up(i int) {
 	}
 }
 
+// modify records only whether the modify was refused: QP-TRANSITIONS
+// promises a refusal of an illegal transition, with no errno named (the
+// model takes any).
 func (s *script) modify(i int, st drivers.QPState) {
-	s.say("modify qp %d %v: %d", i, st, s.qps[i].Modify(st))
+	s.say("modify qp %d %v: %s", i, st, refusal(s.qps[i].Modify(st)))
 }
 
-// refusal is what ibv_post_recv's result to a QP with an SRQ promises:
-// that it was refused (POST-QP-RQ names no errno), or the signal that
-// killed the caller.
+// refusal is what a result whose rule names no errno promises: that the
+// call was refused or not (ibv_post_recv to a QP with an SRQ, POST-QP-RQ;
+// ibv_modify_qp, QP-TRANSITIONS; a create above the device's limits,
+// CREATE-MAX), or the signal that killed the caller.
 func refusal(e int) string {
 	if sig, ok := drivers.KilledBy(e); ok {
 		return "killed by " + drivers.SignalName(sig)
@@ -271,7 +280,14 @@ func (s *script) step() {
 		attr := drivers.SRQAttr{MaxWR: s.pick(0, 1, 16384, 16385), MaxSGE: s.pick(0, 1, 6, 7)}
 		v := drivers.CreateVariant(s.r.IntN(5))
 		e, err := s.srq.CreateOther(attr, v)
-		s.say("create other %+v %d: %d %v", attr, v, e, err)
+		if attr.MaxWR == 0 || attr.MaxSGE == 0 || attr.MaxWR > s.devWR || attr.MaxSGE > s.devSGE {
+			// Above the device's limits CREATE-MAX promises a
+			// failure of any errno; with a zero the suite makes no
+			// such create (the model leaves it unmodelled).
+			s.say("create other %+v %d: %s %v", attr, v, refusal(e), err)
+		} else {
+			s.say("create other %+v %d: %d %v", attr, v, e, err)
+		}
 	case k == 38:
 		if s.r.IntN(3) == 0 {
 			i := s.qp()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/drivers/emu"
 )
 
@@ -77,4 +78,101 @@ func TestFirstDifference(t *testing.T) {
 	assert.Equal(t, 1, FirstDifference([]string{"a", "b"}, []string{"a", "c"}))
 	assert.Equal(t, 1, FirstDifference([]string{"a"}, []string{"a", "c"}))
 	assert.Equal(t, -1, FirstDifference(nil, nil))
+}
+
+// otherErrno is the emulator with every refused ibv_modify_qp and every
+// refused create of another SRQ reporting errno 23 (ENFILE) instead of
+// its own: where no rule names the errno, the same device to the suite.
+type otherErrno struct{ drivers.Driver }
+
+type otherErrnoDevice struct{ drivers.Device }
+
+type otherErrnoSRQ struct{ drivers.SRQ }
+
+type otherErrnoQP struct{ drivers.QP }
+
+func (d otherErrno) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
+	dev, err := d.Driver.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return otherErrnoDevice{dev}, nil
+}
+
+func (d otherErrnoDevice) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) (drivers.SRQ, drivers.SRQAttr, error) {
+	s, got, err := d.Device.CreateSRQ(ctx, attr, keys)
+	if s != nil {
+		s = otherErrnoSRQ{s}
+	}
+	return s, got, err
+}
+
+func (d otherErrnoDevice) CreateSRQEx(ctx context.Context, attr drivers.SRQAttr, keys int, v drivers.CreateVariant) (drivers.SRQ, drivers.SRQAttr, error) {
+	s, got, err := d.Device.CreateSRQEx(ctx, attr, keys, v)
+	if s != nil {
+		s = otherErrnoSRQ{s}
+	}
+	return s, got, err
+}
+
+func (s otherErrnoSRQ) CreateQP(ctx context.Context, t drivers.QPType) (drivers.QP, error) {
+	q, err := s.SRQ.CreateQP(ctx, t)
+	if q != nil {
+		q = otherErrnoQP{q}
+	}
+	return q, err
+}
+
+func (s otherErrnoSRQ) CreateQPCaps(ctx context.Context, t drivers.QPType, caps drivers.RecvCaps) (drivers.QP, int, error) {
+	q, e, err := s.SRQ.CreateQPCaps(ctx, t, caps)
+	if q != nil {
+		q = otherErrnoQP{q}
+	}
+	return q, e, err
+}
+
+func (s otherErrnoSRQ) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, error) {
+	e, err := s.SRQ.CreateOther(attr, v)
+	if e == 22 && (attr.MaxWR == 0 || attr.MaxSGE == 0 || attr.MaxWR > 16384 || attr.MaxSGE > 6) {
+		e = 23
+	}
+	return e, err
+}
+
+func (q otherErrnoQP) Modify(st drivers.QPState) int {
+	if e := q.QP.Modify(st); e != 0 {
+		return 23
+	}
+	return 0
+}
+
+// TestAnErrnoNoRuleNamesIsNotADifference: a device that refuses the same
+// calls with another errno, where the rules name none (QP-TRANSITIONS,
+// CREATE-MAX above the limits), has the emulator's transcripts; the
+// generated mutants that did only this were counted escaped, not
+// equivalent (reports/blame-unseen.md).
+func TestAnErrnoNoRuleNamesIsNotADifference(t *testing.T) {
+	refusedModify, refusedCreate := 0, 0
+	for seed := range uint64(200) {
+		a := Transcript(context.Background(), emu.New(), seed, 80)
+		b := Transcript(context.Background(), otherErrno{emu.New()}, seed, 80)
+		require.Equal(t, -1, FirstDifference(a, b), "script %d: %q", seed, line(a, FirstDifference(a, b)))
+		for _, l := range a {
+			switch {
+			case strings.HasPrefix(l, "modify qp") && strings.HasSuffix(l, ": refused"):
+				refusedModify++
+			case strings.HasPrefix(l, "create other") && strings.Contains(l, ": refused"):
+				refusedCreate++
+			}
+		}
+	}
+	assert.Positive(t, refusedModify, "no refused modify in 200 scripts")
+	assert.Positive(t, refusedCreate, "no refused create in 200 scripts")
+}
+
+func line(lines []string, i int) string {
+	if i < 0 || i >= len(lines) {
+		return ""
+	}
+	return lines[i]
 }
