@@ -306,3 +306,21 @@ func TestAnArmRefusedThatArmedIsLimitArmAlone(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleLimitArm}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestACountCheckTurnedAroundIsResizeBelowCountAlone: a device whose
+// resize count check is inverted refuses with EINVAL a resize that holds
+// the WRs and takes one below them. RESIZE-BELOW-COUNT governs the count
+// check, both ways: one rule. The refusal alone stays RESIZE-OPTIONAL's
+// (a valid resize refused), as its statement says.
+func TestACountCheckTurnedAroundIsResizeBelowCountAlone(t *testing.T) {
+	ops := []Op{post(wr(1, 64), wr(2, 64)), Resize{MaxWR: 12}, Resize{MaxWR: 1}, Query{}}
+	steps := trace(t, ops, map[int]Observation{
+		1: {Errno: EINVAL, BadWR: -1},
+		2: {BadWR: -1},
+		3: {BadWR: -1, Attr: SRQAttr{MaxWR: 1, MaxSGE: 2}}, // it holds 2
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleResizeBelowCount}, d.Rules, "diagnosis %+v", d)
+	d = Diagnose(Documented(), testCaps, nil, steps[:len(steps)-2])
+	assert.Equal(t, []RuleID{RuleResizeOptional}, d.Rules, "the refusal alone: diagnosis %+v", d)
+}

@@ -464,6 +464,14 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		if int(min(o.MaxWR, newCap)) == m.occupied() && m.relaxed(RuleResizeBelowCount) && m.excuse(RuleResizeBelowCount) {
 			return *got, nil
 		}
+		if m.relaxedBroad(RuleResizeBelowCount) && m.excuse(RuleResizeBelowCount) {
+			// RESIZE-BELOW-COUNT governs the count check both ways:
+			// relaxed, the device's check may refuse with EINVAL a
+			// request that holds the WRs. Counted as two departures,
+			// so that alone such a refusal stays RESIZE-OPTIONAL's.
+			m.depart(RuleResizeBelowCount)
+			return *got, nil
+		}
 	}
 	if errnoDiffers(0, got) {
 		if m.excuse(RuleResizeOptional) {
