@@ -324,3 +324,20 @@ func TestACountCheckTurnedAroundIsResizeBelowCountAlone(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, nil, steps[:len(steps)-2])
 	assert.Equal(t, []RuleID{RuleResizeOptional}, d.Rules, "the refusal alone: diagnosis %+v", d)
 }
+
+// TestAnSRQThatNeverEntersErrorIsSRQErrEventAlone: a device on which
+// the SRQ does not enter its error state raises no SRQ_ERR and goes on
+// taking messages. SRQ-ERR-EVENT governs the entry the event marks; that
+// nothing stops fetching follows from it, and is no SRQ-ERR-NOFETCH
+// departure.
+func TestAnSRQThatNeverEntersErrorIsSRQErrEventAlone(t *testing.T) {
+	ops := []Op{post(wr(1, 64)), InjectSRQError{}, Poll{}, send(0, 1), Poll{}}
+	steps := trace(t, ops, map[int]Observation{
+		1: {BadWR: -1},
+		2: {BadWR: -1}, // no SRQ_ERR
+		3: {BadWR: -1}, // taken
+		4: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleSRQErrEvent}, d.Rules, "diagnosis %+v", d)
+}

@@ -88,6 +88,12 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 		return m.destroySRQ(got)
 	case InjectSRQError:
 		m.touch(RuleSRQErrEvent)
+		if !m.srqErr && m.relaxedBroad(RuleSRQErrEvent) && m.may(RuleSRQErrEvent) {
+			// SRQ-ERR-EVENT governs the entry into the error state the
+			// event marks: relaxed, the SRQ may not have entered it at
+			// all, so no event comes and fetching goes on.
+			return m.plainResult(RuleSRQErrEvent, 0, got)
+		}
 		if !m.srqErr { // the event marks entering the error state
 			m.srqErr = true
 			m.fire(EventSRQErr, -1)
