@@ -341,3 +341,17 @@ func TestAnSRQThatNeverEntersErrorIsSRQErrEventAlone(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleSRQErrEvent}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestADeviceRefusingEveryLimitModifyIsLimitArmAlone: a device that
+// refuses every ibv_modify_srq of srq_limit, a disarm included, breaks
+// LIMIT-ARM; its refused disarm follows. Alone, a refused disarm stays
+// LIMIT-DISARM's.
+func TestADeviceRefusingEveryLimitModifyIsLimitArmAlone(t *testing.T) {
+	refused := Observation{Errno: EINVAL, BadWR: -1}
+	steps := trace(t, []Op{Arm{Limit: 2}, Arm{Limit: 0}}, map[int]Observation{0: refused, 1: refused})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitArm}, d.Rules, "diagnosis %+v", d)
+	steps = trace(t, []Op{Arm{Limit: 0}}, map[int]Observation{0: refused})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "a refused disarm alone: diagnosis %+v", d)
+}

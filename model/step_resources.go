@@ -339,6 +339,16 @@ func (m *machine) query(got *Observation) (Observation, error) {
 func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	m.limitFree = false
 	if o.Limit == 0 {
+		if errnoDiffers(0, got) && m.excuse(RuleLimitDisarm) {
+			return *got, nil // refused: nothing changes, still armed if it was
+		}
+		if errnoDiffers(0, got) && m.relaxedBroad(RuleLimitArm) && m.excuse(RuleLimitArm) {
+			// LIMIT-ARM governs the call's result: a device that
+			// refuses srq_limit modifies refuses a disarm too. Counted
+			// as two departures, so that alone it stays LIMIT-DISARM's.
+			m.depart(RuleLimitArm)
+			return *got, nil // refused: nothing changes
+		}
 		if !m.may(RuleLimitDisarm) {
 			m.armed, m.limit = false, 0
 			// Relaxed, LIMIT-DISARM admits a limit event after the
