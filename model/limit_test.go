@@ -250,6 +250,8 @@ func TestSRQEventNamingAQPIsItsRulesDeparture(t *testing.T) {
 	assert.Equal(t, []Event{{EventSRQLimitReached, -1}}, polled.Events, "the event the model raises names no QP")
 	polled.Events = []Event{{EventSRQLimitReached, 0}}
 	assert.Equal(t, "LIMIT-FIRE", ruleOf(build().Step(Poll{}, polled)), "a limit event naming qp0")
+	polled.Events = []Event{{EventSRQLimitReached, -2}}
+	assert.Equal(t, "LIMIT-FIRE", ruleOf(build().Step(Poll{}, polled)), "a limit event with a QP field of -2, not -1 (none)")
 }
 
 // TestABoundCheckTurnedAroundIsLimitBoundAlone: a device whose bound
@@ -354,4 +356,22 @@ func TestADeviceRefusingEveryLimitModifyIsLimitArmAlone(t *testing.T) {
 	steps = trace(t, []Op{Arm{Limit: 0}}, map[int]Observation{0: refused})
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "a refused disarm alone: diagnosis %+v", d)
+}
+
+// TestALimitModifyThatDoesNothingIsLimitArmAlone: a device whose
+// srq_limit modify returns 0 and does nothing takes a limit above the
+// bound and one within it, and arms neither (the query reads 0).
+// LIMIT-ARM governs the call's result and the arming, so it alone
+// explains the trace, and a run whose other traces need LIMIT-ARM blames
+// it alone (conformance's unify). Its departure above the bound counts
+// as two, so that alone the trace stays LIMIT-BOUND's, the more direct
+// reading.
+func TestALimitModifyThatDoesNothingIsLimitArmAlone(t *testing.T) {
+	ok := Observation{BadWR: -1}
+	steps := trace(t, []Op{Arm{Limit: 5}, Arm{Limit: 2}, Query{}}, map[int]Observation{
+		0: ok, 1: ok, 2: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitBound}, d.Rules, "diagnosis %+v", d)
+	assert.Contains(t, d.Explains(), []RuleID{RuleLimitArm}, "LIMIT-ARM alone explains it: diagnosis %+v", d)
 }

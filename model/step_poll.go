@@ -453,7 +453,7 @@ func (m *machine) completedBefore(id uint64) bool {
 func (m *machine) srqEventFields(got []Event) []Event {
 	var out []Event
 	for i, e := range got {
-		if e.QP < 0 || (e.Type != EventSRQLimitReached && e.Type != EventSRQErr) {
+		if e.QP == -1 || (e.Type != EventSRQLimitReached && e.Type != EventSRQErr) {
 			continue
 		}
 		rule := RuleLimitFire

@@ -366,6 +366,14 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if over || o.Limit+1 >= m.capacity {
 		m.touch(RuleLimitBound)
 	}
+	if over && got != nil && got.Errno == 0 && !m.relaxed(RuleLimitBound) && m.relaxedBroad(RuleLimitArm) && m.limitNoOp() {
+		// LIMIT-ARM governs the call's result: a device whose srq_limit
+		// modify does nothing takes a limit above the bound too, and
+		// arms nothing. Counted as two departures, so that alone it
+		// stays LIMIT-BOUND's.
+		m.depart(RuleLimitArm)
+		return *got, nil
+	}
 	if over && !m.capExact && got != nil && got.Errno == 0 && !m.may(RuleLimitBound) {
 		// The capacity is only a lower bound: a device that takes the
 		// limit holds at least that many WRs (unless it broke the bound,
@@ -426,6 +434,17 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		return *got, nil // its departure is recorded
 	}
 	return m.plainResult(RuleLimitArm, 0, got)
+}
+
+// limitNoOp decides, under a relaxed LIMIT-ARM, whether an arm above
+// the bound the device took did nothing: where the capacity is exact the
+// bound is passed and the departure is sure; where it is only a lower
+// bound the device may hold enough WRs for the limit, so it is a branch.
+func (m *machine) limitNoOp() bool {
+	if m.capExact {
+		return m.excuse(RuleLimitArm)
+	}
+	return m.choose(RuleLimitArm, 2) == 1
 }
 
 func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
