@@ -375,3 +375,17 @@ func TestALimitModifyThatDoesNothingIsLimitArmAlone(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleLimitBound}, d.Rules, "diagnosis %+v", d)
 	assert.Contains(t, d.Explains(), []RuleID{RuleLimitArm}, "LIMIT-ARM alone explains it: diagnosis %+v", d)
 }
+
+// TestAZeroedQueryReplyIsQueryAttrAlone: a query whose reply is all
+// zeros while the SRQ is armed gets max_wr, max_sge and srq_limit wrong:
+// one wrong reply, QUERY-ATTR's alone. A wrong srq_limit alone stays
+// QUERY-LIMIT's.
+func TestAZeroedQueryReplyIsQueryAttrAlone(t *testing.T) {
+	armed := []Op{post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 2}, Query{}}
+	steps := trace(t, armed, map[int]Observation{2: {BadWR: -1}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQueryAttr}, d.Rules, "diagnosis %+v", d)
+	steps = trace(t, armed, map[int]Observation{2: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 3}}})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQueryLimit}, d.Rules, "a wrong srq_limit alone: diagnosis %+v", d)
+}

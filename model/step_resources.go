@@ -330,6 +330,12 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		// whenever it comes (before the event was polled, or after).
 		return *got, nil
 	}
+	if a.SRQLimit != m.limit && d != nil && m.relaxedBroad(RuleQueryAttr) {
+		// The same reply got max_wr or max_sge wrong too, and QUERY-ATTR
+		// took that: one wrong reply (a zeroed or garbled struct) is
+		// one departure, not QUERY-ATTR and QUERY-LIMIT.
+		return *got, nil
+	}
 	if a.SRQLimit != m.limit && !m.excuse(RuleQueryLimit) {
 		return obs, dev(RuleQueryLimit, "srq_limit", m.limit, a.SRQLimit)
 	}
