@@ -389,3 +389,16 @@ func TestAZeroedQueryReplyIsQueryAttrAlone(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleQueryLimit}, d.Rules, "a wrong srq_limit alone: diagnosis %+v", d)
 }
+
+// TestAQueryReadingTheAdoptedWriteBackIsNoSecondDeparture: a create that
+// writes back a max_wr below the request breaks CREATE-ATTR; a query
+// that then reads what the create wrote back reads the SRQ "as created"
+// and is no QUERY-ATTR departure.
+func TestAQueryReadingTheAdoptedWriteBackIsNoSecondDeparture(t *testing.T) {
+	steps := []Step{
+		{Op: CreateSRQ{MaxWR: 4, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 3, MaxSGE: 1}}},
+		{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 3, MaxSGE: 1}}},
+	}
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleCreateAttr}, d.Rules, "diagnosis %+v", d)
+}

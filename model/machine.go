@@ -106,6 +106,10 @@ type machine struct {
 	events    []Event
 
 	resized bool // a resize succeeded since the last query
+	// wbWR and wbSGE are what a create whose write-back CREATE-ATTR
+	// adopted reported (0: none, or a resize since): a query reading
+	// them reads the SRQ "as created", which follows from that departure.
+	wbWR, wbSGE uint32
 	// postOK and postOKStates record that a post was taken with the QPs
 	// in the states postOKStates encodes (qpStates): a device that
 	// refuses posts for its QPs' states would have refused that one too.
@@ -573,7 +577,7 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))

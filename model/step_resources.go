@@ -204,6 +204,7 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	}
 	if adopted {
 		obs = *got // the report departs; the SRQ holds what the request gives
+		m.wbWR, m.wbSGE = got.Attr.MaxWR, got.Attr.MaxSGE
 	}
 	if o.Limit > 0 {
 		m.touch(RuleCreateLimit)
@@ -309,6 +310,9 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	}
 	if d == nil && a.MaxSGE != m.maxSGE {
 		d = dev(RuleQueryAttr, "max_sge", m.maxSGE, a.MaxSGE)
+	}
+	if d != nil && m.wbWR != 0 && a.MaxWR == m.wbWR && a.MaxSGE == m.wbSGE {
+		d = nil // as created: the write-back CREATE-ATTR adopted
 	}
 	if d != nil && !m.excuse(RuleQueryAttr) {
 		return obs, d
@@ -529,6 +533,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		m.armed, m.limit = false, 0 // the resize touched the limit too
 	}
 	m.resized = true
+	m.wbWR, m.wbSGE = 0, 0
 	return m.plainResult(RuleResizeOptional, 0, got)
 }
 
