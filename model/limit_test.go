@@ -402,3 +402,18 @@ func TestAQueryReadingTheAdoptedWriteBackIsNoSecondDeparture(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleCreateAttr}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestADisarmRefusedThatDisarmedIsLimitDisarmAlone: a device whose
+// disarm of an armed SRQ returns an error but disarms (no limit event
+// comes at the old level) breaks LIMIT-DISARM alone, not LIMIT-ARM
+// (a generated mutant that returned 1 from a successful disarm).
+func TestADisarmRefusedThatDisarmedIsLimitDisarmAlone(t *testing.T) {
+	none := Observation{BadWR: -1}
+	steps := trace(t, []Op{post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 3}, Arm{Limit: 0}, send(0, 1), Poll{}}, map[int]Observation{
+		2: {Errno: 1, BadWR: -1},
+		3: none,
+		4: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "diagnosis %+v", d)
+}

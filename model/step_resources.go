@@ -350,12 +350,17 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	m.limitFree = false
 	if o.Limit == 0 {
 		if errnoDiffers(0, got) && m.excuse(RuleLimitDisarm) {
+			if m.relaxedBroad(RuleLimitDisarm) && m.armed && m.choose(RuleLimitDisarm, 2) == 1 {
+				m.armed, m.limit = false, 0 // refused, and disarmed all the same
+			}
 			return *got, nil // refused: nothing changes, still armed if it was
 		}
 		if errnoDiffers(0, got) && m.relaxedBroad(RuleLimitArm) && m.excuse(RuleLimitArm) {
 			// LIMIT-ARM governs the call's result: a device that
 			// refuses srq_limit modifies refuses a disarm too. Counted
-			// as two departures, so that alone it stays LIMIT-DISARM's.
+			// as three departures, so that alone it stays LIMIT-DISARM's
+			// (whose own reading, refused and disarmed, counts two).
+			m.depart(RuleLimitArm)
 			m.depart(RuleLimitArm)
 			return *got, nil // refused: nothing changes
 		}
