@@ -358,7 +358,7 @@ func TestADeviceRefusingEveryLimitModifyIsLimitArmAlone(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "a refused disarm alone: diagnosis %+v", d)
 }
 
-// TestALimitModifyThatDoesNothingIsLimitArmAlone: a device whose
+// TestALimitModifyThatDoesNothingIsExplainedByLimitArm: a device whose
 // srq_limit modify returns 0 and does nothing takes a limit above the
 // bound and one within it, and arms neither (the query reads 0).
 // LIMIT-ARM governs the call's result and the arming, so it alone
@@ -366,7 +366,7 @@ func TestADeviceRefusingEveryLimitModifyIsLimitArmAlone(t *testing.T) {
 // it alone (conformance's unify). Its departure above the bound counts
 // as two, so that alone the trace stays LIMIT-BOUND's, the more direct
 // reading.
-func TestALimitModifyThatDoesNothingIsLimitArmAlone(t *testing.T) {
+func TestALimitModifyThatDoesNothingIsExplainedByLimitArm(t *testing.T) {
 	ok := Observation{BadWR: -1}
 	steps := trace(t, []Op{Arm{Limit: 5}, Arm{Limit: 2}, Query{}}, map[int]Observation{
 		0: ok, 1: ok, 2: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}},

@@ -368,7 +368,7 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 			m.armed, m.limit = false, 0
 			// Relaxed, LIMIT-DISARM admits a limit event after the
 			// disarm, at whatever level the device left armed.
-			m.looseDisarm = m.relaxedBroad(RuleLimitDisarm) && (got == nil || got.Errno == 0)
+			m.looseDisarm = m.relaxedBroad(RuleLimitDisarm) // a refused disarm returned above
 		}
 		return m.plainResult(RuleLimitDisarm, 0, got)
 	}
