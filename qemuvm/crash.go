@@ -22,6 +22,13 @@ type KernelCrash struct {
 	// "modify_srq"), or "" when the trace shows none (a kernel worker).
 	Function string `json:"function,omitempty"`
 	Verb     string `json:"verb,omitempty"`
+	// OutsideRDMA is true when neither the RIP function nor any frame
+	// of the call trace is RDMA code (rdma_rxe, siw, ib_core,
+	// ib_uverbs, rdma_cm, iw_cm, ib_cm, or an rxe_, siw_, ib_, rdma_
+	// function) and no verb is in flight: a scheduler or timer crash
+	// that a loaded TCG host can produce (an "Oops: int3" in
+	// enqueue_task_fair) and that says nothing about the driver.
+	OutsideRDMA bool `json:"outside_rdma,omitempty"`
 	// Excerpt is the console from the headline on (at most 40 lines).
 	Excerpt string `json:"excerpt"`
 }
@@ -35,6 +42,8 @@ func (c *KernelCrash) Summary() string {
 	}
 	if c.Verb != "" {
 		s += " during " + c.Verb
+	} else if c.OutsideRDMA {
+		s += " (no RDMA code in the call trace)"
 	} else {
 		s += " (no user verb in the call trace: a kernel worker or softirq)"
 	}
@@ -61,6 +70,9 @@ var (
 	// driverVerbRe matches a driver's own verb entry points, for a trace
 	// that reaches them other than through a uverbs command.
 	driverVerbRe = regexp.MustCompile(`\b(?:rxe|siw)_((?:create|modify|query|destroy)_(?:srq|qp|cq|ah)|post_(?:srq_)?recv|post_send|poll_cq|req_notify_cq|dealloc_ucontext)\b`)
+	// rdmaFrameRe matches a frame (or RIP) in RDMA code: a module tag
+	// of the RDMA stack, or a function of its prefixes.
+	rdmaFrameRe = regexp.MustCompile(`\[(?:rdma_rxe|siw|ib_core|ib_uverbs|rdma_cm|iw_cm|ib_cm|rdma_ucm)\]|(?:^|[\s:?])(?:rxe|siw|ib|rdma|uverbs)_[A-Za-z0-9_]+(?:\.[a-z0-9.]+)?\+0x`)
 	// plumbing frames of the uverbs dispatch, not verbs.
 	uverbsPlumbing = map[string]bool{"write": true, "ioctl": true, "handler": true, "cmd_verbs": true, "run_method": true, "handler_cmd": true}
 	consolePrefix  = regexp.MustCompile(`^\[\s*\d+\.\d+\]\s?`)
@@ -87,6 +99,7 @@ func FindKernelCrash(serial string) *KernelCrash {
 		c.Function = m[1]
 	}
 	c.Verb = verbInTrace(rest)
+	c.OutsideRDMA = c.Verb == "" && !rdmaFrameRe.MatchString(rest)
 	if len(lines) > 40 {
 		lines = lines[:40]
 	}

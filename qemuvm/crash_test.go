@@ -87,3 +87,27 @@ func TestAGuestThatOnlyOutranItsBoundIsNoHang(t *testing.T) {
 		t.Fatalf("crashOr(timed out, a soft lockup on the console) = %v; want a hang finding", err)
 	}
 }
+
+// TestACrashWithNoRDMACodeIsMarkedOutsideRDMA: a scheduler oops with no
+// RDMA frame and no verb is marked OutsideRDMA (the vm command boots
+// again before it calls it a finding); one whose trace passes through
+// rdma_rxe, even from a worker, is not.
+func TestACrashWithNoRDMACodeIsMarkedOutsideRDMA(t *testing.T) {
+	sched := "[ 14.0] Oops: int3: 0000 [#1] SMP NOPTI\n[ 14.1] CPU: 0 UID: 0 PID: 17 Comm: rcu_preempt Not tainted 7.2.13+deb14-amd64 #1\n" +
+		"[ 14.2] RIP: 0010:enqueue_task_fair+0x2a/0x6f0\n[ 14.3] Call Trace:\n[ 14.4]  <TASK>\n[ 14.5]  enqueue_task+0x3c/0x100\n[ 14.6]  ttwu_do_activate+0x6e/0x220\n[ 14.7]  try_to_wake_up+0x249/0x640\n[ 14.8]  </TASK>\n" +
+		"[ 14.9] Modules linked in: siw ib_uverbs ib_core\n"
+	c := FindKernelCrash(sched)
+	require.NotNil(t, c)
+	assert.True(t, c.OutsideRDMA, "a trace with no RDMA frame (the modules line does not count)")
+	assert.Equal(t, "kernel crash in enqueue_task_fair (no RDMA code in the call trace): Oops: int3: 0000 [#1] SMP NOPTI", c.Summary())
+
+	viaRxe := strings.Replace(sched, "[ 14.7]  try_to_wake_up+0x249/0x640\n", "[ 14.7]  try_to_wake_up+0x249/0x640\n[ 14.75]  rxe_sched_task+0x20/0x40 [rdma_rxe]\n", 1)
+	c = FindKernelCrash(viaRxe)
+	require.NotNil(t, c)
+	assert.False(t, c.OutsideRDMA, "a worker's trace through rdma_rxe is RDMA code")
+	assert.Contains(t, c.Summary(), "no user verb in the call trace")
+
+	c = FindKernelCrash(oopsConsole)
+	require.NotNil(t, c)
+	assert.False(t, c.OutsideRDMA)
+}

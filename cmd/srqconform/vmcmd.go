@@ -136,7 +136,7 @@ func (c *vmConfig) runConcurrent(ctx context.Context, opts qemuvm.Options, stdou
 	if c.conn != "" {
 		opts.Args = append(opts.Args, "-conn", c.conn)
 	}
-	res, err := qemuvm.Run(ctx, opts)
+	res, err := c.runGuest(ctx, opts, stderr)
 	if err != nil {
 		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
@@ -157,7 +157,7 @@ func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, s
 		opts.Args = append(opts.Args, "-conn", c.conn)
 	}
 	opts.Args = append(opts.Args, "/replay.json")
-	res, err := qemuvm.Run(ctx, opts)
+	res, err := c.runGuest(ctx, opts, stderr)
 	if err != nil {
 		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
@@ -169,7 +169,7 @@ func (c *vmConfig) runReplay(ctx context.Context, opts qemuvm.Options, stdout, s
 
 // runSuite runs the suite in the guest and writes its report on the host.
 func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, stderr io.Writer) int {
-	res, err := qemuvm.Run(ctx, opts)
+	res, err := c.runGuest(ctx, opts, stderr)
 	if err != nil {
 		return c.runFailed(ctx, res, err, stdout, stderr)
 	}
@@ -199,6 +199,53 @@ func (c *vmConfig) runSuite(ctx context.Context, opts qemuvm.Options, stdout, st
 		return exitDeviates
 	}
 	return code
+}
+
+// runGuest boots the guest and runs opts in it, once more when the
+// guest's kernel crashed with no RDMA code in its call trace and no
+// verb in flight (KernelCrash.OutsideRDMA: under TCG on a loaded host,
+// a scheduler oops such as "Oops: int3" in enqueue_task_fair). Such a
+// crash is no evidence about the driver, so it does not decide the
+// verdict on its own: the second boot does. A crash that comes back is
+// reported as it is; a second boot that cannot finish (the -timeout
+// spent) leaves the first crash reported.
+func (c *vmConfig) runGuest(ctx context.Context, opts qemuvm.Options, stderr io.Writer) (*qemuvm.Result, error) {
+	boot := c.boot
+	if boot == nil {
+		boot = qemuvm.Run
+	}
+	res, err := boot(ctx, opts)
+	first := outsideRDMACrash(res, err)
+	if first == nil || ctx.Err() != nil {
+		return res, err
+	}
+	fmt.Fprintf(stderr, "srqconform: vm: the guest's kernel crashed outside the RDMA stack (%s); that is no evidence about the driver, so the guest boots once more and that boot decides\n", first.Summary())
+	res2, err2 := boot(ctx, opts)
+	var kc *qemuvm.KernelCrashError
+	if err2 != nil && !errors.As(err2, &kc) {
+		fmt.Fprintf(stderr, "srqconform: vm: the second boot did not finish (%v); the first boot's crash is the result\n", err2)
+		return res, err
+	}
+	if again := outsideRDMACrash(res2, err2); again != nil {
+		fmt.Fprintf(stderr, "srqconform: vm: the second boot's kernel crashed outside the RDMA stack too (%s): reported as a finding\n", again.Summary())
+	}
+	return res2, err2
+}
+
+// outsideRDMACrash is the guest's kernel crash when it names no RDMA
+// code (KernelCrash.OutsideRDMA), whether it ended the run (err) or the
+// guest lived through it (res.Crash); nil otherwise.
+func outsideRDMACrash(res *qemuvm.Result, err error) *qemuvm.KernelCrash {
+	var kc *qemuvm.KernelCrashError
+	switch {
+	case errors.As(err, &kc):
+		if kc.Crash.OutsideRDMA {
+			return kc.Crash
+		}
+	case err == nil && res != nil && res.Crash != nil && res.Crash.OutsideRDMA:
+		return res.Crash
+	}
+	return nil
 }
 
 // runFailed reports a guest run that returned no result: a kernel crash

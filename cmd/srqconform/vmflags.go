@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,8 @@ type vmConfig struct {
 	// profileFile is the host path of a -profile file; pname is then its
 	// path in the guest.
 	profileFile string
+	// boot runs a guest: qemuvm.Run unless a test replaces it.
+	boot func(context.Context, qemuvm.Options) (*qemuvm.Result, error)
 }
 
 // newVMFlags defines the vm command's flags on a new flag set.
