@@ -34,10 +34,11 @@ type Options struct {
 	// completion or event does not decide the verdict. 0: 10 times Wait;
 	// negative: no second look.
 	Recheck time.Duration
-	// OpTimeout bounds every driver call on a device that is not
-	// synchronous: one that overruns it stops the run with a harness
-	// error (Report.Error) instead of hanging it. 0: DefaultOpTimeout;
-	// negative: unbounded.
+	// OpTimeout bounds every driver call: one that overruns it stops the
+	// run with a harness error (Report.Error) instead of hanging it. On a
+	// synchronous device (the emulator) the bound is shorter: twice
+	// Duration (ShrinkTime without it), at least 10 s. 0:
+	// DefaultOpTimeout; negative: unbounded.
 	OpTimeout time.Duration
 	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s);
 	// all the shrinking of a run shares a budget of three times as long, or
@@ -133,6 +134,9 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	var x *executor
 	defer func() {
+		if x != nil {
+			defer x.guard.release()
+		}
 		if x != nil && x.hung != "" {
 			return // the hung call may hold the device: leave it to the process's exit
 		}
@@ -166,12 +170,18 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 		rf.Relaxed = relaxed
 		return rf
 	}
-	err = checkLimits(x.info)
-	if err == nil {
-		err = c.scenarios()
-	}
-	if err == nil && ctx.Err() == nil && !c.stopped() {
-		err = c.randomCases()
+	if !x.guarded(func() {
+		err = checkLimits(x.info)
+		if err == nil {
+			err = c.scenarios()
+		}
+		if err == nil && ctx.Err() == nil && !c.stopped() {
+			err = c.randomCases()
+		}
+	}) {
+		// A synchronous driver's call that did not return: the report
+		// is what the run had when that call began.
+		err = harness("the driver did not return from %s: it hangs; the run stops here and leaves the device's resources to the process's exit", x.hung)
 	}
 	if x.hung != "" && err == nil && ctx.Err() == nil {
 		// A hang met while shrinking or diagnosing, where a step that

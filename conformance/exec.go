@@ -40,6 +40,9 @@ type executor struct {
 	// behind, and nothing touches the device again.
 	bound time.Duration
 	hung  string
+	// guard bounds the calls of a synchronous driver (see syncGuard);
+	// nil on an asynchronous one, whose calls bound bounds.
+	guard *syncGuard
 	// spareSteps is the steps array of a passing random case, which the
 	// next session's trace reuses (recycle).
 	spareSteps []TraceStep
@@ -70,6 +73,9 @@ func newExecutor(dev drivers.Device, opts Options) *executor {
 	switch {
 	case x.info.Synchronous:
 		x.wait, x.settle, x.bound, x.recheck = 0, 0, 0, 0
+		if opts.OpTimeout > 0 {
+			x.guard = newSyncGuard(syncBound(opts))
+		}
 	case x.settle == 0:
 		// On rxe a message's completion and events exist before the ACK
 		// that Deliver waits for; the settle is a margin for stragglers,
@@ -152,8 +158,12 @@ func (x *executor) bounded(what any, f func()) bool {
 		defer func() { crash = recover() }()
 		f()
 	}
-	if x.bound <= 0 {
+	if x.bound <= 0 && x.guard == nil {
 		g()
+		return x.crashed(what, crash)
+	}
+	if x.guard != nil {
+		x.guard.call(what, g)
 		return x.crashed(what, crash)
 	}
 	if !within(x.bound, g) {
@@ -210,6 +220,13 @@ const DefaultOpTimeout = 2 * time.Minute
 func (x *executor) exec(ctx context.Context, op model.Op, want model.Observation) (model.Observation, error) {
 	if x.hung != "" {
 		return model.Observation{BadWR: -1}, harness("%s not performed: the driver did not return from %s", op.Name(), x.hung)
+	}
+	if x.guard != nil {
+		// A synchronous driver: no goroutine, no closure.
+		s := x.guard.enter(op)
+		obs, err := x.do(ctx, op, want)
+		x.guard.leave(s)
+		return obs, err
 	}
 	if x.bound <= 0 {
 		return x.do(ctx, op, want) // no bound: no goroutine, no closure

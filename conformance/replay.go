@@ -122,17 +122,26 @@ func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model
 	if err != nil {
 		return Trace{}, fmt.Errorf("open %s device %q: %w", drv.Name(), cfg.Device, err)
 	}
+	var x *executor
 	defer func() {
+		if x != nil && x.hung != "" {
+			return // the hung call may hold the device: leave it to the process's exit
+		}
 		if cerr := dev.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close %s device: %w", drv.Name(), cerr)
 		}
 	}()
-	x := newExecutor(dev, opts)
-	tr, _, _ = run(ctx, p, relaxed, x, func(s *session) {
-		for _, op := range ops {
-			s.do(op)
-		}
-	})
+	x = newExecutor(dev, opts)
+	defer x.guard.release()
+	if !x.guarded(func() {
+		tr, _, _ = run(ctx, p, relaxed, x, func(s *session) {
+			for _, op := range ops {
+				s.do(op)
+			}
+		})
+	}) {
+		return Trace{}, harness("the driver did not return from %s: it hangs", x.hung)
+	}
 	if tr.Deviation != nil {
 		d := tr.diagnose(p, capsOf(x.info), relaxed)
 		tr.Diagnosis = &d
