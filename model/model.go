@@ -509,6 +509,10 @@ func (m *Model) advance(op Op, got *Observation) error {
 	clear(m.cands)
 	m.spare, m.cands = m.cands[:0], next
 	if len(next) == 0 {
+		var d *Deviation
+		if errors.As(firstErr, &d) {
+			d.fill()
+		}
 		return firstErr
 	}
 	if got != nil {

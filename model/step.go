@@ -16,9 +16,25 @@ type Deviation struct {
 
 	step int         // the step (1-based) that deviated
 	diag *diagSource // what Diagnose replays
+	// want and got are the values dev was given, until fill formats
+	// them into Want and Got: most deviations a relaxed model meets are
+	// a candidate's, dropped unread, and formatting each one was a tenth
+	// of a long diagnosis's time.
+	want, got any
+	lazy      bool
+}
+
+// fill formats the values dev was given into Want and Got, once. The
+// model calls it on the deviation it returns (Model.advance), while
+// the values it holds are still as they were at the check.
+func (d *Deviation) fill() {
+	if d.lazy {
+		d.Want, d.Got, d.want, d.got, d.lazy = fmt.Sprint(d.want), fmt.Sprint(d.got), nil, nil, false
+	}
 }
 
 func (d *Deviation) Error() string {
+	d.fill()
 	return fmt.Sprintf("[%s] %s = %s, wanted %s", d.Rule, d.What, d.Got, d.Want)
 }
 
@@ -32,7 +48,7 @@ func unmodelled(format string, a ...any) error {
 }
 
 func dev(rule RuleID, what string, want, got any) *Deviation {
-	return &Deviation{Rule: rule, What: what, Want: fmt.Sprint(want), Got: fmt.Sprint(got)}
+	return &Deviation{Rule: rule, What: what, want: want, got: got, lazy: true}
 }
 
 // step applies op. With got == nil it takes the canonical outcome and returns

@@ -269,9 +269,9 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 	}
 	switch {
 	case len(got) < n:
-		return dev(m.cq[len(got)].rule, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
+		return dev(m.cq[len(got)].rule, "completions", m.cqCompletions(n), slices.Clone(got))
 	case len(got) > n:
-		return dev(RuleRecvCompletion, "completions", fmt.Sprint(m.cqCompletions(n)), fmt.Sprint(got))
+		return dev(RuleRecvCompletion, "completions", m.cqCompletions(n), slices.Clone(got))
 	}
 	return nil
 }
