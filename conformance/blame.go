@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -129,7 +130,45 @@ func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.D
 	if tr.Deviation == nil {
 		return model.Diagnosis{}
 	}
-	return model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, tr.modelSteps(), among, c.work)
+	steps := tr.modelSteps()
+	key := diagnosisKey(steps, relaxed, among)
+	if d, ok := c.diagnosed[key]; ok {
+		return cloneDiagnosis(d)
+	}
+	d := model.DiagnoseWithin(c.opts.Profile, c.caps, relaxed, steps, among, c.work)
+	if c.diagnosed == nil || len(c.diagnosed) >= maxDiagnosed {
+		c.diagnosed = map[string]model.Diagnosis{}
+	}
+	c.diagnosed[key] = cloneDiagnosis(d)
+	return d
+}
+
+// maxDiagnosed bounds checker.diagnosed: past it the memo starts afresh.
+const maxDiagnosed = 64
+
+// diagnosisKey is what a diagnosis depends on besides the run's profile
+// and capabilities: the trace's steps, the rules relaxed and the rules
+// tried. The same failing trace is often diagnosed twice in a row (by
+// disambiguate, then by settle), and on a long trace with rules relaxed
+// one diagnosis can take most of a budget.
+func diagnosisKey(steps []model.Step, relaxed, among []model.RuleID) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v|%v|%v", model.RuleNames(relaxed), among == nil, model.RuleNames(among))
+	for _, s := range steps {
+		fmt.Fprintf(&b, "|%v=%+v", s.Op, s.Obs)
+	}
+	return b.String()
+}
+
+// cloneDiagnosis copies d's slices, so that a memoized diagnosis is not
+// changed through the copy a caller gets.
+func cloneDiagnosis(d model.Diagnosis) model.Diagnosis {
+	d.Rules = slices.Clone(d.Rules)
+	d.Also = slices.Clone(d.Also)
+	for i := range d.Also {
+		d.Also[i] = slices.Clone(d.Also[i])
+	}
+	return d
 }
 
 // diagnosisRate is the model's work per second in a diagnosis (candidate

@@ -102,13 +102,16 @@ type checker struct {
 	// diagnosisRate) before the pair searches, wide replays and the
 	// optional refinements stop, half a budget more before the
 	// single-rule replays stop (model.Diagnosis.Cut).
-	work     *model.Meter
-	coverage map[model.RuleID]int    // rule -> steps whose check of it agreed
-	ran      map[model.RuleID]int    // rule -> scenarios that passed
-	skipped  map[model.RuleID]string // rule -> why its scenario could not run
-	blocked  map[model.RuleID]string // rule -> why its scenario stopped unexplained
-	passing  []Trace
-	resolved map[string]map[string]bool
+	work *model.Meter
+	// diagnosed memoizes diagnoses by diagnosisKey: the same trace
+	// diagnosed again with the same rules relaxed costs nothing more.
+	diagnosed map[string]model.Diagnosis
+	coverage  map[model.RuleID]int    // rule -> steps whose check of it agreed
+	ran       map[model.RuleID]int    // rule -> scenarios that passed
+	skipped   map[model.RuleID]string // rule -> why its scenario could not run
+	blocked   map[model.RuleID]string // rule -> why its scenario stopped unexplained
+	passing   []Trace
+	resolved  map[string]map[string]bool
 }
 
 // Check runs the conformance suite against the device drv opens with cfg

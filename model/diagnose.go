@@ -165,10 +165,10 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 		return 0, err, nil, ruleSet{}
 	}
 	for i, s := range steps {
-		before := len(m.cands)
-		w.charge(before)
+		before, weight := len(m.cands), w.weightOf(m)
+		w.charge(before * weight)
 		err := m.advanceQuiet(s.Op, s.Obs)
-		w.charge(len(m.cands) - before) // the candidates a step made cost as those it took
+		w.charge((len(m.cands) - before) * weight) // the candidates a step made cost as those it took
 		if err != nil {
 			if m.pruned && m.width < maxCandidates && i > past {
 				if w.pairsSpent() {
@@ -198,10 +198,10 @@ func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *Meter, count
 		if w.pairsSpent() {
 			return i, errDiagnosisEffort, nil
 		}
-		before := len(m.cands)
-		w.charge(before)
+		before, weight := len(m.cands), w.weightOf(m)
+		w.charge(before * weight)
 		err := m.advanceQuiet(s.Op, s.Obs)
-		w.charge(len(m.cands) - before)
+		w.charge((len(m.cands) - before) * weight)
 		if err != nil {
 			return i, err, nil
 		}
@@ -215,7 +215,8 @@ var errDiagnosisEffort = errors.New("model: diagnosis effort spent during a wide
 // Effort bounds a diagnosis in work, not in time: in candidate steps,
 // one for each candidate the model carries into one step of a replay, or
 // out of it where the step made more (they are fingerprinted and ranked
-// as the others).
+// as the others), weighted by the state's size (machine.stepWeight: 1
+// for the states of short traces, about 3 for 25 outstanding WRs).
 // The same trace gets the same diagnosis on a quiet machine and on a busy
 // one; the time it takes is the work over the machine's speed. Zero is
 // no bound.
@@ -251,6 +252,16 @@ func (w *Meter) charge(n int) {
 	if w != nil && n > 0 {
 		w.spent += int64(n)
 	}
+}
+
+// weightOf is what one candidate step of m costs (machine.stepWeight of
+// its first candidate: candidates of one model differ little in size);
+// 1 when w is nil, which counts nothing.
+func (w *Meter) weightOf(m *Model) int {
+	if w == nil || len(m.cands) == 0 {
+		return 1
+	}
+	return m.cands[0].stepWeight()
 }
 
 // pairsSpent reports whether the pair allowance is spent.

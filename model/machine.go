@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // NumKeys is how many memory keys (registered regions) an SRQ's WRs can name.
@@ -552,8 +553,16 @@ func (m *machine) fingerprint(seed maphash.Seed) uint64 {
 // every candidate of a relaxed model at every step, and hashing value by
 // value (maphash.WriteComparable) was most of a long diagnosis's time.
 func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
-	var arr [1024]byte // most states; a larger one grows on the heap
-	buf := arr[:0]
+	bp := hashBufs.Get().(*[]byte)
+	buf := m.appendState((*bp)[:0], withPicks)
+	h := maphash.Bytes(seed, buf)
+	*bp = buf
+	hashBufs.Put(bp)
+	return h
+}
+
+// appendState appends the state hashState hashes to buf.
+func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	w := func(vs ...uint64) {
 		for _, v := range vs {
 			buf = binary.LittleEndian.AppendUint64(buf, v)
@@ -623,8 +632,43 @@ func (m *machine) hashState(seed maphash.Seed, withPicks bool) uint64 {
 	for _, id := range m.completedHistory {
 		w(id)
 	}
-	return maphash.Bytes(seed, buf)
+	return buf
 }
+
+// stateWords is how many words hashState writes without picks: the
+// size of the state, which is what a step of the candidate costs in a
+// diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
+// keeps it in step with hashState.
+func (m *machine) stateWords() int {
+	n := 28 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n++
+	for _, e := range m.queue {
+		n += 3 + 2*len(e.wr.SGEs)
+	}
+	n++
+	for i := range m.qps.len() {
+		q := m.qps.at(i)
+		n += 7 + 3*len(q.pending) + 1
+		if q.filling != nil {
+			n += 3 + 2*len(q.filling.wr.SGEs)
+		}
+	}
+	return n
+}
+
+// stepWeight is what one step of the candidate is charged in a metered
+// diagnosis (Meter): 1 for a state of up to about 120 words, the most
+// the suite's short traces make, and one more for every 80 words past
+// that, so that the allowance bounds time on long traces too (a state of
+// 25 outstanding WRs takes about three times as long to step).
+func (m *machine) stepWeight() int {
+	return max(1, (m.stateWords()+40)/80)
+}
+
+// hashBufs holds hashState's buffers: a state of many WRs takes several
+// kilobytes, and growing a fresh buffer to that size for every candidate
+// at every step was a fifth of a long diagnosis's time.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // pickRec is one open profile field a candidate decided, and the value's
 // index: candidates that decided the same fields alike share a profile.
