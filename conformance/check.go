@@ -36,8 +36,8 @@ type Options struct {
 	Recheck time.Duration
 	// OpTimeout bounds every driver call: one that overruns it stops the
 	// run with a harness error (Report.Error) instead of hanging it. On a
-	// synchronous device (the emulator) the bound is shorter: twice
-	// Duration (ShrinkTime without it), at least 10 s. 0:
+	// synchronous device (the emulator) the bound is shorter: Duration
+	// (ShrinkTime without it), at least 5 s. 0:
 	// DefaultOpTimeout; negative: unbounded.
 	OpTimeout time.Duration
 	// ShrinkTime bounds the shrinking of a failing random case (0: 30 s);

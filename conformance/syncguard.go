@@ -34,16 +34,18 @@ type syncGuard struct {
 const abandoned = 1 << 63
 
 // syncBound is how long a synchronous driver's call may take before the
-// run stops: twice the run's budget (Options.Duration), or ShrinkTime
-// when the run counts cases, and never under 10 s, nor over
-// Options.OpTimeout. The emulator's calls take microseconds; a busy
-// machine under the race detector does not make one take seconds.
+// run stops: the run's budget (Options.Duration), or ShrinkTime when the
+// run counts cases, and never under 5 s, nor over Options.OpTimeout. The
+// emulator's calls take microseconds; a busy machine under the race
+// detector does not make one take seconds. A hang met as late as two
+// and a half budgets into a run (shrinking, diagnosing) still ends the
+// run within four.
 func syncBound(opts Options) time.Duration {
 	b := opts.ShrinkTime
 	if opts.Duration > 0 {
-		b = 2 * opts.Duration
+		b = opts.Duration
 	}
-	return min(max(b, 10*time.Second), opts.OpTimeout)
+	return min(max(b, 5*time.Second), opts.OpTimeout)
 }
 
 // newSyncGuard starts the guard's watchdog; release stops it.
