@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"slices"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -114,6 +115,9 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 	w := drawSwarm(t)
 	steps := intRange(1, maxSteps).Draw(t, "steps")
 	for range steps {
+		if !s.stopAt.IsZero() && time.Now().After(s.stopAt) {
+			break
+		}
 		genStep(t, s, w.pick(t))
 	}
 	s.do(model.Poll{})

@@ -67,7 +67,11 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 		} else {
 			x.timing.enter(StageRandom)
 		}
-		tr, _, reached, feats := runCounting(ctx, opts.Profile, relaxed, x, func(s *session) { genCase(t, s, opts.Steps) })
+		stopAt := opts.deadline // a new case: the budget
+		if failed {
+			stopAt = firstFail.Add(opts.ShrinkTime) // a shrink candidate: the shrink time
+		}
+		tr, _, reached, feats := runCounting(ctx, opts.Profile, relaxed, x, func(s *session) { s.stopAt = stopAt; genCase(t, s, opts.Steps) })
 		res.steps += len(tr.Steps)
 		if ctx.Err() != nil {
 			runtime.Goexit() // cut short by the interrupt: not a failure

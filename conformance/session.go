@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
@@ -26,6 +27,11 @@ type session struct {
 	idBase uint64
 	// skip is set when the scenario needs something the driver lacks.
 	skip string
+	// stopAt, when set, is when a random case stops drawing steps (the
+	// run's budget, or its shrink time): a prefix of a case is a case,
+	// and a device whose calls are slow (a 60 ms deliver) would
+	// otherwise take a whole case's steps past it.
+	stopAt time.Time
 	// unpredictable is set when the model could not predict a step (a
 	// generator's or scenario's fault, not the device's).
 	unpredictable bool
