@@ -132,3 +132,45 @@ func TestCorpusStatusTellsAMissFromNoVerdict(t *testing.T) {
 		assert.Equal(t, tc.want, corpusStatus(tc.results, io.Discard), "%+v", tc.results)
 	}
 }
+
+// TestACorpusRaceNotShownRunsAgainWithTwiceTheHistories: a concurrent
+// entry whose histories all linearized runs once more with twice the
+// histories on new seeds, and that run stands; a catch, a harness
+// failure or a sequential entry does not.
+func TestACorpusRaceNotShownRunsAgainWithTwiceTheHistories(t *testing.T) {
+	type call struct {
+		runs int
+		seed uint64
+	}
+	for _, tc := range []struct {
+		name      string
+		mode      string
+		outcomes  []corpus.Result
+		wantCalls []call
+		wantFinal corpus.Result
+	}{
+		{"caught at once", "concurrent", []corpus.Result{{Caught: true, Blamed: "FETCH-ONCE", Wall: time.Minute}},
+			[]call{{10, 1}}, corpus.Result{Caught: true, Blamed: "FETCH-ONCE", Wall: time.Minute}},
+		{"caught on the second run", "concurrent", []corpus.Result{{Wall: time.Minute}, {Caught: true, Blamed: "FETCH-ONCE", Wall: 2 * time.Minute}},
+			[]call{{10, 1}, {20, 11}}, corpus.Result{Caught: true, Blamed: "FETCH-ONCE", Wall: 3 * time.Minute,
+				Detail: "after a first run of 10 histories that showed nothing, on 20 more"}},
+		{"missed twice", "concurrent", []corpus.Result{{Wall: time.Minute}, {Wall: 2 * time.Minute}},
+			[]call{{10, 1}, {20, 11}}, corpus.Result{Wall: 3 * time.Minute, Detail: "after a first run of 10 histories that showed nothing, on 20 more"}},
+		{"a harness failure", "concurrent", []corpus.Result{{Detail: "vm exit 2: no qemu"}},
+			[]call{{10, 1}}, corpus.Result{Detail: "vm exit 2: no qemu"}},
+		{"sequential, missed", "sequential", []corpus.Result{{Wall: time.Minute}},
+			[]call{{10, 1}}, corpus.Result{Wall: time.Minute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls []call
+			told := 0
+			got := raceAgain(tc.mode, 10, 1, func(runs int, seed uint64) corpus.Result {
+				calls = append(calls, call{runs, seed})
+				return tc.outcomes[len(calls)-1]
+			}, func(corpus.Result, int) { told++ })
+			assert.Equal(t, tc.wantCalls, calls)
+			assert.Equal(t, tc.wantFinal, got)
+			assert.Equal(t, len(tc.wantCalls)-1, told, "the second run is told")
+		})
+	}
+}
