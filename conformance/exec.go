@@ -158,12 +158,12 @@ func (x *executor) bounded(what any, f func()) bool {
 		defer func() { crash = recover() }()
 		f()
 	}
-	if x.bound <= 0 && x.guard == nil {
-		g()
-		return x.crashed(what, crash)
-	}
-	if x.guard != nil {
+	switch {
+	case x.guard != nil:
 		x.guard.call(what, g)
+		return x.crashed(what, crash)
+	case x.bound <= 0:
+		g()
 		return x.crashed(what, crash)
 	}
 	if !within(x.bound, g) {

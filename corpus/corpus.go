@@ -150,7 +150,9 @@ type Result struct {
 	// twice (the second time with twice the bound): no verdict, neither
 	// caught nor missed.
 	Inconclusive bool `json:"inconclusive,omitempty"`
-	// Detail is the crash's summary, or why the run gave no verdict.
+	// Detail is the crash's summary, why the run gave no verdict, or, for
+	// a concurrent entry run a second time with more histories, a note
+	// that says so.
 	Detail string        `json:"detail,omitempty"`
 	Skip   string        `json:"skip,omitempty"`
 	Wall   time.Duration `json:"wall_ns"`
