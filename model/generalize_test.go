@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -356,6 +357,37 @@ func TestAFitRefusedEitherWayIsBlamedOnItsRule(t *testing.T) {
 			mustRun(t, m, send(0, c.len))
 			got := Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCLocLenErr}}}
 			assert.Equal(t, c.want.String(), ruleOf(m.Step(Poll{}, got)))
+		})
+	}
+}
+
+// TestAFitMisjudgedFarFromTheBoundaryIsRecvFits: an RC device whose sum
+// of a WR's SGE lengths leaves SGEs out NAKs a message far below the WR's
+// room and completes the WR with a length error. RECV-FIT governs the fit
+// at any size, so it is blamed, not the catch-all; with a status that is
+// no length error the device names another check, and the catch-all is.
+func TestAFitMisjudgedFarFromTheBoundaryIsRecvFits(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		w      WR
+		len    uint32
+		status WCStatus
+		want   RuleID
+	}{
+		{"the second SGE not counted", wr(1, 64, 64), 100, WCLocLenErr, RuleRecvFit},
+		{"no SGE counted", wr(1, 64), 1, WCLocLenErr, RuleRecvFit},
+		{"no SGE counted, a QP error", wr(1, 64), 1, WCLocQPOpErr, RuleRecvCompletion},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := fixture(t, Documented())
+			steps := slices.Clone(m.history.steps())
+			steps = append(steps, Step{Op: post(c.w), Obs: mustRun(t, m, post(c.w))},
+				Step{Op: send(0, c.len), Obs: Observation{BadWR: -1, Peer: PeerError}},
+				Step{Op: Poll{}, Obs: Observation{BadWR: -1,
+					Completions: []Completion{{WRID: 1, QP: 0, Status: c.status}},
+					Events:      []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+			d := Diagnose(Documented(), testCaps, nil, steps)
+			assert.Equal(t, []RuleID{c.want}, d.Rules, "diagnosis %+v", d)
 		})
 	}
 }

@@ -461,24 +461,32 @@ func TestWildValuesDepart(t *testing.T) {
 
 // TestCatchAllCarriesTheErrorsConsequence: an RC message that fits, which
 // the device fails (the sender told of an error, the WR completed in
-// error, the QP in ERR), is one departure of the catch-all where no
-// specific rule explains it: what follows on the QP in ERR (the next
-// message refused, the last-WQE event) is not a second one.
+// error, the QP in ERR), is one departure of one rule: what follows on the
+// QP in ERR (the next message refused, the last-WQE event) is not a second
+// one. With a length error the device says it found the message too large
+// for a WR it fits, far from the boundary: RECV-FIT's departure, which
+// governs the fit at any size. With any other error status no specific
+// rule explains it, and the catch-all does.
 func TestCatchAllCarriesTheErrorsConsequence(t *testing.T) {
-	doc := Documented()
-	base := fixture(t, doc)
-	steps := base.history.steps()
-	for _, op := range []Op{post(wr(1, 64), wr(2, 64)), send(0, 8), send(0, 8)} {
-		obs := mustRun(t, base, op)
-		if _, ok := op.(Arrive); ok {
-			obs.Peer = PeerError
+	for _, c := range []struct {
+		status WCStatus
+		want   string
+	}{{WCLocLenErr, "RECV-FIT"}, {WCLocQPOpErr, "RECV-COMPLETION"}} {
+		doc := Documented()
+		base := fixture(t, doc)
+		steps := base.history.steps()
+		for _, op := range []Op{post(wr(1, 64), wr(2, 64)), send(0, 8), send(0, 8)} {
+			obs := mustRun(t, base, op)
+			if _, ok := op.(Arrive); ok {
+				obs.Peer = PeerError
+			}
+			steps = append(steps, Step{Op: op, Obs: obs})
 		}
-		steps = append(steps, Step{Op: op, Obs: obs})
+		steps = append(steps, Step{Op: Poll{}, Obs: Observation{
+			Completions: []Completion{fail1(1, 0, c.status)},
+			Events:      []Event{{EventQPLastWQEReached, 0}},
+		}})
+		d := Diagnose(doc, testCaps, nil, steps)
+		assert.Equal(t, c.want, strings.Join(RuleNames(d.Rules), "+"), "completed with %s: diagnosis %+v", c.status, d)
 	}
-	steps = append(steps, Step{Op: Poll{}, Obs: Observation{
-		Completions: []Completion{fail1(1, 0, WCLocLenErr)},
-		Events:      []Event{{EventQPLastWQEReached, 0}},
-	}})
-	d := Diagnose(doc, testCaps, nil, steps)
-	assert.Equal(t, "RECV-COMPLETION", strings.Join(RuleNames(d.Rules), "+"), "diagnosis %+v", d)
 }

@@ -572,6 +572,7 @@ type fit struct {
 	need, byteLen, room uint64
 	noGRH               bool // a UD message with no GRH area (UD-GRH)
 	oversize            bool
+	farFlip             bool // RECV-FIT relaxed decided it far from the boundary
 }
 
 // fitOf sizes msg against w under the rules that govern the boundary
@@ -597,7 +598,8 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
-	if slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 }) {
+	zeroSGE := slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 })
+	if zeroSGE {
 		m.touch(RuleSGELen0)
 		m.stakeOn(RuleSGELen0)
 	}
@@ -623,6 +625,18 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 			m.touch(RuleRecvFit)
 		}
 		m.stakeOn(RuleRecvFit)
+	case m.relaxedBroad(RuleRecvFit) && m.may(RuleRecvFit):
+		// RECV-FIT governs whether a message fits at any size: a device
+		// that sums the SGEs wrongly (drops one, counts none) decides
+		// far from the boundary. A flip there counts as two departures,
+		// so that a rule that explains the same message with one (the
+		// GRH area of UD-GRH) keeps the blame; and a fitting message
+		// failed far from the boundary is the fit's departure only with
+		// the status that says so, a length error (deliverFailed): any
+		// other error names some other check that failed.
+		f.oversize = !f.oversize
+		f.farFlip = true
+		m.depart(RuleRecvFit) // not at stake: the flip is all it excuses
 	}
 	return f
 }
@@ -652,6 +666,9 @@ func (m *machine) deliverFailed(n int, typ QPType, c Completion, msg Message, f 
 		}
 		if badKey {
 			allowed |= m.prof.KeyErrorStatus
+		}
+		if f.farFlip {
+			allowed = Statuses(WCLocLenErr)
 		}
 		fate = m.oversizeQP(typ)
 	} else {
