@@ -452,6 +452,27 @@ func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
 	assert.Contains(t, []RuleID{RulePostFull, RulePostSGE}, d.Rules[0], "diagnosis %+v", d)
 }
 
+// TestAnOversizeStatusOnUDIsRecvTooLarges: a UD message too large for its
+// WR with or without the GRH area's 40 bytes, completed with SUCCESS,
+// breaks RECV-TOO-LARGE. UD-GRH governs such a message's byte_len and
+// payload, but whether the GRH area counts would not have changed its
+// fate, so UD-GRH does not explain its status; where the GRH area is
+// what makes it too large, it does.
+func TestAnOversizeStatusOnUDIsRecvTooLarges(t *testing.T) {
+	for _, c := range []struct {
+		len  uint32
+		want RuleID
+	}{{100, RuleRecvTooLarge}, {50, RuleUDGRH}} {
+		steps := ran(t, Documented(), CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: UD},
+			ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, post(wr(1, 64)))
+		steps = append(steps,
+			Step{Op: send(0, c.len), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+			Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: c.len}}}})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{c.want}, d.Rules, "a %d-byte UD message into 64 bytes, completed with SUCCESS: %+v", c.len, d)
+	}
+}
+
 // TestAnSRQTakenForEmptyIsBlamedOnRecvRNR: a device that miscounts its
 // queue and answers RNR on RC while a WR is queued breaks RECV-RNR, which
 // governs when the SRQ counts as empty; the WR stays and completes the

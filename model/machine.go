@@ -79,6 +79,11 @@ type cqe struct {
 	// boundary, a key, immediate data): a departure in any of its fields
 	// is theirs to explain before the catch-all RECV-COMPLETION's.
 	stake []RuleID
+	// moot lists the rules of stake whose departure could not have
+	// changed whether the message fits (a UD message too large with or
+	// without its GRH area): they govern its byte_len and payload, not
+	// its status or what the sender heard.
+	moot []RuleID
 	// wr is the WR the model fetched for it (zero when none was).
 	wr WR
 }
@@ -147,6 +152,7 @@ type machine struct {
 	// stake gathers the specific rules that govern the message being
 	// delivered (cqe.stake); the completion it makes takes them.
 	stake []RuleID
+	moot  []RuleID // the rules of stake that do not decide the fit (cqe.moot)
 	// lastFetched is the WR the last fetch took (cqe.wr).
 	lastFetched WR
 
@@ -216,6 +222,7 @@ func (m *machine) detach() {
 	m.picks = clip(m.picks)
 	m.script = clip(m.script)
 	m.stake = clip(m.stake)
+	m.moot = clip(m.moot)
 	m.qps = m.qps.clone()
 }
 
@@ -471,13 +478,13 @@ func (m *machine) completeLoose(c Completion, allowed StatusSet, rule RuleID, lo
 		// What only a relaxed rule reads: a model with none relaxed (a
 		// run's, or a history check's with its many states) keeps its
 		// completions small.
-		e.stake = m.stake
+		e.stake, e.moot = m.stake, m.moot
 		if m.lastFetched.ID == c.WRID {
 			e.wr = m.lastFetched
 		}
 	}
 	m.cq = append(m.cq, e)
-	m.stake = nil
+	m.stake, m.moot = nil, nil
 	m.completedHistory = append(m.completedHistory, c.WRID)
 }
 

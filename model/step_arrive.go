@@ -7,14 +7,15 @@ import (
 
 // peerResult checks the peer's outcome against the allowed set; relaxed,
 // rule admits any outcome.
-func (m *machine) peerResult(rule RuleID, allowed PeerSet, got *Observation, stake ...RuleID) (Observation, error) {
-	obs, _, err := m.peerExcused(rule, allowed, got, stake...)
+func (m *machine) peerResult(rule RuleID, allowed PeerSet, got *Observation) (Observation, error) {
+	obs, _, err := m.peerExcused(rule, allowed, got, cqe{})
 	return obs, err
 }
 
 // peerExcused is peerResult, returning also the rule that excused an
-// outcome outside the allowed set ("" when none had to).
-func (m *machine) peerExcused(rule RuleID, allowed PeerSet, got *Observation, stake ...RuleID) (Observation, RuleID, error) {
+// outcome outside the allowed set ("" when none had to), from rule or
+// the rules at stake in the message's completion.
+func (m *machine) peerExcused(rule RuleID, allowed PeerSet, got *Observation, made cqe) (Observation, RuleID, error) {
 	obs := Observation{BadWR: -1, Peer: allowed.First()}
 	if got != nil && got.Peer == PeerSilent {
 		if err := silentPeer(rule, allowed); err != nil {
@@ -26,7 +27,7 @@ func (m *machine) peerExcused(rule RuleID, allowed PeerSet, got *Observation, st
 	var by RuleID
 	if got != nil {
 		if !allowed.Has(got.Peer) {
-			if by = m.excusedBy(cqe{stake: stake}, FieldPeer, rule); by == 0 {
+			if by = m.excusedBy(made, FieldPeer, rule); by == 0 {
 				return obs, 0, dev(rule, "peer outcome", allowed, got.Peer)
 			}
 		}
@@ -80,7 +81,7 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 	if !o.Msg.Opcode.ValidOn(q.typ) {
 		return Observation{}, unmodelled("%s on a %s QP", o.Msg.Opcode, q.typ)
 	}
-	m.stake = nil
+	m.stake, m.moot = nil, nil
 	if q.owesRest() {
 		return Observation{}, unmodelled("arrive on qp%d while the rest of a message is owed", o.QP)
 	}
@@ -234,7 +235,7 @@ func (m *machine) arriveEmpty(n int, rc bool, got *Observation) (Observation, er
 			m.enterErr(n)
 			return m.peerResult(RuleRecvRNR, Peers(PeerError), got)
 		}
-		obs, by, err := m.peerExcused(RuleRecvRNR, Peers(PeerRNR), got)
+		obs, by, err := m.peerExcused(RuleRecvRNR, Peers(PeerRNR), got, cqe{})
 		if err == nil && by != 0 && got.Peer == PeerError && !m.narrow && m.branch(2) == 1 {
 			// The sender told of an error where RNR was due: the device
 			// may have failed the message and moved the QP to ERR, as a
@@ -356,7 +357,7 @@ func (m *machine) probeDelivery(n, k int, msg Message) (allowed PeerSet) {
 		}
 	}()
 	c := m.clone()
-	c.faithful, c.stake = true, nil
+	c.faithful, c.stake, c.moot = true, nil, nil
 	e := c.queue[k]
 	c.queue = append(clip(c.queue[:k]), c.queue[k+1:]...)
 	return c.deliverEntry(n, e, msg, false)
@@ -404,7 +405,7 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	// does (arriveFetch): the rule at stake in what the sender hears is
 	// the rule of the completion the message made (RECV-TOO-LARGE for a
 	// message too long for the WR), not the catch-all.
-	m.stake = nil
+	m.stake, m.moot = nil, nil
 	before := len(m.cq)
 	return m.deliveredPeer(o.QP, q.typ == RC, before, m.deliver(o.QP, f.wr, f.msg), got)
 }
@@ -415,11 +416,11 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 // the catch-all where it made none. A sender told of an error that a
 // relaxed rule excuses carries its consequence on RC (failedInstead).
 func (m *machine) deliveredPeer(n int, rc bool, before int, allowed PeerSet, got *Observation) (Observation, error) {
-	rule, stake := RuleRecvCompletion, m.stake
+	rule, made := RuleRecvCompletion, cqe{stake: m.stake, moot: m.moot}
 	if len(m.cq) > before {
-		rule, stake = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1].stake
+		rule, made = m.cq[len(m.cq)-1].rule, m.cq[len(m.cq)-1]
 	}
-	obs, by, err := m.peerExcused(rule, allowed, got, stake...)
+	obs, by, err := m.peerExcused(rule, allowed, got, made)
 	if err == nil && by != 0 && len(m.cq) > before && rc && got.Peer == PeerError {
 		m.failedInstead(n, by)
 	}
@@ -464,7 +465,7 @@ func (m *machine) fetch() entry {
 // deliverNew delivers a message to a QP in a fetching state and returns what
 // the peer may see.
 func (m *machine) deliverNew(n int, msg Message) PeerSet {
-	m.stake = nil
+	m.stake, m.moot = nil, nil
 	rc := m.qps.at(n).typ == RC
 	if !msg.Opcode.Consumes() {
 		return Peers(PeerOK)
@@ -512,6 +513,17 @@ func (m *machine) raiseErrorEvent(n int, oversize bool) {
 		ev = EventQPFatal
 	}
 	m.fire(ev, n)
+}
+
+// countZeroSGEs counts w's SGEs of length 0.
+func countZeroSGEs(w WR) int {
+	n := 0
+	for _, s := range w.SGEs {
+		if s.Length == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // nearFit reports whether whether a message fits its WR is a close call
@@ -598,10 +610,28 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
-	zeroSGE := slices.ContainsFunc(w.SGEs, func(s SGE) bool { return s.Length == 0 })
-	if zeroSGE {
+	if !rc {
+		// Whether the GRH area makes the message too large: where it
+		// would not, UD-GRH governs its byte_len and payload, not its
+		// fate.
+		with, without := uint64(msg.Len)+UDHeader, uint64(msg.Len)
+		if (with > f.room) == (without > f.room) {
+			m.moot = append(m.moot, RuleUDGRH)
+		}
+	}
+	if zeros := countZeroSGEs(w); zeros > 0 {
 		m.touch(RuleSGELen0)
 		m.stakeOn(RuleSGELen0)
+		// The room with each 0-length SGE read the other way (2^31
+		// bytes or none): where that would not change the fit, SGE-LEN0
+		// does not decide the message's fate.
+		alt := f.room - uint64(zeros)*m.sgeBytes(SGE{})
+		if m.sgeBytes(SGE{}) == 0 {
+			alt = f.room + uint64(zeros)*TwoGiB
+		}
+		if (f.need > f.room) == (f.need > alt) {
+			m.moot = append(m.moot, RuleSGELen0)
+		}
 	}
 	switch {
 	case w.NumSGE == 0:

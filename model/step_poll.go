@@ -397,6 +397,9 @@ func (m *machine) excusedBy(want cqe, fields Field, extra ...RuleID) RuleID {
 		}
 	}
 	for _, r := range stake {
+		if fields&(FieldStatus|FieldPeer) != 0 && slices.Contains(want.moot, r) {
+			continue // its departure would not have changed the message's fate
+		}
 		if Governs(r, fields) && m.relaxed(r) && m.excuse(r) {
 			return r
 		}
