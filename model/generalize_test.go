@@ -364,8 +364,10 @@ func TestAFitRefusedEitherWayIsBlamedOnItsRule(t *testing.T) {
 // TestAFitMisjudgedFarFromTheBoundaryIsRecvFits: an RC device whose sum
 // of a WR's SGE lengths leaves SGEs out NAKs a message far below the WR's
 // room and completes the WR with a length error. RECV-FIT governs the fit
-// at any size, so it is blamed, not the catch-all; with a status that is
-// no length error the device names another check, and the catch-all is.
+// at any size, so it is blamed, not the catch-all; with a protection
+// error the device says its key check failed a valid key (RECV-BAD-KEY,
+// which governs which keys the fill finds invalid); with any other error
+// status no specific rule explains it, and the catch-all does.
 func TestAFitMisjudgedFarFromTheBoundaryIsRecvFits(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -377,6 +379,9 @@ func TestAFitMisjudgedFarFromTheBoundaryIsRecvFits(t *testing.T) {
 		{"the second SGE not counted", wr(1, 64, 64), 100, WCLocLenErr, RuleRecvFit},
 		{"no SGE counted", wr(1, 64), 1, WCLocLenErr, RuleRecvFit},
 		{"no SGE counted, a QP error", wr(1, 64), 1, WCLocQPOpErr, RuleRecvCompletion},
+		// A protection error on a WR whose keys are all valid: the key
+		// check failed a valid key, RECV-BAD-KEY's departure.
+		{"a valid key found invalid", wr(1, 64), 1, WCLocProtErr, RuleRecvBadKey},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := fixture(t, Documented())

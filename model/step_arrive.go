@@ -559,6 +559,13 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 			badKey = false // the key was not checked
 		}
 		m.stakeOn(RuleRecvBadKey)
+	} else if len(w.SGEs) > 0 && m.relaxedBroad(RuleRecvBadKey) && m.may(RuleRecvBadKey) {
+		// RECV-BAD-KEY governs which keys the fill finds invalid: a
+		// device whose key check fails a valid key. Like a fit misjudged
+		// far from its boundary, it counts as two departures and shows
+		// only as the status that says a key failed (deliverFailed).
+		badKey, f.keyFlip = true, true
+		m.depart(RuleRecvBadKey)
 	}
 	if f.oversize {
 		m.stakeOn(RuleRecvTooLarge)
@@ -585,6 +592,7 @@ type fit struct {
 	noGRH               bool // a UD message with no GRH area (UD-GRH)
 	oversize            bool
 	farFlip             bool // RECV-FIT relaxed decided it far from the boundary
+	keyFlip             bool // RECV-BAD-KEY relaxed found a valid key invalid
 }
 
 // fitOf sizes msg against w under the rules that govern the boundary
@@ -703,6 +711,11 @@ func (m *machine) deliverFailed(n int, typ QPType, c Completion, msg Message, f 
 		fate = m.oversizeQP(typ)
 	} else {
 		fate = m.keyErrorQP(typ)
+		if f.keyFlip {
+			// Not RECV-BAD-KEY's to excuse again: a valid key found
+			// invalid shows as a key's failure or not at all.
+			rule, allowed = RuleRecvCompletion, Statuses(WCLocProtErr)
+		}
 	}
 	c.Status = allowed.First()
 	c.HasImm, c.Imm = false, 0
