@@ -363,8 +363,9 @@ func TestAFitRefusedEitherWayIsBlamedOnItsRule(t *testing.T) {
 
 // TestAFitMisjudgedFarFromTheBoundaryIsRecvFits: an RC device whose sum
 // of a WR's SGE lengths leaves SGEs out NAKs a message far below the WR's
-// room and completes the WR with a length error. RECV-FIT governs the fit
-// at any size, so it is blamed, not the catch-all; with a protection
+// room and completes the WR with a length error, and one whose sum counts
+// too much takes a message three times its WR whole. RECV-FIT governs the
+// fit at any size, so it is blamed, not the catch-all; with a protection
 // error the device says its key check failed a valid key (RECV-BAD-KEY,
 // which governs which keys the fill finds invalid); with any other error
 // status no specific rule explains it, and the catch-all does.
@@ -379,6 +380,9 @@ func TestAFitMisjudgedFarFromTheBoundaryIsRecvFits(t *testing.T) {
 		{"the second SGE not counted", wr(1, 64, 64), 100, WCLocLenErr, RuleRecvFit},
 		{"no SGE counted", wr(1, 64), 1, WCLocLenErr, RuleRecvFit},
 		{"no SGE counted, a QP error", wr(1, 64), 1, WCLocQPOpErr, RuleRecvCompletion},
+		// The other way: a message three times its WR taken whole (a sum
+		// that counts an SGE thrice), SUCCESS with its own length.
+		{"a message too large taken whole", wr(1, 64), 200, WCSuccess, RuleRecvFit},
 		// A protection error on a WR whose keys are all valid: the key
 		// check failed a valid key, RECV-BAD-KEY's departure.
 		{"a valid key found invalid", wr(1, 64), 1, WCLocProtErr, RuleRecvBadKey},
@@ -386,11 +390,17 @@ func TestAFitMisjudgedFarFromTheBoundaryIsRecvFits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := fixture(t, Documented())
 			steps := slices.Clone(m.history.steps())
-			steps = append(steps, Step{Op: post(c.w), Obs: mustRun(t, m, post(c.w))},
-				Step{Op: send(0, c.len), Obs: Observation{BadWR: -1, Peer: PeerError}},
-				Step{Op: Poll{}, Obs: Observation{BadWR: -1,
-					Completions: []Completion{{WRID: 1, QP: 0, Status: c.status}},
-					Events:      []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+			steps = append(steps, Step{Op: post(c.w), Obs: mustRun(t, m, post(c.w))})
+			if c.status == WCSuccess {
+				steps = append(steps, Step{Op: send(0, c.len), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+					Step{Op: Poll{}, Obs: Observation{BadWR: -1,
+						Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: c.len}}}})
+			} else {
+				steps = append(steps, Step{Op: send(0, c.len), Obs: Observation{BadWR: -1, Peer: PeerError}},
+					Step{Op: Poll{}, Obs: Observation{BadWR: -1,
+						Completions: []Completion{{WRID: 1, QP: 0, Status: c.status}},
+						Events:      []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+			}
 			d := Diagnose(Documented(), testCaps, nil, steps)
 			assert.Equal(t, []RuleID{c.want}, d.Rules, "diagnosis %+v", d)
 		})
