@@ -515,6 +515,37 @@ func (m *machine) raiseErrorEvent(n int, oversize bool) {
 	m.fire(ev, n)
 }
 
+// farFlip decides, where RECV-FIT is relaxed, whether a message far from
+// its WR's fit boundary is misjudged. On RC each message forks: what the
+// sender hears settles it at once. On UD nothing is heard until the poll,
+// so a fork per message would double the candidates with every arrival; a
+// UD misjudgement is taken as the device's way instead (udFitFlip): once
+// a candidate has misjudged a UD message one way (a fitting one too large,
+// or one too large fitting), it misjudges every later one of that kind.
+func (m *machine) farFlip(rc, oversize bool) bool {
+	if rc {
+		return m.may(RuleRecvFit)
+	}
+	way := int8(1) // fitting, taken as too large
+	if oversize {
+		way = 2
+	}
+	switch m.udFitFlip {
+	case way:
+		m.touch(RuleRecvFit)
+		m.depart(RuleRecvFit)
+		return true
+	case 0:
+		if m.may(RuleRecvFit) {
+			m.udFitFlip = way
+			return true
+		}
+	default:
+		m.touch(RuleRecvFit)
+	}
+	return false
+}
+
 // countZeroSGEs counts w's SGEs of length 0.
 func countZeroSGEs(w WR) int {
 	n := 0
@@ -618,14 +649,11 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
-	if !rc {
-		// Whether the GRH area makes the message too large: where it
-		// would not, UD-GRH governs its byte_len and payload, not its
-		// fate.
-		with, without := uint64(msg.Len)+UDHeader, uint64(msg.Len)
-		if (with > f.room) == (without > f.room) {
-			m.moot = append(m.moot, RuleUDGRH)
-		}
+	if !rc && uint64(msg.Len) > f.room {
+		// Too large with no GRH area at all: no GRH area, of 40 bytes or
+		// any other size, decides its fate, so UD-GRH governs its
+		// byte_len and payload only.
+		m.moot = append(m.moot, RuleUDGRH)
 	}
 	if zeros := countZeroSGEs(w); zeros > 0 {
 		m.touch(RuleSGELen0)
@@ -663,7 +691,7 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 			m.touch(RuleRecvFit)
 		}
 		m.stakeOn(RuleRecvFit)
-	case m.relaxedBroad(RuleRecvFit) && m.may(RuleRecvFit):
+	case m.relaxedBroad(RuleRecvFit) && m.farFlip(rc, f.oversize):
 		// RECV-FIT governs whether a message fits at any size: a device
 		// that sums the SGEs wrongly (drops one, counts none) decides
 		// far from the boundary. A flip there counts as two departures,
