@@ -467,6 +467,29 @@ func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
 	assert.Contains(t, []RuleID{RulePostFull, RulePostSGE}, d.Rules[0], "diagnosis %+v", d)
 }
 
+// TestUDFitsMisjudgedAlikeAreRecvFits: a UD device that counts none of a
+// WR's SGEs fails every message with a length error, seen only at the
+// poll. RECV-FIT explains the three as one way of the device's (a UD
+// misjudgement holds for every later message of its kind), and a device
+// that misjudges one UD message and not the next, alike, is not admitted.
+func TestUDFitsMisjudgedAlikeAreRecvFits(t *testing.T) {
+	steps := ran(t, Documented(), CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: UD},
+		ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}, post(wr(1, 256), wr(2, 256), wr(3, 256)))
+	var done []Completion
+	for id := uint64(1); id <= 3; id++ {
+		steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}})
+		done = append(done, Completion{WRID: id, QP: 0, Status: WCLocLenErr})
+	}
+	all := append(slices.Clone(steps), Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: done}})
+	d := Diagnose(Documented(), testCaps, nil, all)
+	assert.Equal(t, []RuleID{RuleRecvFit}, d.Rules, "every UD message failed: %+v", d)
+
+	done[1] = Completion{WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 8 + UDHeader}
+	mixed := append(slices.Clone(steps), Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: done}})
+	d = Diagnose(Documented(), testCaps, nil, mixed)
+	assert.NotEqual(t, []RuleID{RuleRecvFit}, d.Rules, "the second of three alike UD messages taken: %+v", d)
+}
+
 // TestAnOversizeStatusOnUDIsRecvTooLarges: a UD message too large for its
 // WR with or without the GRH area's 40 bytes, completed with SUCCESS,
 // breaks RECV-TOO-LARGE. UD-GRH governs such a message's byte_len and

@@ -649,10 +649,10 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
-	if !rc && uint64(msg.Len) > f.room {
-		// Too large with no GRH area at all: no GRH area, of 40 bytes or
-		// any other size, decides its fate, so UD-GRH governs its
-		// byte_len and payload only.
+	if l := uint64(msg.Len); !rc && (l > f.room || l+2*UDHeader <= f.room) {
+		// Too large with no GRH area at all, or fitting with twice the
+		// area: no GRH area from none to twice its size decides its fate,
+		// so UD-GRH governs its byte_len and payload only.
 		m.moot = append(m.moot, RuleUDGRH)
 	}
 	if zeros := countZeroSGEs(w); zeros > 0 {
