@@ -80,9 +80,9 @@ type cqe struct {
 	// is theirs to explain before the catch-all RECV-COMPLETION's.
 	stake []RuleID
 	// moot lists the rules of stake whose departure could not have
-	// changed whether the message fits (a UD message too large with or
-	// without its GRH area): they govern its byte_len and payload, not
-	// its status or what the sender heard.
+	// changed whether the message fits (UD-GRH for a UD message too large
+	// with no GRH area, or fitting with twice it): they govern its
+	// byte_len and payload, not its status or what the sender heard.
 	moot []RuleID
 	// wr is the WR the model fetched for it (zero when none was).
 	wr WR
@@ -144,7 +144,7 @@ type machine struct {
 	fifoMode  int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
 	grhMode   int // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
 	// udFitFlip is how a relaxed RECV-FIT candidate misjudges UD messages
-	// far from the boundary (farFlip): 0 not yet, 1 fitting ones as too
+	// far from the boundary (misjudgedFar): 0 not yet, 1 fitting ones as too
 	// large, 2 too large ones as fitting.
 	udFitFlip int8
 	orderMode int // POST-ORDER: 0 undecided, else orderFaithful, orderDropsPrefix or orderPostsSuffix

@@ -515,14 +515,14 @@ func (m *machine) raiseErrorEvent(n int, oversize bool) {
 	m.fire(ev, n)
 }
 
-// farFlip decides, where RECV-FIT is relaxed, whether a message far from
+// misjudgedFar decides, where RECV-FIT is relaxed, whether a message far from
 // its WR's fit boundary is misjudged. On RC each message forks: what the
 // sender hears settles it at once. On UD nothing is heard until the poll,
 // so a fork per message would double the candidates with every arrival; a
 // UD misjudgement is taken as the device's way instead (udFitFlip): once
 // a candidate has misjudged a UD message one way (a fitting one too large,
 // or one too large fitting), it misjudges every later one of that kind.
-func (m *machine) farFlip(rc, oversize bool) bool {
+func (m *machine) misjudgedFar(rc, oversize bool) bool {
 	if rc {
 		return m.may(RuleRecvFit)
 	}
@@ -649,7 +649,7 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	}
 	f.room = m.capacityOf(w)
 	f.oversize = f.need > f.room
-	if l := uint64(msg.Len); !rc && (l > f.room || l+2*UDHeader <= f.room) {
+	if l := uint64(msg.Len); m.relax != nil && !rc && (l > f.room || l+2*UDHeader <= f.room) {
 		// Too large with no GRH area at all, or fitting with twice the
 		// area: no GRH area from none to twice its size decides its fate,
 		// so UD-GRH governs its byte_len and payload only.
@@ -660,13 +660,16 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		m.stakeOn(RuleSGELen0)
 		// The room with each 0-length SGE read the other way (2^31
 		// bytes or none): where that would not change the fit, SGE-LEN0
-		// does not decide the message's fate.
-		alt := f.room - uint64(zeros)*m.sgeBytes(SGE{})
-		if m.sgeBytes(SGE{}) == 0 {
-			alt = f.room + uint64(zeros)*TwoGiB
-		}
-		if (f.need > f.room) == (f.need > alt) {
-			m.moot = append(m.moot, RuleSGELen0)
+		// does not decide the message's fate. Only a relaxed model reads
+		// it (cqe.moot).
+		if m.relax != nil {
+			alt := f.room + uint64(zeros)*TwoGiB
+			if m.sgeBytes(SGE{}) != 0 {
+				alt = f.room - uint64(zeros)*TwoGiB
+			}
+			if (f.need > f.room) == (f.need > alt) {
+				m.moot = append(m.moot, RuleSGELen0)
+			}
 		}
 	}
 	switch {
@@ -691,7 +694,7 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 			m.touch(RuleRecvFit)
 		}
 		m.stakeOn(RuleRecvFit)
-	case m.relaxedBroad(RuleRecvFit) && m.farFlip(rc, f.oversize):
+	case m.relaxedBroad(RuleRecvFit) && m.misjudgedFar(rc, f.oversize):
 		// RECV-FIT governs whether a message fits at any size: a device
 		// that sums the SGEs wrongly (drops one, counts none) decides
 		// far from the boundary. A flip there counts as two departures,
