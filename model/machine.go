@@ -147,6 +147,9 @@ type machine struct {
 	// far from the boundary (misjudgedFar): 0 not yet, 1 fitting ones as too
 	// large, 2 too large ones as fitting.
 	udFitFlip int8
+	// udKeyFlip: a relaxed RECV-BAD-KEY candidate fails valid keys on UD
+	// (validKeyFailed).
+	udKeyFlip bool
 	orderMode int // POST-ORDER: 0 undecided, else orderFaithful, orderDropsPrefix or orderPostsSuffix
 	leaked    int // fetched slots that never came back (SLOT-FREE relaxed)
 	// recent holds the WRs fetched last, newest last, which a racing
@@ -596,7 +599,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 		}
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
-		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.udFitFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
+		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.udFitFlip), b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
 		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
@@ -651,7 +654,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 // diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
 // keeps it in step with hashState.
 func (m *machine) stateWords() int {
-	n := 29 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n := 30 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
 	n++
 	for _, e := range m.queue {
 		n += 3 + 2*len(e.wr.SGEs)

@@ -546,6 +546,23 @@ func (m *machine) misjudgedFar(rc, oversize bool) bool {
 	return false
 }
 
+// validKeyFailed decides, where RECV-BAD-KEY is relaxed, whether the key
+// check fails a WR whose keys are all valid. As with misjudgedFar, each RC
+// message forks, and a UD failure is the candidate's way with every later
+// UD message (udKeyFlip): one fork, not one per UD arrival.
+func (m *machine) validKeyFailed(rc bool) bool {
+	if rc {
+		return m.may(RuleRecvBadKey)
+	}
+	if m.udKeyFlip {
+		m.touch(RuleRecvBadKey)
+		m.depart(RuleRecvBadKey)
+		return true
+	}
+	m.udKeyFlip = m.may(RuleRecvBadKey)
+	return m.udKeyFlip
+}
+
 // countZeroSGEs counts w's SGEs of length 0.
 func countZeroSGEs(w WR) int {
 	n := 0
@@ -590,7 +607,7 @@ func (m *machine) deliver(n int, w WR, msg Message) PeerSet {
 			badKey = false // the key was not checked
 		}
 		m.stakeOn(RuleRecvBadKey)
-	} else if len(w.SGEs) > 0 && m.relaxedBroad(RuleRecvBadKey) && m.may(RuleRecvBadKey) {
+	} else if len(w.SGEs) > 0 && m.relaxedBroad(RuleRecvBadKey) && m.validKeyFailed(rc) {
 		// RECV-BAD-KEY governs which keys the fill finds invalid: a
 		// device whose key check fails a valid key. Like a fit misjudged
 		// far from its boundary, it counts as two departures and shows
