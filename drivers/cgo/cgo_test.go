@@ -348,6 +348,82 @@ func TestUDProcessingDelay(t *testing.T) {
 	}
 }
 
+// TestAFullSRQWaitsForALateUDMessage: a UD message whose completion
+// Deliver stopped waiting for (udSettle) still takes its WR, so a post
+// that finds the SRQ full after it is tried again, and goes in once the
+// responder ran: the slot it frees is the device's answer, not a timer's.
+// The peer sends a burst without waiting, which leaves the responder
+// behind as a busy host does, and the receiver is marked as Deliver marks
+// it when its wait ran out (noteLate).
+func TestAFullSRQWaitsForALateUDMessage(t *testing.T) {
+	d := open(t)
+	s, qps := setup(t, d, drivers.SRQAttr{MaxWR: 4, MaxSGE: 1}, drivers.UD, 1)
+	q, sq := qps[0].(*qp), s.(*srq)
+	id := uint64(0)
+	for ; ; id++ {
+		if r, _ := s.Post([]drivers.RecvWR{wr(id, 64)}); r != 0 {
+			break
+		}
+		if id > 64 {
+			t.Fatalf("Post took %d WRs into an SRQ of max_wr 4, want ENOMEM by then", id)
+		}
+	}
+	held := int(id)
+	t.Logf("the SRQ holds %d WRs", held)
+	before := sq.dev.lateFull.Load()
+	const rounds = 20
+	for i := range rounds {
+		sq.dev.mu.Lock()
+		sd, err := q.sendWR(drivers.Message{Opcode: drivers.Send, Len: 8}, _C_IBV_WR_SEND)
+		for range held {
+			if err != nil {
+				break
+			}
+			sq.sends++
+			if r := _C_srqc_post_send(q.peer, _C_uint64_t(sq.sends), &sd); r != 0 {
+				err = verbErr("ibv_post_send(peer)", int(r))
+			}
+		}
+		if err == nil {
+			q.noteLate()
+		}
+		sq.dev.mu.Unlock()
+		if err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		wrs := make([]drivers.RecvWR, held)
+		for j := range wrs {
+			wrs[j] = wr(id, 64)
+			id++
+		}
+		if r, bad := s.Post(wrs); r != 0 {
+			t.Fatalf("round %d: Post of %d WRs right after as many UD messages into a full SRQ = %s, bad_wr %d; want 0 (each message takes a WR)", i, held, errnoName(r), bad)
+		}
+		sq.dev.mu.Lock()
+		for range held {
+			if st, err := q.waitSend(context.Background()); err != nil || st != 0 {
+				sq.dev.mu.Unlock()
+				t.Fatalf("round %d: the peer's send completion: status %d, %v; want 0", i, st, err)
+			}
+		}
+		sq.dev.mu.Unlock()
+		for _, c := range pollN(t, s, held) {
+			if c.Status != 0 || c.ByteLen != 8+40 {
+				t.Fatalf("round %d: completion %+v, want status 0, byte_len 48 (the GRH area and 8)", i, c)
+			}
+		}
+	}
+	t.Logf("%d of %d posts found the SRQ full and were tried again (%d stayed full)", sq.dev.lateFull.Load()-before, rounds, sq.dev.lateStillFull.Load())
+	// A full SRQ no message is on its way to stays full: ENOMEM, after the
+	// re-check's bound.
+	sq.dev.mu.Lock()
+	q.noteLate()
+	sq.dev.mu.Unlock()
+	if r, bad := s.Post([]drivers.RecvWR{wr(id, 64)}); !isFull(r) || bad != 0 {
+		t.Errorf("Post into a full SRQ with no message on its way = %s, bad_wr %d; want ENOMEM, 0", errnoName(r), bad)
+	}
+}
+
 func TestTeardownAfterFailure(t *testing.T) {
 	d := open(t)
 	ctx := context.Background()

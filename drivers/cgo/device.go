@@ -56,6 +56,12 @@ type device struct {
 	// sent again with the long ACK timer (qp.recheck), stillSilent those
 	// of them that heard nothing then either; Close reports them.
 	rechecked, stillSilent int
+	// lateFull counts the posts that found the SRQ full after a UD message
+	// whose completion Deliver stopped waiting for, and were tried again
+	// (srq.Post); lateStillFull those that stayed full. Close reports them.
+	lateFull, lateStillFull atomic.Int64
+	// delivering counts the Delivers in progress (srq.Post's overlap).
+	delivering atomic.Int32
 	// inCall names the library call the driver is making where one can
 	// block (rdma_cm's), for InCall.
 	inCall atomic.Pointer[string]
@@ -267,6 +273,10 @@ func (d *device) Close() error {
 		// How often a busy machine made the fast ACK timer run out.
 		fmt.Fprintf(os.Stderr, "cgo: %d sends the peer heard nothing back for were sent again with the %v ACK timer; %d heard nothing then either\n",
 			d.rechecked, ackTime(longAckTimeout), d.stillSilent)
+	}
+	if n := d.lateFull.Load(); n > 0 {
+		fmt.Fprintf(os.Stderr, "cgo: %d posts found the SRQ full after a UD message not completed within %v, and were tried again for up to %v; %d stayed full\n",
+			n, udSettle, lateBound, d.lateStillFull.Load())
 	}
 	var errs []error
 	for i := len(d.srqs) - 1; i >= 0; i-- {

@@ -554,6 +554,8 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		return peerErr, fmt.Errorf("cgo: Deliver: %w", err)
 	}
 	s := q.s
+	s.dev.delivering.Add(1)
+	defer s.dev.delivering.Add(-1)
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	op, err := q.checkMessage(msg)
@@ -610,11 +612,35 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		return q.recheck(ctx, &sd, first, n, known)
 	}
 	if ud {
-		if r := _C_srqc_get_cq_event(s.ch, _C_int(udSettle/time.Millisecond)); r < 0 {
+		r := _C_srqc_get_cq_event(s.ch, _C_int(settleWait/time.Millisecond))
+		if r < 0 {
 			return peerErr, fmt.Errorf("cgo: ibv_get_cq_event(receive CQ) returned %d, want 0 or an event", int(r))
+		}
+		if r == 0 {
+			q.noteLate()
 		}
 	}
 	return out, nil
+}
+
+// noteLate marks q's SRQ after a UD message whose receive completion did
+// not show within udSettle, where the receiver may yet take a WR for it:
+// it receives and WRs are outstanding (or their completions are not yet
+// polled). A post that then finds the SRQ full tries again (srq.Post).
+// The caller holds dev.mu.
+func (q *qp) noteLate() {
+	if q.qp == nil {
+		return
+	}
+	if st, _, err := q.state(q.qp); err != nil || !receives(st) {
+		return
+	}
+	s := q.s
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
+	if len(s.posted) > 0 {
+		s.lateUD++
+	}
 }
 
 // checkMessage checks that msg can be sent to q, and returns its work
@@ -674,6 +700,10 @@ func (q *qp) sendWR(msg drivers.Message, op _C_int) (_C_struct_srqc_send, error)
 	}
 	return sd, nil
 }
+
+// settleWait is udSettle; a test sets it to 0 to play a receiver slower
+// than the wait.
+var settleWait = udSettle
 
 // dropAnswer, when a test sets it, is asked after every send whether the
 // device's answer is to be taken as having come too late: the send is

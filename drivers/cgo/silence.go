@@ -82,3 +82,48 @@ func psnCount(op drivers.Opcode, length, mtu uint32) uint32 {
 func ackTime(t uint) time.Duration {
 	return (4096 * time.Nanosecond << t).Round(time.Millisecond)
 }
+
+// lateBound bounds how long a post that found the SRQ full is tried
+// again after a UD message whose receive completion did not show within
+// udSettle (Deliver): 40 times udSettle. Such a message's responder may
+// take a WR after Deliver stopped waiting, so a full SRQ before it ran is
+// the wait's doing, not the device's answer.
+const lateBound = 2 * time.Second
+
+// isFull says whether r, what ibv_post_srq_recv returned, is ENOMEM: a
+// positive errno, or a negative one from an rdma-core provider before
+// 80df17ced.
+func isFull(r int) bool { return r == enomem || r == -enomem }
+
+// enomem is Linux's ENOMEM.
+const enomem = 12
+
+// retryFull finishes a post of n WRs that found the SRQ full at WR bad
+// (r is what the post returned), as one post of the list would have
+// finished had the receiver's late WRs been taken first. It waits,
+// longer each time, and posts the WRs from bad on again, until they all
+// go in, the post fails otherwise, or the waits add up to bound.
+// post(from) posts the list's WRs from index from on and returns what
+// ibv_post_srq_recv returned with bad_wr's index in that tail (-1 for
+// none); wait sleeps and says whether the SRQ is still there to post to.
+// It returns 0 and -1 once every WR went in; otherwise the last result,
+// with bad_wr's index in the whole list.
+func retryFull(r, bad, n int, bound time.Duration, post func(from int) (int, int), wait func(time.Duration) bool) (int, int) {
+	pause, waited := 100*time.Microsecond, time.Duration(0)
+	for isFull(r) && bad >= 0 && bad < n && waited < bound {
+		if !wait(pause) {
+			break
+		}
+		waited += pause
+		pause = min(2*pause, 20*time.Millisecond)
+		r2, bad2 := post(bad)
+		switch {
+		case r2 == 0:
+			return 0, -1
+		case bad2 < 0:
+			return r2, bad // failed without saying where: nothing more went in
+		}
+		r, bad = r2, bad+bad2
+	}
+	return r, bad
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -115,6 +116,16 @@ type srq struct {
 	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
 	// and not yet completed, oldest first.
 	posted ledger
+	// lateUD counts the UD messages whose receive completion did not show
+	// within udSettle while their receiver received and WRs were
+	// outstanding (qp.noteLate): a post that finds the SRQ full after one
+	// tries again for up to lateBound, and clears it.
+	lateUD int
+	// overlapped says a post once ran alongside another post or a
+	// Deliver (a concurrent history): posts then never wait for late UD
+	// messages, whose WRs the history's checker places by itself.
+	overlapped bool
+	posting    int // posts in progress
 	// lists is C memory for WR lists, reused: one allocation per list
 	// size, not one per post (cgo crossings are dear, more so under
 	// emulation). A list is taken for each post, so posts can overlap.
@@ -474,6 +485,37 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 			return int(_C_EINVAL), 0
 		}
 	}
+	if s.posting > 0 || s.dev.delivering.Load() > 0 {
+		s.overlapped = true
+	}
+	s.posting++
+	r, bad := s.postList(wrs)
+	if isFull(r) && s.lateUD > 0 && !s.overlapped {
+		// A UD message Deliver stopped waiting for may not have taken its
+		// WR yet: the SRQ is full until its responder runs.
+		s.lateUD = 0
+		s.dev.lateFull.Add(1)
+		wait := func(d time.Duration) bool {
+			s.postMu.Unlock()
+			time.Sleep(d)
+			s.postMu.Lock()
+			return !s.dead()
+		}
+		r, bad = retryFull(r, bad, len(wrs), lateBound, func(from int) (int, int) { return s.postList(wrs[from:]) }, wait)
+		if isFull(r) {
+			s.dev.lateStillFull.Add(1)
+		}
+	}
+	s.posting--
+	s.postMu.Unlock()
+	return r, bad
+}
+
+// postList posts wrs with one ibv_post_srq_recv and returns what it
+// returned and bad_wr's index (-1 for none). The WRs before bad_wr (all
+// of them on success) are remembered by wr_id for the payload check. The
+// caller holds postMu; it is let go during the call.
+func (s *srq) postList(wrs []drivers.RecvWR) (int, int) {
 	l, err := s.build(wrs)
 	if err != nil {
 		s.postMu.Unlock()
@@ -498,7 +540,6 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 		committed = 0 // failed without saying where: assume nothing went in
 	}
 	s.postMu.Lock()
-	defer s.postMu.Unlock()
 	for i := len(wrs) - 1; i >= committed; i-- {
 		// Forget the layouts of the WRs that did not go in (the last one
 		// remembered for their wr_id: this post's).
