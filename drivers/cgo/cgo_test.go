@@ -385,7 +385,7 @@ func TestAFullSRQWaitsForALateUDMessage(t *testing.T) {
 			}
 		}
 		if err == nil {
-			q.noteLate()
+			err = q.noteLate()
 		}
 		sq.dev.mu.Unlock()
 		if err != nil {
@@ -417,8 +417,11 @@ func TestAFullSRQWaitsForALateUDMessage(t *testing.T) {
 	// A full SRQ no message is on its way to stays full: ENOMEM, after the
 	// re-check's bound.
 	sq.dev.mu.Lock()
-	q.noteLate()
+	err := q.noteLate()
 	sq.dev.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r, bad := s.Post([]drivers.RecvWR{wr(id, 64)}); !isFull(r) || bad != 0 {
 		t.Errorf("Post into a full SRQ with no message on its way = %s, bad_wr %d; want ENOMEM, 0", errnoName(r), bad)
 	}

@@ -617,7 +617,9 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 			return peerErr, fmt.Errorf("cgo: ibv_get_cq_event(receive CQ) returned %d, want 0 or an event", int(r))
 		}
 		if r == 0 {
-			q.noteLate()
+			if err := q.noteLate(); err != nil {
+				return peerErr, err
+			}
 		}
 	}
 	return out, nil
@@ -625,22 +627,27 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 
 // noteLate marks q's SRQ after a UD message whose receive completion did
 // not show within udSettle, where the receiver may yet take a WR for it:
-// it receives and WRs are outstanding (or their completions are not yet
-// polled). A post that then finds the SRQ full tries again (srq.Post).
-// The caller holds dev.mu.
-func (q *qp) noteLate() {
+// it receives and, once the completions the CQ holds are read (into the
+// stash, which PollCQ returns first), WRs are still outstanding. A post
+// that then finds the SRQ full tries again (srq.Post). The caller holds
+// dev.mu.
+func (q *qp) noteLate() error {
 	if q.qp == nil {
-		return
+		return nil
 	}
 	if st, _, err := q.state(q.qp); err != nil || !receives(st) {
-		return
+		return nil
 	}
 	s := q.s
 	s.postMu.Lock()
 	defer s.postMu.Unlock()
+	if err := s.drainCQ(&s.stash, 0); err != nil {
+		return err
+	}
 	if len(s.posted) > 0 {
 		s.lateUD++
 	}
+	return nil
 }
 
 // checkMessage checks that msg can be sent to q, and returns its work

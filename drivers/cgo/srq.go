@@ -111,7 +111,8 @@ type srq struct {
 	// stash holds completions read from the CQ before PollCQ asked for
 	// them: those left when a connection-managed receiver was destroyed,
 	// read while its number still named it (a new QP may be given the
-	// number). PollCQ returns them first.
+	// number), and those qp.noteLate read to see which WRs are still
+	// outstanding. PollCQ returns them first.
 	stash []drivers.Completion
 	// posted holds, per wr_id, the SGE layouts of the WRs posted with it
 	// and not yet completed, oldest first.
