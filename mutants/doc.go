@@ -8,7 +8,9 @@
 // function's (or a package-level var's) doc comment, or on the line before
 // a statement, which it then labels instead of the function; "// rule:
 // none (why)" marks code no mutant is made of (the deviation switches and
-// the bookkeeping of the hand-written mutants).
+// the bookkeeping of the hand-written mutants). A mutant is labelled with
+// the innermost annotation around the code it changes; an early return,
+// which skips the whole body, also with every statement annotation in it.
 //
 // Where to read: label.go (the annotations and CheckLabel), generate.go
 // (the mutation operators, Mutant and Set), typecheck.go (dropping the

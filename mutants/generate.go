@@ -308,6 +308,11 @@ func (g *gen) add(n ast.Node, op string, pos, end token.Pos, text string) {
 	if !ok {
 		return
 	}
+	if op == OpEarlyReturn {
+		// The return skips the whole body: the rules of the statements
+		// in it annotated apart are carried out by what it removes too.
+		ids = withInner(ids, g.spans, n.Pos(), n.End())
+	}
 	start, stop := g.off(pos), g.off(end)
 	m := Mutant{File: g.file, Line: g.p.fset.Position(pos).Line, Func: g.fn, Operator: op,
 		Label: ids, Start: start, End: stop, Text: text}

@@ -57,9 +57,13 @@ func TestGenerateMakesEachOperatorWhereItApplies(t *testing.T) {
 		assert.NotContains(t, m.Func, "has", "%s: the deviation switch was mutated", m.ID)
 		assert.False(t, strings.Contains(m.Before, "one-over") && m.Line < 25, "%s: code only a deviation runs was mutated: %s", m.ID, m.After)
 		assert.NotContains(t, m.After, "post: full at", "%s: an error message was mutated", m.ID)
-		if strings.Contains(m.Before, "q.limit") || strings.Contains(m.Before, "q.fired") {
+		switch {
+		case strings.Contains(m.Before, "q.limit") || strings.Contains(m.Before, "q.fired"):
 			assert.Equal(t, []string{"LIMIT-FIRE"}, m.Label, "%s: %s", m.ID, m.Before)
-		} else {
+		case m.Operator == OpEarlyReturn && m.Func == "queue.post":
+			// The return skips the statement annotated LIMIT-FIRE too.
+			assert.Equal(t, []string{"POST-FULL", "LIMIT-FIRE"}, m.Label, "%s: %s", m.ID, m.Before)
+		default:
 			assert.Equal(t, []string{"POST-FULL"}, m.Label, "%s: %s", m.ID, m.Before)
 		}
 	}

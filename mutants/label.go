@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -151,6 +152,26 @@ func labelAt(spans []span, pos, end token.Pos) []string {
 		return nil
 	}
 	return best.rules
+}
+
+// withInner returns ids and, after them, the rules of every statement
+// annotated apart inside [pos, end) (NoRule aside), each once, in the
+// order they appear.
+func withInner(ids []string, spans []span, pos, end token.Pos) []string {
+	inner := slices.Clone(spans)
+	slices.SortStableFunc(inner, func(a, b span) int { return int(a.pos - b.pos) })
+	out := slices.Clone(ids)
+	for _, s := range inner {
+		if !s.stmt || s.pos < pos || s.end > end {
+			continue
+		}
+		for _, id := range s.rules {
+			if id != NoRule && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // CheckLabel returns an error naming the first ID of rules that is no rule
