@@ -53,6 +53,12 @@ type Options struct {
 	FailFast bool
 	// Progress, when set, is told of every finished unit of work.
 	Progress func(done, total int, what string)
+	// Passed, when set, is given every case that passed (scenarios and
+	// random cases, not the candidates shrinking makes): where it came
+	// from, its operations, and what the device answered at each step
+	// (Trace.Observed). cmd/srqmutants replays them on another device to
+	// find a difference the model accepts.
+	Passed func(source string, ops []model.Op, observed []string)
 }
 
 func (o *Options) defaults() {
@@ -261,6 +267,9 @@ func (c *checker) scenarios() error {
 				return fmt.Errorf("scenario %q (%s): %s", sc.Name, sc.Rule, tr.Err)
 			default:
 				c.ran[sc.Rule]++
+				if c.opts.Passed != nil {
+					c.opts.Passed("scenario: "+sc.Name, tr.Ops(), tr.Observed())
+				}
 				c.passing = append(c.passing, tr)
 				c.resolve(m)
 			}

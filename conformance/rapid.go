@@ -99,6 +99,9 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 			return // the generator's fault: discard the case
 		}
 		if !tr.Failed() {
+			if opts.Passed != nil && !failed {
+				opts.Passed(fmt.Sprintf("random case (seed %d)", seed), tr.Ops(), tr.Observed())
+			}
 			x.recycle(tr) // a pass: only its length counted
 			return
 		}

@@ -129,6 +129,20 @@ type Trace struct {
 	src *wantSource
 }
 
+// Observed returns what the device answered at each of the trace's
+// steps, evidence steps aside, in the words of model.Observation.Describe:
+// two devices given the same operations answered alike where these are
+// equal.
+func (t Trace) Observed() []string {
+	out := make([]string, 0, len(t.Steps))
+	for _, s := range t.Steps {
+		if !s.Evidence {
+			out = append(out, s.obs.Describe(s.Op))
+		}
+	}
+	return out
+}
+
 // Ops returns the trace's operations in order, without evidence steps.
 func (t Trace) Ops() []model.Op {
 	out := make([]model.Op, 0, len(t.Steps))

@@ -4,7 +4,12 @@
 // -overlay (no copy of the tree), runs the suite on it per seed as
 // srqconform run does by default, searches the mutants no seed catches
 // for a witness script (package drivescript) that tells them from the
-// emulator, and reports per mutant and in figures.
+// emulator, and reports per mutant and in figures. A mutant a script tells
+// apart is then run through the suite's own scenarios and first 200 random
+// cases per seed, and every case it passed again on the emulator: where
+// the two answer a step differently, the model accepted the mutant's
+// answer, and the mutant is "allowed by the profile" (the step is its
+// witness), not escaped.
 //
 //	srqmutants [-seeds 1,2,3] [-budget 5s] [-sample N] [-parallel 2]
 //	           [-format md|json] [-o FILE] [-scripts 2000] [-steps 80]

@@ -28,12 +28,16 @@ type figures struct {
 	FailedEvery  int `json:"failed_every_seed"`
 	DriverFailed int `json:"driver_failed"`
 	Escaped      int `json:"escaped"` // no seed caught it, a script tells it apart
-	Runs         int `json:"runs"`
-	ErrorRuns    int `json:"error_runs"` // not caught, ended in a harness error
-	CaughtRuns   int `json:"caught_runs"`
-	ExactlyOne   int `json:"caught_runs_one_rule"`
-	EqualsLabel  int `json:"caught_runs_blame_in_label"`
-	MoreThanOne  int `json:"caught_runs_more_rules"`
+	// Allowed counts those no seed caught whose difference shows in a
+	// case the suite passed: the profile allows it (counted not
+	// equivalent; a row of the figures leaves them out).
+	Allowed     int `json:"allowed"`
+	Runs        int `json:"runs"`
+	ErrorRuns   int `json:"error_runs"` // not caught, ended in a harness error
+	CaughtRuns  int `json:"caught_runs"`
+	ExactlyOne  int `json:"caught_runs_one_rule"`
+	EqualsLabel int `json:"caught_runs_blame_in_label"`
+	MoreThanOne int `json:"caught_runs_more_rules"`
 	// MoreEachOne counts the runs of MoreThanOne whose every
 	// counterexample is blamed on one rule: one change that breaks
 	// several promises, each shown by its own counterexample, not a
@@ -77,6 +81,8 @@ func measure(generated, typeErrors int, rs []result) figures {
 			f.Crashed++
 		case statusEscaped:
 			f.Escaped++
+		case statusAllowed:
+			f.Allowed++
 		case statusDriverFailed:
 			f.DriverFailed++
 		}
@@ -148,7 +154,9 @@ func (f figures) rows() [][2]string {
 		{"equivalent (no seed, no script tells them apart), excluded", fmt.Sprint(f.Equivalent)},
 		{"not equivalent", fmt.Sprint(f.NotEquivalent)},
 		{"caught in every seed (of not equivalent)", fmt.Sprintf("%d (%s)", f.CaughtEvery, pct(f.CaughtEvery, f.NotEquivalent))},
-		{"escaped: no seed caught, a script tells apart", fmt.Sprint(f.Escaped)},
+		{"escaped: no seed caught, a script tells apart, none of the suite's cases does", fmt.Sprint(f.Escaped)},
+		{"allowed by the profile: no seed caught, a case the suite passed tells apart (the model accepts the mutant's answer)", fmt.Sprint(f.Allowed)},
+		{"caught in every seed, of not equivalent and not allowed by the profile", fmt.Sprintf("%d (%s)", f.CaughtEvery, pct(f.CaughtEvery, f.NotEquivalent-f.Allowed))},
 		{"panicked or hung (not caught)", fmt.Sprint(f.Crashed)},
 		{"driver failed: no rule failed, some seed ended in the driver's panic or error (not caught)", fmt.Sprint(f.DriverFailed)},
 		{"failed in every seed, a rule's failure or the driver's own (mutation testing's killed)", fmt.Sprintf("%d (%s)", f.FailedEvery, pct(f.FailedEvery, f.NotEquivalent))},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +65,11 @@ func TestMeasureCountsByStatusAndBlame(t *testing.T) {
 		{Mutant: mutants.Mutant{ID: "f", Label: label}, Status: statusNotCompiling},
 		{Mutant: mutants.Mutant{ID: "g", Label: label}, Status: statusDriverFailed,
 			Runs: []outcome.SeedRun{{Seed: 1, Budget: time.Second, Error: "the driver panicked"}, {Seed: 2, Budget: time.Second, Error: "emu: x"}}},
+		{Mutant: mutants.Mutant{ID: "i", Label: label}, Status: statusAllowed, Runs: []outcome.SeedRun{run1(1), run1(2)}, Witness: "seed 1, scenario: x, step 2"},
 	}
 	f := measure(10, 3, rs)
-	assert.Equal(t, figures{Generated: 10, TypeErrors: 3, Swept: 8, BuildErrors: 1, Equivalent: 1, NotEquivalent: 6, Crashed: 1,
-		CaughtEvery: 2, FailedEvery: 4, DriverFailed: 1, Escaped: 1, Runs: 9, ErrorRuns: 2, CaughtRuns: 4, ExactlyOne: 2, EqualsLabel: 2, MoreThanOne: 2, MoreEachOne: 1,
+	assert.Equal(t, figures{Generated: 10, TypeErrors: 3, Swept: 9, BuildErrors: 1, Equivalent: 1, NotEquivalent: 7, Crashed: 1,
+		CaughtEvery: 2, FailedEvery: 4, DriverFailed: 1, Escaped: 1, Allowed: 1, Runs: 11, ErrorRuns: 2, CaughtRuns: 4, ExactlyOne: 2, EqualsLabel: 2, MoreThanOne: 2, MoreEachOne: 1,
 		Counterexamples: 5, CexOneRule: 3, CexNoRule: 1, CexInLabel: 3,
 		Longest: 3, LongestID: "a"}, f)
 }
@@ -125,6 +127,8 @@ func TestSampleEndToEnd(t *testing.T) {
 			assert.Positive(t, r.Runs[0].Elapsed, "%s", r.ID)
 		case statusEscaped:
 			assert.Contains(t, r.Witness, "script ", "%s", r.ID)
+		case statusAllowed:
+			assert.Contains(t, r.Witness, "the model accepts the mutant's answer", "%s", r.ID)
 		case statusEquivalent:
 			assert.Empty(t, r.Witness, "%s", r.ID)
 		case statusPanic, statusHang, statusNotCompiling, statusDriverFailed:
@@ -138,4 +142,36 @@ func TestSampleEndToEnd(t *testing.T) {
 	// The longest run against its budget is a figure the sweep prints, not
 	// a verdict of this test: a busy machine stretches any run.
 	t.Logf("longest run: %.2f x its budget", rep.Figures.Longest)
+}
+
+// TestADifferenceTheProfileAllowsIsNoEscape: a mutant that completes an
+// oversize RC message with IBV_WC_LOC_QP_OP_ERR where the emulator says
+// IBV_WC_LOC_LEN_ERR passes the suite, and documented allows any error
+// status there (RECV-TOO-LARGE): the sweep finds the difference in a case
+// the suite passed and reports the mutant as allowed by the profile, with
+// the step, not as an escape.
+func TestADifferenceTheProfileAllowsIsNoEscape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a mutant (about a minute)")
+	}
+	set, err := mutants.Generate(filepath.Join("..", "..", "drivers", "emu"))
+	require.NoError(t, err)
+	id := ""
+	for _, m := range set.Mutants {
+		if m.Operator == mutants.OpOffByOne && strings.Contains(m.Before, "OversizeRCStatus") && strings.HasSuffix(m.After, "+ 1)") {
+			id = m.ID
+		}
+	}
+	require.NotEmpty(t, id, "no off-by-one mutant of the oversize RC status")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-mutants", id, "-seeds", "1", "-budget", "2s", "-scripts", "300", "-format", "json"}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr: %s", stderr.String())
+	var rep sweepReport
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep))
+	require.Len(t, rep.Mutants, 1)
+	r := rep.Mutants[0]
+	assert.Equal(t, statusAllowed, r.Status, "%s: witness %q", r.ID, r.Witness)
+	assert.Contains(t, r.Witness, "LOC_QP_OP_ERR", "%s", r.ID)
+	assert.Contains(t, r.Witness, "LOC_LEN_ERR", "%s", r.ID)
+	assert.Equal(t, 1, rep.Figures.Allowed)
 }

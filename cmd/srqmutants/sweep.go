@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/srqconform/srqconform/conformance"
 	"github.com/srqconform/srqconform/drivescript"
 	"github.com/srqconform/srqconform/mutants"
 	"github.com/srqconform/srqconform/mutants/outcome"
@@ -47,9 +48,13 @@ const (
 	statusNotCompiling = "not compiling"
 	statusEquivalent   = "equivalent"
 	statusEscaped      = "escaped"
-	statusCaught       = "caught"
-	statusPanic        = "panic"
-	statusHang         = "hang"
+	// statusAllowed: no seed caught it, and one of the suite's own cases
+	// it passed is answered otherwise by the emulator: the model accepted
+	// the mutant's answer, so the documented profile allows what it does.
+	statusAllowed = "allowed by the profile"
+	statusCaught  = "caught"
+	statusPanic   = "panic"
+	statusHang    = "hang"
 	// statusDriverFailed: no seed failed a rule, some ended in the
 	// driver's own failure (a panic in a verb, or an error where the model
 	// expects a result).
@@ -359,8 +364,76 @@ func (sw *sweeper) one(ctx context.Context, m mutants.Mutant) (result, error) {
 	r.Status, r.Witness = statusEscaped, w
 	if w == "" {
 		r.Status = statusEquivalent
+		return r, nil
+	}
+	a, err := sw.allowed(ctx, dir, bin)
+	if err != nil {
+		return r, err
+	}
+	if a != "" {
+		r.Status, r.Witness = statusAllowed, a
 	}
 	return r, nil
+}
+
+// allowedCases is how many random cases per seed allowed runs on a
+// mutant, besides the scenarios.
+const allowedCases = 200
+
+// allowed runs the scenarios and the first allowedCases random cases of
+// each seed on the mutant (held to the documented profile, as the sweep
+// is), runs every case it passed again on the emulator, and returns where
+// the two first answer differently: a difference the model accepted, so
+// one the profile allows. It returns "" when the cases show none (the
+// suite never reaches what the mutation changed).
+func (sw *sweeper) allowed(ctx context.Context, dir, bin string) (string, error) {
+	for _, seed := range sw.cfg.Seeds {
+		var cases []outcome.PassedCase
+		crash, err := invoke(ctx, sw.cfg.bound(), &cases, bin, "passed", "-seed", fmt.Sprint(seed), "-cases", fmt.Sprint(allowedCases))
+		if err != nil || crash != "" {
+			return "", err // a mutant that crashes here shows no allowed difference
+		}
+		file := filepath.Join(dir, fmt.Sprintf("passed-%d.json", seed))
+		b, err := json.Marshal(cases)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			return "", err
+		}
+		var base [][]string
+		crash, err = invoke(ctx, sw.cfg.bound(), &base, sw.base, "observe", "-in", file)
+		if err != nil {
+			return "", err
+		}
+		if crash != "" || len(base) != len(cases) {
+			return "", fmt.Errorf("%s observe -in %s: %s, %d cases answered; want %d answered", sw.base, file, crash, len(base), len(cases))
+		}
+		for i, c := range cases {
+			if k := drivescript.FirstDifference(c.Observed, base[i]); k >= 0 {
+				return fmt.Sprintf("seed %d, %s, step %d %s: mutant %q, emulator %q; the model accepts the mutant's answer",
+					seed, c.Source, k+1, opText(c.Ops, k), line(c.Observed, k), line(base[i], k)), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// opText is the k-th of ops (each a conformance.OpJSON) as a trace shows
+// it.
+func opText(ops []json.RawMessage, k int) string {
+	if k < 0 || k >= len(ops) {
+		return "(end of the case)"
+	}
+	var o conformance.OpJSON
+	if err := json.Unmarshal(ops[k], &o); err != nil {
+		return "(unreadable operation)"
+	}
+	op, err := conformance.DecodeOp(o)
+	if err != nil {
+		return o.Op
+	}
+	return op.String()
 }
 
 // witness runs the scripts on the mutant and returns where it first

@@ -1,6 +1,9 @@
 package outcome
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // SeedRun is one conformance run of a mutant with one seed.
 type SeedRun struct {
@@ -33,4 +36,13 @@ type Scripts struct {
 	From    uint64   `json:"from"`
 	Steps   int      `json:"steps"`
 	Digests []string `json:"digests"`
+}
+
+// PassedCase is a case a mutant passed: where it came from, its
+// operations (each as conformance.OpJSON) and what the mutant answered at
+// each step (conformance.Trace.Observed).
+type PassedCase struct {
+	Source   string            `json:"source"`
+	Ops      []json.RawMessage `json:"ops"`
+	Observed []string          `json:"observed"`
 }
