@@ -100,22 +100,27 @@ const enomem = 12
 
 // retryFull finishes a post of n WRs that found the SRQ full at WR bad
 // (r is what the post returned), as one post of the list would have
-// finished had the receiver's late WRs been taken first. It waits,
-// longer each time, and posts the WRs from bad on again, until they all
-// go in, the post fails otherwise, or the waits add up to bound.
-// post(from) posts the list's WRs from index from on and returns what
-// ibv_post_srq_recv returned with bad_wr's index in that tail (-1 for
-// none); wait sleeps and says whether the SRQ is still there to post to.
-// It returns 0 and -1 once every WR went in; otherwise the last result,
-// with bad_wr's index in the whole list.
-func retryFull(r, bad, n int, bound time.Duration, post func(from int) (int, int), wait func(time.Duration) bool) (int, int) {
-	pause, waited := 100*time.Microsecond, time.Duration(0)
-	for isFull(r) && bad >= 0 && bad < n && waited < bound {
-		if !wait(pause) {
+// finished had the receiver's late WRs been taken first. It waits for a
+// sign that a slot may have freed (a new receive completion) and then
+// posts the WRs from bad on again, until they all go in, the post fails
+// otherwise, or its waits add up to bound. A post is tried again only
+// after such a sign, so that it takes no more of the regions than the
+// late messages free. post(from) posts the list's WRs from index from on
+// and returns what ibv_post_srq_recv returned, with bad_wr's index in
+// that tail (-1 for none); wait(d) waits up to d and says whether a
+// completion came and whether the SRQ is still there to post to. It
+// returns 0 and -1 once every WR went in; otherwise the last result, with
+// bad_wr's index in the whole list.
+func retryFull(r, bad, n int, bound time.Duration, post func(from int) (int, int), wait func(time.Duration) (woke, alive bool)) (int, int) {
+	const slice = 50 * time.Millisecond
+	for waited := time.Duration(0); isFull(r) && bad >= 0 && bad < n && waited < bound; waited += slice {
+		woke, alive := wait(slice)
+		if !alive {
 			break
 		}
-		waited += pause
-		pause = min(2*pause, 20*time.Millisecond)
+		if !woke {
+			continue
+		}
 		r2, bad2 := post(bad)
 		switch {
 		case r2 == 0:

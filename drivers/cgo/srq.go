@@ -496,11 +496,18 @@ func (s *srq) Post(wrs []drivers.RecvWR) (int, int) {
 		// WR yet: the SRQ is full until its responder runs.
 		s.lateUD = 0
 		s.dev.lateFull.Add(1)
-		wait := func(d time.Duration) bool {
+		// The sign of a freed slot is a completion event: the CQ was
+		// armed before the UD send (qp.sendWR), and is armed again after
+		// each event for the next late message. No other thread polls
+		// or sends here (not overlapped); life, held, keeps the channel.
+		wait := func(d time.Duration) (bool, bool) {
 			s.postMu.Unlock()
-			time.Sleep(d)
+			woke := _C_srqc_get_cq_event(s.ch, _C_int(d/time.Millisecond)) > 0
+			if woke {
+				_C_srqc_req_notify_cq(s.cq)
+			}
 			s.postMu.Lock()
-			return !s.dead()
+			return woke, !s.dead()
 		}
 		r, bad = retryFull(r, bad, len(wrs), lateBound, func(from int) (int, int) { return s.postList(wrs[from:]) }, wait)
 		if isFull(r) {
