@@ -612,7 +612,7 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 		return q.recheck(ctx, &sd, first, n, known)
 	}
 	if ud {
-		r := _C_srqc_get_cq_event(s.ch, _C_int(settleWait/time.Millisecond))
+		r := _C_srqc_get_cq_event(s.ch, _C_int(udSettle/time.Millisecond))
 		if r < 0 {
 			return peerErr, fmt.Errorf("cgo: ibv_get_cq_event(receive CQ) returned %d, want 0 or an event", int(r))
 		}
@@ -707,10 +707,6 @@ func (q *qp) sendWR(msg drivers.Message, op _C_int) (_C_struct_srqc_send, error)
 	}
 	return sd, nil
 }
-
-// settleWait is udSettle; a test sets it to 0 to play a receiver slower
-// than the wait.
-var settleWait = udSettle
 
 // dropAnswer, when a test sets it, is asked after every send whether the
 // device's answer is to be taken as having come too late: the send is

@@ -1,6 +1,7 @@
 package cgo
 
 import (
+	"syscall"
 	"time"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -93,10 +94,7 @@ const lateBound = 2 * time.Second
 // isFull says whether r, what ibv_post_srq_recv returned, is ENOMEM: a
 // positive errno, or a negative one from an rdma-core provider before
 // 80df17ced.
-func isFull(r int) bool { return r == enomem || r == -enomem }
-
-// enomem is Linux's ENOMEM.
-const enomem = 12
+func isFull(r int) bool { return r == int(syscall.ENOMEM) || r == -int(syscall.ENOMEM) }
 
 // retryFull finishes a post of n WRs that found the SRQ full at WR bad
 // (r is what the post returned), as one post of the list would have
