@@ -144,8 +144,12 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 
 // setRapid points rapid's process-wide settings at this run.
 func setRapid(o Options) error {
-	if !flag.Parsed() {
+	if flag.Lookup("test.short") == nil {
+		// Outside go test: rapid reads the testing flags. A caller that
+		// parsed its own flags first has not registered them.
 		testing.Init()
+	}
+	if !flag.Parsed() {
 		if err := flag.CommandLine.Parse(nil); err != nil {
 			return fmt.Errorf("prepare rapid flags: %w", err)
 		}
