@@ -996,3 +996,54 @@ func TestAnExCreateRefusedFollowsFromRefusedCreates(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleCreateEx}, d.Rules, "alone: diagnosis %+v", d)
 }
+
+// TestAResizeMisreportedIsBlamedOnItsResizeRule: a resize below the
+// outstanding count accepted with every WR kept (query then reads the
+// request, and the kept WRs still complete) is RESIZE-BELOW-COUNT's
+// departure; a grow whose query reads one less than the request while
+// the request's WRs all fit is RESIZE-CAPACITY's, not QUERY-ATTR's, and
+// the next query reading the same is no new departure.
+func TestAResizeMisreportedIsBlamedOnItsResizeRule(t *testing.T) {
+	attr := func(maxWR uint32) Observation { return Observation{BadWR: -1, Attr: SRQAttr{MaxWR: maxWR, MaxSGE: 2}} }
+	t.Run("below the count, kept", func(t *testing.T) {
+		steps := trace(t, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}, Query{}, post(wr(4, 8)), send(0, 1), send(0, 1), send(0, 1), Poll{}},
+			map[int]Observation{1: refused(0), 2: attr(2), 3: {Errno: ENOMEM, BadWR: 0},
+				7: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}, {WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 1}, {WRID: 3, QP: 0, Opcode: WCRecv, ByteLen: 1}}}})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{RuleResizeBelowCount}, d.Rules, "diagnosis %+v", d)
+	})
+	t.Run("below the count, nothing changed but the report", func(t *testing.T) {
+		steps := trace(t, []Op{post(wr(1, 8), wr(2, 8)), Resize{MaxWR: 1}, Query{}, post(wr(3, 8)), post(wr(4, 8)), Query{}, post(wr(5, 8))},
+			map[int]Observation{1: refused(0), 2: attr(1), 3: refused(0), 4: refused(0), 5: attr(1), 6: {Errno: ENOMEM, BadWR: 0}})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{RuleResizeBelowCount}, d.Rules, "diagnosis %+v", d)
+	})
+	t.Run("grow, query one short", func(t *testing.T) {
+		var posts []Op
+		for i := range 12 {
+			posts = append(posts, post(wr(uint64(i+1), 8)))
+		}
+		ops := append([]Op{Resize{MaxWR: 12}, Query{}}, posts...)
+		ops = append(ops, Query{})
+		got := map[int]Observation{0: refused(0), 1: attr(11), 14: attr(11)}
+		for i := range 12 {
+			got[2+i] = refused(0) // all twelve fit
+		}
+		d := Diagnose(Documented(), testCaps, nil, trace(t, ops, got))
+		assert.Equal(t, []RuleID{RuleResizeCapacity}, d.Rules, "diagnosis %+v", d)
+	})
+}
+
+// TestAResizeMayLeaveLeakedSlotsBehind: a device whose error completions
+// never give their slot back (SLOT-FREE) and whose resize copies only
+// the outstanding WRs into the new ring accepts a resize to the live
+// count: SLOT-FREE alone explains it, not a second rule for the resize.
+func TestAResizeMayLeaveLeakedSlotsBehind(t *testing.T) {
+	full := Observation{Errno: ENOMEM, BadWR: 0}
+	steps := trace(t, []Op{
+		post(wr(1, 8)), post(wr(2, 8)), post(wr(3, 8)), post(wr(4, 8)),
+		send(1, 8), Poll{}, post(wr(5, 8)), Resize{MaxWR: 3}, Query{}, post(wr(6, 8)),
+	}, map[int]Observation{6: full, 7: refused(0), 8: {BadWR: -1, Attr: SRQAttr{MaxWR: 3, MaxSGE: 2}}, 9: full})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleSlotFree}, d.Rules, "diagnosis %+v", d)
+}

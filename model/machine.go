@@ -116,6 +116,13 @@ type machine struct {
 	// adopted reported (0: none, or a resize since): a query reading
 	// them reads the SRQ "as created", which follows from that departure.
 	wbWR, wbSGE uint32
+	// queryWR is the max_wr a relaxed RESIZE-CAPACITY adopted as what
+	// query reports since the last resize (0: none).
+	queryWR uint32
+	// resizeReq is the last accepted resize's request; resizeShort says
+	// it was below the outstanding count, and the model rounded it up.
+	resizeReq   uint32
+	resizeShort bool
 	// postOK and postOKStates record that a post was taken with the QPs
 	// in the states postOKStates encodes (qpStates): a device that
 	// refuses posts for its QPs' states would have refused that one too.
@@ -600,7 +607,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.udFitFlip), b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))
@@ -654,7 +661,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 // diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
 // keeps it in step with hashState.
 func (m *machine) stateWords() int {
-	n := 30 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n := 33 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
 	n++
 	for _, e := range m.queue {
 		n += 3 + 2*len(e.wr.SGEs)

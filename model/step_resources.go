@@ -314,6 +314,15 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	if d != nil && m.wbWR != 0 && a.MaxWR == m.wbWR && a.MaxSGE == m.wbSGE {
 		d = nil // as created: the write-back CREATE-ATTR adopted
 	}
+	if d != nil && a.MaxSGE == m.maxSGE && (m.queryWR != 0 && a.MaxWR == m.queryWR ||
+		resized && (a.MaxWR < m.resizeReq || !m.resizeShort) && m.excuse(RuleResizeCapacity)) {
+		// RESIZE-CAPACITY governs what query reports after a resize:
+		// relaxed, the device's report is adopted as what it says until
+		// the next resize, and what fits stays the model's to check.
+		// After a request below the count that the device took, a report
+		// of at least the request is the count check's to explain.
+		m.queryWR, d = a.MaxWR, nil
+	}
 	if d != nil && !m.excuse(RuleQueryAttr) {
 		return obs, d
 	}
@@ -477,13 +486,20 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 			return m.plainResult(RuleResizeBelowLimit, EINVAL, got)
 		}
 	}
-	newCap := m.realCapacity(o.MaxWR)
+	newCap, short := m.realCapacity(o.MaxWR), false
+	if m.leaked > 0 && got != nil && got.Errno == 0 && m.branch(2) == 1 {
+		// Slots that never came back (SLOT-FREE's departure) are the
+		// old ring's: a resize that copies the outstanding WRs into a
+		// new ring may leave them behind, and count only the WRs.
+		m.leaked = 0
+	}
 	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
 	if int(newCap) < m.occupied() {
 		if obs, err, done := m.resizeBelowCount(newCap, exact, got); done {
 			return obs, err
 		}
 		newCap = uint32(m.occupied()) // rounded up far enough
+		short = true
 	}
 	if errnoDiffers(0, got) && errnoIs(got.Errno, EINVAL) && m.fetched > m.held+m.leaked &&
 		int(newCap) >= m.occupied() && m.relaxed(RuleSlotFree) && m.excuse(RuleSlotFree) {
@@ -538,7 +554,8 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		m.armed, m.limit = false, 0 // the resize touched the limit too
 	}
 	m.resized = true
-	m.wbWR, m.wbSGE = 0, 0
+	m.wbWR, m.wbSGE, m.queryWR = 0, 0, 0
+	m.resizeReq, m.resizeShort = o.MaxWR, short
 	return m.plainResult(RuleResizeOptional, 0, got)
 }
 
@@ -579,11 +596,14 @@ func (m *machine) resizeOutOfBounds(got *Observation) (Observation, error) {
 // at the count.
 func (m *machine) resizeBelowCount(newCap uint32, exact bool, got *Observation) (obs Observation, err error, done bool) {
 	m.touch(RuleResizeBelowCount)
-	if !exact && got != nil && got.Errno == 0 && m.may(RuleResizeBelowCount) {
-		// Or it took the request as it was and dropped the newest.
-		m.dropNewest(m.occupied() - int(newCap))
-		m.capacity, m.capExact, m.resized = newCap, true, true
-		return *got, nil, true
+	if !exact && got != nil && got.Errno == 0 {
+		// Or it took the request as it was: it dropped the newest WRs
+		// that no longer fit, kept them all over the new capacity, or
+		// holds what it held and reports the request.
+		if i := m.choose(RuleResizeBelowCount, 4); i > 0 {
+			m.belowCount(newCap, belowCountWay(i-1))
+			return *got, nil, true
+		}
 	}
 	if !exact && got != nil && got.Errno == 0 {
 		return Observation{}, nil, false
@@ -592,13 +612,48 @@ func (m *machine) resizeBelowCount(newCap uint32, exact bool, got *Observation) 
 		if got.Errno != 0 {
 			return *got, nil, true // refused with another errno: nothing changes
 		}
-		// Accepted: the newest WRs that no longer fit are gone.
-		m.dropNewest(m.occupied() - int(newCap))
-		m.capacity, m.capExact, m.resized = newCap, exact && m.capacityRule() != CapacityAtLeast, true
+		// Accepted: the newest WRs that no longer fit are gone, or all
+		// stay over the new capacity until fetches drain them, or the
+		// device holds what it held and reports the request.
+		way := belowCountWay(m.branch(3))
+		m.belowCount(newCap, way)
+		if way != keptOld {
+			m.capExact = exact && m.capacityRule() != CapacityAtLeast
+		}
 		return *got, nil, true
 	}
 	obs, err = m.plainResult(RuleResizeBelowCount, EINVAL, got)
 	return obs, err, true
+}
+
+// belowCountWay is what a device that accepted a resize below the
+// outstanding count did with it.
+type belowCountWay int
+
+const (
+	droppedNewest belowCountWay = iota // the newest WRs that no longer fit are gone
+	keptOver                           // all stay, over the new capacity, until fetches drain them
+	keptOld                            // nothing changed but what query reports: the request
+)
+
+// belowCount is a resize to newCap, below the outstanding WRs, that the
+// device accepted, the way it did (RESIZE-BELOW-COUNT's departure).
+func (m *machine) belowCount(newCap uint32, way belowCountWay) {
+	m.resized = true
+	m.wbWR, m.wbSGE, m.queryWR = 0, 0, 0
+	m.resizeReq, m.resizeShort = newCap, false
+	switch way {
+	case droppedNewest:
+		m.dropNewest(m.occupied() - int(newCap))
+		m.capacity, m.capExact = newCap, true
+	case keptOver:
+		m.capacity, m.capExact = newCap, true
+	case keptOld:
+		// What it holds is what it held: at least the outstanding WRs;
+		// the next ENOMEM pins it.
+		m.capacity, m.capExact = max(m.capacity, uint32(m.occupied())), false
+		m.queryWR = newCap
+	}
 }
 
 // dropNewest drops up to n of the newest outstanding WRs.
