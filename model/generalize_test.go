@@ -1047,3 +1047,26 @@ func TestAResizeMayLeaveLeakedSlotsBehind(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleSlotFree}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAnAckedMessageWithNoWRIsBlamedOnRecvRNR: an RC message meeting an
+// empty SRQ, and one meeting an SRQ in error, both acknowledged with no
+// WR taken, are one departure shape of RECV-RNR (what the sender hears
+// of a message the SRQ has no WR for): RECV-RNR alone explains each, so
+// a run that shows both is blamed on it alone, not on it and
+// SRQ-ERR-NOFETCH.
+func TestAnAckedMessageWithNoWRIsBlamedOnRecvRNR(t *testing.T) {
+	ok := Observation{BadWR: -1}
+	for _, c := range []struct {
+		name string
+		ops  []Op
+	}{
+		{"empty", []Op{send(0, 8), Poll{}}},
+		{"in error", []Op{post(wr(1, 8)), InjectSRQError{}, send(0, 8), Poll{}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := len(c.ops)
+			d := Diagnose(Documented(), testCaps, nil, trace(t, c.ops, map[int]Observation{n - 2: ok}))
+			assert.Contains(t, d.Explains(), []RuleID{RuleRecvRNR}, "diagnosis %+v", d)
+		})
+	}
+}

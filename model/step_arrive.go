@@ -111,6 +111,12 @@ func (m *machine) arrive(o Arrive, got *Observation) (Observation, error) {
 					// no WR for does, as in arriveEmpty.
 					m.enterErr(o.QP)
 				}
+				if got != nil && got.Peer == PeerOK && m.relaxedBroad(RuleRecvRNR) && m.excuse(RuleRecvRNR) {
+					// Acknowledged, with no WR given: what the sender
+					// hears of a message the SRQ has no WR for is
+					// RECV-RNR's, as in arriveEmpty.
+					return *got, nil
+				}
 				return m.peerResult(RuleSRQErrNoFetch, Peers(PeerRNR, PeerError), got)
 			}
 			return m.peerResult(RuleSRQErrNoFetch, Peers(PeerOK), got)
