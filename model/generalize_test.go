@@ -1070,3 +1070,16 @@ func TestAnAckedMessageWithNoWRIsBlamedOnRecvRNR(t *testing.T) {
 		})
 	}
 }
+
+// TestACompletionNamingAnotherWRIsBlamedOnRecvCompletion: a poll whose
+// second completion carries the first's wr_id, the WRs otherwise taken
+// in order (the third completes as itself, and nothing else completes
+// later), is RECV-COMPLETION's departure: the wr_id a completion
+// carries is what it governs. No fetch rule, nor pair, explains it.
+func TestACompletionNamingAnotherWRIsBlamedOnRecvCompletion(t *testing.T) {
+	c := func(id uint64) Completion { return Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 1} }
+	steps := trace(t, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), send(0, 1), send(0, 1), send(0, 1), Poll{}, post(wr(4, 8)), send(0, 1), Poll{}},
+		map[int]Observation{4: {BadWR: -1, Completions: []Completion{c(1), c(1), c(3)}}, 7: {BadWR: -1, Completions: []Completion{c(4)}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
+}
