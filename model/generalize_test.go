@@ -1083,3 +1083,23 @@ func TestACompletionNamingAnotherWRIsBlamedOnRecvCompletion(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAnERRAppliedAfterTheNextPacketIsBlamedOnQPNoFetchStates: a QP
+// moved to ERR while it fills a WR that goes on filling it (no flush
+// when polled, and the rest of the message completes the WR) processed
+// a message in ERR: QP-NOFETCH-STATES alone explains it, as it explains
+// a whole message taken after the modify, so that a device showing both
+// is blamed on one rule.
+func TestAnERRAppliedAfterTheNextPacketIsBlamedOnQPNoFetchStates(t *testing.T) {
+	ok := Observation{BadWR: -1}
+	steps := trace(t, []Op{
+		post(wr(1, 4096), wr(2, 4096)), Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 3000}, FirstPacketOnly: true},
+		ModifyQP{QP: 0, State: Err}, Poll{}, ArriveRest{QP: 0}, Poll{},
+	}, map[int]Observation{
+		3: {BadWR: -1, Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}},
+		4: ok,
+		5: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 3000}}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, d.Explains(), []RuleID{RuleQPNoFetchStates}, "diagnosis %+v", d)
+}

@@ -510,6 +510,16 @@ func (m *machine) enterErr(n int) {
 	}
 	m.qps.setState(n, Err)
 	q.pending = nil
+	m.flushFilling(n, q)
+	m.touch(RuleQPLastWQE)
+	if m.lastWQE() == Raise {
+		m.fire(EventQPLastWQEReached, n)
+	}
+}
+
+// flushFilling ends the WR QP n (q) was filling as it enters ERR, as the
+// profile says: flushed, or vanished.
+func (m *machine) flushFilling(n int, q *qp) {
 	if q.filling != nil {
 		m.touch(RuleQPFlushInProgress)
 		if m.flushInProgress() == Raise {
@@ -522,10 +532,6 @@ func (m *machine) enterErr(n int) {
 			m.held-- // the WR vanished: no completion will free its slot
 		}
 		q.filling, q.restOwed = nil, true
-	}
-	m.touch(RuleQPLastWQE)
-	if m.lastWQE() == Raise {
-		m.fire(EventQPLastWQEReached, n)
 	}
 }
 

@@ -704,6 +704,22 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 		if from == Err && m.lastWQE() == Raise && m.lastWQERepeat() == PerPacket {
 			m.qps.setRepeat(o.QP)
 		}
+		if f := q.filling; f != nil && from != Err && got != nil && m.relaxedBroad(RuleQPNoFetchStates) && m.may(RuleQPNoFetchStates) {
+			// QP-NOFETCH-STATES governs what a QP in ERR processes:
+			// relaxed, the QP may go on with the message it was filling
+			// (an ERR applied after its next packet). The WR is not
+			// flushed, and the rest of the message completes it.
+			q.filling = nil
+			m.enterErr(o.QP)
+			q = m.qps.mut(o.QP)
+			q.filling, q.restOwed = f, false
+			break
+		}
+		if from == Err && q.filling != nil {
+			// A QP that went on filling after its ERR (the departure
+			// above): another modify to ERR ends the message.
+			m.flushFilling(o.QP, q)
+		}
 		m.enterErr(o.QP)
 	case o.State == Reset:
 		m.qps.setState(o.QP, Reset)
