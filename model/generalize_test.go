@@ -1103,3 +1103,17 @@ func TestAnERRAppliedAfterTheNextPacketIsBlamedOnQPNoFetchStates(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Contains(t, d.Explains(), []RuleID{RuleQPNoFetchStates}, "diagnosis %+v", d)
 }
+
+// TestRefusedCreatesOfAnotherSRQAreOneRule: a device that refuses every
+// create of another SRQ within its limits, plain and extended alike,
+// breaks CREATE-MAX (a create within the limits succeeds), and the
+// extended create making the same SRQ as the plain one follows from it;
+// an extended create refused alone stays CREATE-EX's.
+func TestRefusedCreatesOfAnotherSRQAreOneRule(t *testing.T) {
+	plain := CreateOther{MaxWR: 8, MaxSGE: 1, Variant: CreatePlain}
+	ex := CreateOther{MaxWR: 8, MaxSGE: 1, Variant: CreateEx}
+	d := Diagnose(Documented(), testCaps, nil, trace(t, []Op{plain, ex}, map[int]Observation{0: refused(EINVAL), 1: refused(EINVAL)}))
+	assert.Equal(t, []RuleID{RuleCreateMax}, d.Rules, "both refused: diagnosis %+v", d)
+	d = Diagnose(Documented(), testCaps, nil, trace(t, []Op{plain, ex}, map[int]Observation{1: refused(EINVAL)}))
+	assert.Equal(t, []RuleID{RuleCreateEx}, d.Rules, "the extended refused alone: diagnosis %+v", d)
+}

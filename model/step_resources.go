@@ -76,6 +76,8 @@ func (m *machine) createOther(o CreateOther, got *Observation) (Observation, err
 		return m.errnoIn(RuleCreateEx, EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
 	case above:
 		return m.errnoIn(RuleCreateMax, EINVAL, "an error", anyErr, got)
+	case (o.Variant == CreateEx || o.Variant == CreateExCQ) && m.refusedAsPlainOther(got):
+		return *got, nil
 	case o.Variant == CreateExCQ:
 		return m.errnoIn(RuleCreateEx, 0, "0 or EOPNOTSUPP", func(e int) bool { return e == 0 || e == EOPNOTSUPP }, got)
 	case o.Variant == CreateEx:
@@ -243,6 +245,20 @@ func (m *machine) exRefusedAsPlain(got *Observation) bool {
 		return false
 	}
 	m.depart(RuleCreateAttr)
+	return true
+}
+
+// refusedAsPlainOther says whether an ibv_create_srq_ex of another SRQ
+// within the device's limits, refused with an errno CREATE-EX does not
+// allow, is what CREATE-MAX relaxed explains: the plain create of the
+// same SRQ refused (CREATE-MAX's departure), and the extended one makes
+// the same SRQ as the plain one (CREATE-EX kept). Counted as two
+// departures, so that alone such a refusal stays CREATE-EX's.
+func (m *machine) refusedAsPlainOther(got *Observation) bool {
+	if got == nil || got.Errno == 0 || got.Errno == EOPNOTSUPP || !m.relaxedBroad(RuleCreateMax) || !m.excuse(RuleCreateMax) {
+		return false
+	}
+	m.depart(RuleCreateMax)
 	return true
 }
 
