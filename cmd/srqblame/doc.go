@@ -1,6 +1,8 @@
 // Command srqblame measures how a conformance run blames a set of held-out
-// bugs, drivers/faulty by default or drivers/faulty2 with -set faulty2 (a
-// second set written from the rule statements alone): for each bug and seed
+// bugs, drivers/faulty by default, drivers/faulty2 with -set faulty2 (a
+// second set written from the rule statements alone) or its third batch
+// with -set faulty3 (faulty2.Third, written the same way in session 14):
+// for each bug and seed
 // it runs conformance.Check under the documented profile and records which
 // rules fail, then prints a table per bug (its label, the seeds that caught
 // it, the rules blamed per seed) and the figures: kinds caught in every
@@ -10,8 +12,8 @@
 //
 // Usage:
 //
-//	srqblame [-set faulty|faulty2] [-seeds 1,2,3] [-budget 5s | -cases N] [-run REGEXP] [-parallel N] [-o FILE] [-format md|json]
-//	srqblame -list [-set faulty|faulty2] [-run REGEXP]
+//	srqblame [-set faulty|faulty2|faulty3] [-seeds 1,2,3] [-budget 5s | -cases N] [-run REGEXP] [-parallel N] [-o FILE] [-format md|json]
+//	srqblame -list [-set faulty|faulty2|faulty3] [-run REGEXP]
 //
 // Where to read: main.go (flags, then realMain), sets.go (the bug sets),
 // measure.go (one run per bug and seed, and the figures), render.go (the

@@ -26,7 +26,7 @@ func TestBadFlagsExitTwoWithOneLine(t *testing.T) {
 		{"-format", "xml"},
 		{"-run", "("},
 		{"-run", "no-such-bug-anywhere"},
-		{"-set", "faulty3"},
+		{"-set", "no-such-set"},
 		{"-set", "faulty2", "-run", "errno-negative-long-list"},
 		{"-nosuchflag"},
 		{"extra"},

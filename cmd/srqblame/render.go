@@ -42,7 +42,7 @@ func writeMarkdown(w io.Writer, m Measurement) error {
 	if m.Cases > 0 {
 		bound = strconv.Itoa(m.Cases) + " random cases per run"
 	}
-	fmt.Fprintf(&b, "# Blame on the held-out bugs (drivers/%s)\n\n", m.Set)
+	fmt.Fprintf(&b, "# Blame on the held-out bugs (%s)\n\n", setSource(m.Set))
 	fmt.Fprintf(&b, "Command: `%s`; profile documented; seeds %v; %s; %d runs in %s.\n\n", m.Command, m.Seeds, bound, f.Runs, m.Elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "## Figures\n\n")
 	fmt.Fprintf(&b, "| figure | value |\n| --- | --- |\n")

@@ -40,6 +40,21 @@ var sets = map[string]func() []bug{
 		}
 		return out
 	},
+	"faulty3": func() []bug {
+		var out []bug
+		for _, b := range faulty2.Third() {
+			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
+		}
+		return out
+	},
+}
+
+// setSource names where set's bugs are defined, for a report's title.
+func setSource(set string) string {
+	if set == "faulty3" {
+		return "drivers/faulty2, Third"
+	}
+	return "drivers/" + set
 }
 
 // setNames lists the sets, sorted.

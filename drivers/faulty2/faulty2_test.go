@@ -126,3 +126,86 @@ func TestSelectAndByName(t *testing.T) {
 		t.Errorf("Driver().Name() = %q, want faulty2:ring-wrap-loses-slot", d.Name())
 	}
 }
+
+// TestEveryThirdWitnessShowsItsBug wants each third-batch bug's witness
+// transcript to differ from the plain emulator's, and the hookless wrapper
+// to agree with the emulator on it.
+func TestEveryThirdWitnessShowsItsBug(t *testing.T) {
+	none := Bug{Name: "none"}
+	for _, b := range Third() {
+		if at, plain, wrapped := Differs(none, b.Witness); at >= 0 {
+			t.Errorf("bug %s: the hookless wrapper differs from the emulator on its witness at line %d: %q, want %q", b.Name, at, line(wrapped, at), line(plain, at))
+		}
+		at, plain, buggy := Differs(b, b.Witness)
+		if at < 0 {
+			t.Errorf("bug %s: witness transcript equals the emulator's, want a difference:\n%s", b.Name, strings.Join(plain, "\n"))
+			continue
+		}
+		t.Logf("bug %s: line %d: emulator %q, bug %q", b.Name, at, line(plain, at), line(buggy, at))
+	}
+}
+
+// TestSubtleThirdBugsQuietOnTrivialRun wants every third-batch bug marked
+// subtle to agree with the emulator on the trivial run.
+func TestSubtleThirdBugsQuietOnTrivialRun(t *testing.T) {
+	plain := Transcript(emu.New(), Trivial)
+	subtle := 0
+	for _, b := range Third() {
+		if !b.Subtle {
+			continue
+		}
+		subtle++
+		if at, _, buggy := Differs(b, Trivial); at >= 0 {
+			t.Errorf("bug %s is marked subtle but shows on the trivial run at line %d: emulator %q, bug %q", b.Name, at, line(plain, at), line(buggy, at))
+		}
+	}
+	if subtle == 0 {
+		t.Error("no third-batch bug is marked subtle")
+	}
+}
+
+// TestThirdLabelsAndNames wants at least 30 third-batch bugs, each
+// labelled with a rule of the catalogue, described and witnessed, at most
+// three a rule, over at least 25 rules, with names unique across All and
+// Third; ByName finds them, and All holds none of them.
+func TestThirdLabelsAndNames(t *testing.T) {
+	third := Third()
+	names := map[string]bool{}
+	for _, b := range All() {
+		if names[b.Name] {
+			t.Errorf("bug name %q is used twice in All", b.Name)
+		}
+		names[b.Name] = true
+	}
+	rules := map[string]int{}
+	for _, b := range third {
+		if names[b.Name] {
+			t.Errorf("third-batch bug name %q is already used", b.Name)
+		}
+		names[b.Name] = true
+		if _, ok := model.RuleByID(b.Rule); !ok {
+			t.Errorf("bug %s: label %q is not a rule of model.Rules()", b.Name, b.Rule)
+		}
+		if b.Description == "" || b.Witness == nil || b.hooks == nil && b.info == nil {
+			t.Errorf("bug %s: description %q, witness set %v, hooks set %v; want all three", b.Name, b.Description, b.Witness != nil, b.hooks != nil)
+		}
+		if got, err := ByName(b.Name); err != nil || got.Rule != b.Rule {
+			t.Errorf("ByName(%s) = %s %s, %v; want the %s bug", b.Name, got.Name, got.Rule, err, b.Rule)
+		}
+		rules[b.Rule]++
+	}
+	for r, n := range rules {
+		if n > 3 {
+			t.Errorf("rule %s labels %d third-batch bugs, want at most 3", r, n)
+		}
+	}
+	if len(third) < 30 || len(rules) < 25 {
+		t.Errorf("%d third-batch bugs over %d rules, want at least 30 over at least 25", len(third), len(rules))
+	}
+	for i := 1; i < len(third); i++ {
+		a, b := third[i-1], third[i]
+		if a.Rule > b.Rule || a.Rule == b.Rule && a.Name > b.Name {
+			t.Errorf("Third() is not sorted by rule and name: %s %s before %s %s", a.Rule, a.Name, b.Rule, b.Name)
+		}
+	}
+}
