@@ -1117,3 +1117,22 @@ func TestRefusedCreatesOfAnotherSRQAreOneRule(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, nil, trace(t, []Op{plain, ex}, map[int]Observation{1: refused(EINVAL)}))
 	assert.Equal(t, []RuleID{RuleCreateEx}, d.Rules, "the extended refused alone: diagnosis %+v", d)
 }
+
+// TestAResizeThatRearmsTheLastLimitIsBlamedOnModifyOnlyMasked: after the
+// limit fired (srq_limit reads 0), a resize that armed the SRQ again at
+// the last limit (query reads it, and the next fetch below raises the
+// event again) changed an attribute its mask did not name:
+// MODIFY-ONLY-MASKED alone, not LIMIT-AFTER-FIRE and LIMIT-ONCE.
+func TestAResizeThatRearmsTheLastLimitIsBlamedOnModifyOnlyMasked(t *testing.T) {
+	limit := Event{Type: EventSRQLimitReached, QP: -1}
+	c := func(id uint64) Completion { return Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 1} }
+	steps := trace(t, []Op{post(wr(1, 8), wr(2, 8)), Arm{Limit: 2}, send(0, 1), Poll{}, Resize{MaxWR: 8}, Query{}, send(0, 1), Poll{}},
+		map[int]Observation{
+			3: {BadWR: -1, Completions: []Completion{c(1)}, Events: []Event{limit}},
+			4: refused(0),
+			5: {BadWR: -1, Attr: SRQAttr{MaxWR: 8, MaxSGE: 2, SRQLimit: 2}},
+			7: {BadWR: -1, Completions: []Completion{c(2)}, Events: []Event{limit}},
+		})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "diagnosis %+v", d)
+}

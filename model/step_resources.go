@@ -568,6 +568,10 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	}
 	if m.armed && m.may(RuleModifyOnlyMasked) {
 		m.armed, m.limit = false, 0 // the resize touched the limit too
+	} else if !m.armed && m.threshold > 0 && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
+		// The resize wrote the last armed limit back too (a driver's
+		// cached attributes, limit bit set): armed again at it.
+		m.armed, m.limit, m.firesThisArming = true, m.threshold, 0
 	}
 	m.resized = true
 	m.wbWR, m.wbSGE, m.queryWR = 0, 0, 0
