@@ -11,10 +11,13 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// TestEveryWitnessShowsItsBug wants each bug's witness transcript to differ
-// from the plain emulator's.
+// both returns the bugs of both batches, All then Third.
+func both() []Bug { return append(All(), Third()...) }
+
+// TestEveryWitnessShowsItsBug wants each bug's witness transcript, of both
+// batches, to differ from the plain emulator's.
 func TestEveryWitnessShowsItsBug(t *testing.T) {
-	for _, b := range All() {
+	for _, b := range both() {
 		at, plain, buggy := Differs(b, b.Witness)
 		if at < 0 {
 			t.Errorf("bug %s: witness transcript equals the emulator's, want a difference:\n%s", b.Name, strings.Join(plain, "\n"))
@@ -41,7 +44,7 @@ func TestSubtleBugsQuietOnTrivialRun(t *testing.T) {
 		t.Fatalf("the trivial run on the emulator completed nothing, want WRs 1 and 2 completed:\n%s", joined)
 	}
 	subtle := 0
-	for _, b := range All() {
+	for _, b := range both() {
 		if !b.Subtle {
 			continue
 		}
@@ -61,7 +64,7 @@ func TestSubtleBugsQuietOnTrivialRun(t *testing.T) {
 func TestWrapperWithoutBugIsTheEmulator(t *testing.T) {
 	none := Bug{Name: "none"}
 	scripts := []func(*Script){Trivial}
-	for _, b := range All() {
+	for _, b := range both() {
 		scripts = append(scripts, b.Witness)
 	}
 	for i, sc := range scripts {
@@ -124,43 +127,6 @@ func TestSelectAndByName(t *testing.T) {
 	}
 	if d := b.Driver(); d.Name() != "faulty2:ring-wrap-loses-slot" {
 		t.Errorf("Driver().Name() = %q, want faulty2:ring-wrap-loses-slot", d.Name())
-	}
-}
-
-// TestEveryThirdWitnessShowsItsBug wants each third-batch bug's witness
-// transcript to differ from the plain emulator's, and the hookless wrapper
-// to agree with the emulator on it.
-func TestEveryThirdWitnessShowsItsBug(t *testing.T) {
-	none := Bug{Name: "none"}
-	for _, b := range Third() {
-		if at, plain, wrapped := Differs(none, b.Witness); at >= 0 {
-			t.Errorf("bug %s: the hookless wrapper differs from the emulator on its witness at line %d: %q, want %q", b.Name, at, line(wrapped, at), line(plain, at))
-		}
-		at, plain, buggy := Differs(b, b.Witness)
-		if at < 0 {
-			t.Errorf("bug %s: witness transcript equals the emulator's, want a difference:\n%s", b.Name, strings.Join(plain, "\n"))
-			continue
-		}
-		t.Logf("bug %s: line %d: emulator %q, bug %q", b.Name, at, line(plain, at), line(buggy, at))
-	}
-}
-
-// TestSubtleThirdBugsQuietOnTrivialRun wants every third-batch bug marked
-// subtle to agree with the emulator on the trivial run.
-func TestSubtleThirdBugsQuietOnTrivialRun(t *testing.T) {
-	plain := Transcript(emu.New(), Trivial)
-	subtle := 0
-	for _, b := range Third() {
-		if !b.Subtle {
-			continue
-		}
-		subtle++
-		if at, _, buggy := Differs(b, Trivial); at >= 0 {
-			t.Errorf("bug %s is marked subtle but shows on the trivial run at line %d: emulator %q, bug %q", b.Name, at, line(plain, at), line(buggy, at))
-		}
-	}
-	if subtle == 0 {
-		t.Error("no third-batch bug is marked subtle")
 	}
 }
 
