@@ -1136,3 +1136,18 @@ func TestAResizeThatRearmsTheLastLimitIsBlamedOnModifyOnlyMasked(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAnErrorCompletionHoldingItsSlotIsBlamedOnSlotFree: a device that
+// frees a WR's slot at fetch (a post right after a successful fetch
+// fits) but holds the slot of a WR that completed with an error until the
+// completion is polled (the post after it finds the queue full) frees
+// slots at another time than the profile says: SLOT-FREE, not POST-FULL.
+func TestAnErrorCompletionHoldingItsSlotIsBlamedOnSlotFree(t *testing.T) {
+	full := Observation{Errno: ENOMEM, BadWR: 0}
+	steps := trace(t, []Op{
+		post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8)), post(wr(5, 8)), send(0, 1), post(wr(6, 8)),
+		send(1, 1), post(wr(7, 8)), Poll{}, post(wr(8, 8)),
+	}, map[int]Observation{1: full, 3: refused(0), 5: full, 7: refused(0)})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleSlotFree}, d.Rules, "diagnosis %+v", d)
+}

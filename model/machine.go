@@ -119,6 +119,9 @@ type machine struct {
 	// queryWR is the max_wr a relaxed RESIZE-CAPACITY adopted as what
 	// query reports since the last resize (0: none).
 	queryWR uint32
+	// errHolds says a relaxed SLOT-FREE adopted that error completions
+	// hold their WR's slot until polled, where the profile frees at fetch.
+	errHolds bool
 	// resizeReq is the last accepted resize's request; resizeShort says
 	// it was below the outstanding count, and the model rounded it up.
 	resizeReq   uint32
@@ -487,6 +490,15 @@ func (m *machine) complete(c Completion, allowed StatusSet, rule RuleID) {
 // and QP are known.
 func (m *machine) completeLoose(c Completion, allowed StatusSet, rule RuleID, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
+	if !holds && !loose && !allowed.Has(WCSuccess) && m.fetched > 0 && m.relaxedBroad(RuleSlotFree) && (m.errHolds || m.may(RuleSlotFree)) {
+		// SLOT-FREE governs when a fetched WR's slot frees: relaxed, an
+		// error completion's slot may stay held until it is polled where
+		// the profile frees slots at fetch (an error path that gives the
+		// slot back only at poll). One departure: the device's error
+		// completions hold their slots from then on.
+		holds, m.errHolds = true, true
+		m.held++
+	}
 	e := cqe{c: c, allowed: allowed, rule: rule, holds: holds, loose: loose}
 	if m.relax != nil {
 		// What only a relaxed rule reads: a model with none relaxed (a
@@ -613,7 +625,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.udFitFlip), b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))
@@ -667,7 +679,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 // diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
 // keeps it in step with hashState.
 func (m *machine) stateWords() int {
-	n := 33 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n := 34 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
 	n++
 	for _, e := range m.queue {
 		n += 3 + 2*len(e.wr.SGEs)
