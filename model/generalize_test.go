@@ -1151,3 +1151,15 @@ func TestAnErrorCompletionHoldingItsSlotIsBlamedOnSlotFree(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleSlotFree}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestACheckOrderThatChangesIsBlamedOnPostCheckOrder: a WR with too many
+// SGEs meeting a full queue refused with ENOMEM once and with EINVAL
+// later (a driver whose check order changes, as after a ring wrap) breaks
+// POST-CHECK-ORDER, whose relaxation admits either check's errno at any
+// such post, not POST-SGE.
+func TestACheckOrderThatChangesIsBlamedOnPostCheckOrder(t *testing.T) {
+	steps := trace(t, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8)), post(wr(5, 8, 8, 8)), Poll{}, post(wr(6, 8, 8, 8))},
+		map[int]Observation{1: {Errno: ENOMEM, BadWR: 0}, 3: {Errno: EINVAL, BadWR: 0}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostCheckOrder}, d.Rules, "diagnosis %+v", d)
+}

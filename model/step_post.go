@@ -406,6 +406,11 @@ func (m *machine) checkPostErrno(got *Observation, want, errno int, rule RuleID)
 	switch {
 	case errnoIs(got.Errno, errno) || got.Errno == -1:
 		r = RulePostReturn // the right error, the wrong convention
+	case rule == RulePostCheckOrder && (errnoIs(got.Errno, ENOMEM) || errnoIs(got.Errno, EINVAL)) && m.relaxedBroad(RulePostCheckOrder):
+		// The other check's errno: which of the two checks comes first
+		// is what POST-CHECK-ORDER governs, relaxed at any post (a
+		// device whose order changes, after a wrap or on one path).
+		r = RulePostCheckOrder
 	case errno != ENOMEM && errnoIs(got.Errno, ENOMEM):
 		r, other = RulePostFull, ENOMEM // refused as full: POST-FULL's errno, not the reason's
 	case errno != EINVAL && errnoIs(got.Errno, EINVAL):
