@@ -406,7 +406,7 @@ func (m *machine) checkPostErrno(got *Observation, want, errno int, rule RuleID)
 	switch {
 	case errnoIs(got.Errno, errno) || got.Errno == -1:
 		r = RulePostReturn // the right error, the wrong convention
-	case rule == RulePostCheckOrder && (errnoIs(got.Errno, ENOMEM) || errnoIs(got.Errno, EINVAL)) && m.relaxedBroad(RulePostCheckOrder):
+	case rule == RulePostCheckOrder && (got.Errno == m.postErr(ENOMEM) || got.Errno == m.postErr(EINVAL)) && m.relaxedBroad(RulePostCheckOrder):
 		// The other check's errno: which of the two checks comes first
 		// is what POST-CHECK-ORDER governs, relaxed at any post (a
 		// device whose order changes, after a wrap or on one path).
