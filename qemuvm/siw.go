@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -238,12 +239,14 @@ func siwPackages(ctx context.Context, a *aptState, pk *PreparedKernel) ([]debPkg
 		if !strings.HasPrefix(d.name, "linux-headers-") && !strings.HasPrefix(d.name, "linux-kbuild-") {
 			continue
 		}
-		pkgs = append(pkgs, debPkg{d.name, pk.Version})
-		if strings.HasPrefix(d.name, "linux-kbuild-") {
+		if !strings.HasPrefix(d.name, "linux-kbuild-") {
+			pkgs = append(pkgs, debPkg{d.name, pk.Version})
+		} else {
 			kr, err := a.showRecord(ctx, d.name)
 			if err != nil {
 				return nil, nil, err
 			}
+			pkgs = append(pkgs, debPkg{d.name, kbuildVersion(kr["Version"], pk.Version)})
 			for _, dd := range parseDepends(kr["Depends"]) {
 				kbuild = append(kbuild, dd.name)
 			}
@@ -257,6 +260,26 @@ func siwPackages(ctx context.Context, a *aptState, pk *PreparedKernel) ([]debPkg
 		return nil, nil, err
 	}
 	return append(pkgs, debPkg{"linux-source-" + mm, pk.Version}), kbuild, nil
+}
+
+// kbuildVersion is the linux-kbuild version to unpack for a kernel of
+// version kernel when the archive's candidate is candidate: the kernel's
+// own, unless the candidate is a later Debian revision of the same
+// upstream release (headers depend on kbuild >= their version, and a
+// security update can publish kbuild 6.1.192-3 while the image and
+// headers stay 6.1.192-2; the older kbuild is then gone from the
+// archive). Kbuild's tools come from the same upstream source.
+func kbuildVersion(candidate, kernel string) string {
+	i, j := strings.LastIndexByte(candidate, '-'), strings.LastIndexByte(kernel, '-')
+	if i <= 0 || j <= 0 || candidate[:i] != kernel[:j] {
+		return kernel
+	}
+	rc, err1 := strconv.Atoi(candidate[i+1:])
+	rk, err2 := strconv.Atoi(kernel[j+1:])
+	if err1 != nil || err2 != nil || rc <= rk {
+		return kernel
+	}
+	return candidate
 }
 
 // majorMinor returns "6.12" for the Debian kernel version "6.12.117-1".
