@@ -490,7 +490,7 @@ func (m *machine) complete(c Completion, allowed StatusSet, rule RuleID) {
 // and QP are known.
 func (m *machine) completeLoose(c Completion, allowed StatusSet, rule RuleID, loose bool) {
 	holds := m.slotFree() == FreeAtPoll
-	if !holds && !loose && !allowed.Has(WCSuccess) && m.fetched > 0 && m.relaxedBroad(RuleSlotFree) && (m.errHolds || m.may(RuleSlotFree)) {
+	if !holds && !loose && !allowed.Has(WCSuccess) && m.relaxedBroad(RuleSlotFree) && (m.errHolds || m.may(RuleSlotFree)) {
 		// SLOT-FREE governs when a fetched WR's slot frees: relaxed, an
 		// error completion's slot may stay held until it is polled where
 		// the profile frees slots at fetch (an error path that gives the
