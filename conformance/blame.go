@@ -34,6 +34,11 @@ func (c *checker) settle(fs []*failing) bool {
 	added := false
 	for _, f := range fs {
 		f.diag = c.diagnose(f.tr)
+		if len(f.diag.Rules) != 1 && !f.diag.Cut {
+			if tr, d, ok := c.lessEvidence(f.tr); ok {
+				f.tr, f.diag = tr, d
+			}
+		}
 		if f.tr.Deviation != nil && len(f.diag.Rules) == 0 && !f.diag.Unexplained {
 			// Replayed keeping every candidate, the trace is consistent:
 			// the run's model had dropped the candidate that explains it
@@ -141,6 +146,43 @@ func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.D
 	}
 	c.diagnosed[key] = cloneDiagnosis(d)
 	return d
+}
+
+// lessEvidence diagnoses a failing trace that no single rule explains
+// whole, with fewer of the evidence steps that follow its failing step:
+// the most of them that one rule explains with the checked steps. The
+// checked steps are the failure; the evidence steps only choose among
+// its explanations. A device that departed from one rule goes on from a
+// state the model does not hold, and what it shows next is not a second
+// failure (one root cause is one rule). It returns the trace cut there,
+// and its diagnosis, or false when no rule explains even the checked
+// steps alone, or there are no evidence steps.
+func (c *checker) lessEvidence(tr Trace) (Trace, model.Diagnosis, bool) {
+	n := len(tr.Steps)
+	for n > 0 && tr.Steps[n-1].Evidence {
+		n--
+	}
+	for k := len(tr.Steps) - 1; k >= n; k-- {
+		if !c.work.PairsLeft() {
+			break
+		}
+		cut := tr
+		cut.Steps = tr.Steps[:k:k]
+		steps := cut.modelSteps()
+		key := "one|" + diagnosisKey(steps, c.relaxed, nil)
+		d, ok := c.diagnosed[key]
+		if !ok {
+			d = model.DiagnoseOneWithin(c.opts.Profile, c.caps, c.relaxed, steps, nil, c.work)
+			if c.diagnosed == nil || len(c.diagnosed) >= maxDiagnosed {
+				c.diagnosed = map[string]model.Diagnosis{}
+			}
+			c.diagnosed[key] = cloneDiagnosis(d)
+		}
+		if len(d.Rules) == 1 && !d.Cut {
+			return cut, cloneDiagnosis(d), true
+		}
+	}
+	return tr, model.Diagnosis{}, false
 }
 
 // maxDiagnosed bounds checker.diagnosed: past it the memo starts afresh.

@@ -305,6 +305,12 @@ func DiagnoseWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []R
 	return diagnoseAmong(p, c, relaxed, steps, among, w)
 }
 
+// DiagnoseOneWithin is DiagnoseWithin that tries single rules only: a
+// trace no one rule explains is left Unexplained, without the pair search.
+func DiagnoseOneWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *Meter) Diagnosis {
+	return diagnose(p, c, relaxed, steps, among, w, false)
+}
+
 // explanation is a set of rules whose relaxation explains a trace, and the
 // departures the replay took.
 type explanation struct {
@@ -348,7 +354,14 @@ func simplestFirst(a, b explanation) int {
 	return len(a.rules) - len(b.rules)
 }
 
+// diagnoseAmong is DiagnoseAmong charging its work to w.
 func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *Meter) Diagnosis {
+	return diagnose(p, c, relaxed, steps, among, w, true)
+}
+
+// diagnose is diagnoseAmong; pairs says whether to try pairs of rules
+// where no single rule explains the trace.
+func diagnose(p Profile, c Caps, relaxed []RuleID, steps []Step, among []RuleID, w *Meter, pairs bool) Diagnosis {
 	n, err, _, asked := replayConsulted(p, c, relaxed, steps, 0, w)
 	if err == nil {
 		return Diagnosis{}
@@ -390,7 +403,7 @@ func diagnoseAmong(p Profile, c Caps, relaxed []RuleID, steps []Step, among []Ru
 		}
 	}
 	sets := singles
-	if len(sets) == 0 {
+	if len(sets) == 0 && pairs {
 		// Two rules: at least one of them must get the replay past the
 		// step that failed.
 		for _, a := range helpers {

@@ -1163,3 +1163,53 @@ func TestACheckOrderThatChangesIsBlamedOnPostCheckOrder(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostCheckOrder}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestADeviceWhoseCopiesHoldNothingIsBlamedOnPostCopy: a device that keeps
+// an empty WQE for every WR posted (no SGEs, wr_id 0) fails a fitting
+// message with a length error and names a wr_id no WR carried. That is
+// the SRQ's copy of the WR, which POST-COPY governs in every field, not
+// the catch-all's wr_id nor the fit.
+func TestADeviceWhoseCopiesHoldNothingIsBlamedOnPostCopy(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64), wr(2, 64)))
+	steps := append(m.history.steps(),
+		Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 0, QP: 0, Status: WCLocLenErr}},
+			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+	assert.Equal(t, []string{"POST-COPY"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
+}
+
+// TestAGarbledCopyIsRefutedByTheWRIDPosted: the branch that takes the
+// device's copies for garbled is refuted by a completion that names the
+// wr_id posted: a fitting message failed on its own WR is not POST-COPY's.
+func TestAGarbledCopyIsRefutedByTheWRIDPosted(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64), wr(2, 64)))
+	steps := append(m.history.steps(),
+		Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCLocLenErr}},
+			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.NotEmpty(t, d.Rules)
+	for _, set := range d.Explains() {
+		assert.NotEqual(t, []string{"POST-COPY"}, RuleNames(set))
+	}
+}
+
+// TestAModifyRefusedThatTookEffectIsBlamedOnQPTransitions: a device that
+// returns an error from a legal modify to RESET but resets the QP all the
+// same breaks QP-TRANSITIONS, which governs the QP's state as well as the
+// return value: the message the reset QP then drops is what follows, not
+// a second rule's departure.
+func TestAModifyRefusedThatTookEffectIsBlamedOnQPTransitions(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64)))
+	mustRun(t, m, ModifyQP{QP: 0, State: Reset})
+	mustRun(t, m, send(0, 8))
+	mustRun(t, m, Poll{})
+	steps := m.history.steps()
+	reset := len(steps) - 3
+	require.Equal(t, ModifyQP{QP: 0, State: Reset}, steps[reset].Op)
+	steps[reset].Obs = Observation{Errno: EINVAL, BadWR: -1}
+	assert.Equal(t, []string{"QP-TRANSITIONS"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
+}

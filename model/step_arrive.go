@@ -413,7 +413,8 @@ func (m *machine) arriveRest(o ArriveRest, got *Observation) (Observation, error
 	// message too long for the WR), not the catch-all.
 	m.stake, m.moot = nil, nil
 	before := len(m.cq)
-	return m.deliveredPeer(o.QP, q.typ == RC, before, m.deliver(o.QP, f.wr, f.msg), got)
+	// A garbled copy (copyGarbled) leaves what the WR holds unknown.
+	return m.deliveredPeer(o.QP, q.typ == RC, before, m.deliverEntry(o.QP, entry{wr: f.wr, loose: m.copyMode == copyGarbled}, f.msg, false), got)
 }
 
 // deliveredPeer checks what the sender heard of a message the model has

@@ -217,6 +217,20 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			// least, the device did not copy.
 			continue
 		}
+		if m.copyMode == copyGarbled {
+			// The device's copy of the WR was not the WR posted: any
+			// wr_id but the one posted, each a departure of POST-COPY.
+			// The wr_id of another WR the model holds is which WR was
+			// fetched, the fetch rules' to explain.
+			if g.WRID == want.c.WRID || m.holdsWRID(g.WRID) {
+				return dev(RulePostCopy, completionField(i, "wr_id"), "a wr_id no WR posted carries (the device's copy of every WR is not the WR posted)", g)
+			}
+			m.depart(RulePostCopy)
+			if g.QP != want.c.QP && !m.excuse(RuleRecvCompletion) {
+				return dev(RuleRecvCompletion, completionField(i, "qp"), want.c, g)
+			}
+			continue
+		}
 		if g.WRID != want.c.WRID && want.loose && want.rule == RuleQPFlushInProgress && m.relaxedBroad(RuleQPFlushInProgress) && m.excuse(RuleQPFlushInProgress) {
 			// The flush of the WR the QP was filling, which that rule
 			// governs, named another WR: its fields are the device's.
@@ -545,4 +559,11 @@ func (m *machine) checkEvents(want, got []Event) error {
 		return dev(rule, "events", fmt.Sprint(want), fmt.Sprint(got))
 	}
 	return nil
+}
+
+// holdsWRID reports whether a WR the model holds, outstanding or completed
+// and not yet polled, carries wr_id id.
+func (m *machine) holdsWRID(id uint64) bool {
+	return slices.ContainsFunc(m.queue, func(e entry) bool { return e.wr.ID == id }) ||
+		slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == id })
 }

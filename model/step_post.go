@@ -41,7 +41,7 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 	}
 	obs := Observation{BadWR: -1}
 	if m.copyMode == 0 && len(o.WRs) > 0 {
-		m.copyMode = 1 + m.choose(RulePostCopy, 2)
+		m.copyMode = 1 + m.choose(RulePostCopy, m.copyWays())
 	}
 	for i, w := range o.WRs {
 		if w.NumSGE >= 0 && w.NumSGE != len(w.SGEs) {
@@ -116,7 +116,7 @@ func (m *machine) postObserved(o Post, got *Observation) (Observation, error) {
 	}
 	n := len(o.WRs)
 	if m.copyMode == 0 && n > 0 {
-		m.copyMode = 1 + m.choose(RulePostCopy, 2)
+		m.copyMode = 1 + m.choose(RulePostCopy, m.copyWays())
 	}
 	stopAt, err := m.postStopAt(n, got)
 	if err != nil {
@@ -432,12 +432,34 @@ func (m *machine) checkPostErrno(got *Observation, want, errno int, rule RuleID)
 	return nil
 }
 
+// copyWays is the number of ways a device may hold a posted WR (copyMode):
+// a copy; the caller's WR, as the harness scribbled over it; and, where
+// POST-COPY is relaxed broad, a copy that is not the WR posted at all
+// (copyGarbled).
+func (m *machine) copyWays() int {
+	if m.relaxedBroad(RulePostCopy) {
+		return 3
+	}
+	return 2
+}
+
+// copyGarbled is the copyMode of a device whose copy of every posted WR is
+// not the WR posted (its own slot's leftovers, an empty WQE): what it
+// scatters and which wr_id it completes with are unknown, and a completion
+// that names the wr_id posted refutes it. POST-COPY governs the SRQ's copy
+// of a WR, so a departure in any field of that copy is its own.
+const copyGarbled = 3
+
 // enqueue adds a posted WR: a copy, or, where a relaxed POST-COPY device
-// keeps the caller's WR, what the harness scribbled over it.
+// keeps the caller's WR, what the harness scribbled over it, or (garbled)
+// a WR of which only the wr_id posted is known, as the one it cannot carry.
 func (m *machine) enqueue(w WR) {
 	cp := w
 	cp.SGEs = append([]SGE(nil), w.SGEs...)
 	e := entry{wr: cp}
+	if m.copyMode == copyGarbled {
+		e.loose = true
+	}
 	if m.copyMode == 2 {
 		e.wr.ID = ^w.ID
 		for k := range e.wr.SGEs {

@@ -705,7 +705,13 @@ func (m *machine) modifyQP(o ModifyQP, got *Observation) (Observation, error) {
 			}
 			return failResult(RuleQPTransitions, EINVAL, got)
 		}
-		legal = !legal // adopt what the device did
+		// Adopt what the device did. QP-TRANSITIONS governs the QP's
+		// state too: a device that refused a legal transition may have
+		// made it all the same (its error came after the change), which
+		// later messages show. No second departure.
+		if !legal || m.narrow || got == nil || m.branch(2) == 0 {
+			legal = !legal
+		}
 	}
 	if !legal {
 		return failResult(RuleQPTransitions, EINVAL, got)
