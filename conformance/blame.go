@@ -384,6 +384,91 @@ func (c *checker) unify() {
 	c.relaxed = append(c.relaxed, best.rule)
 }
 
+// fold marks each failure whose trace needs the departure of a rule the
+// run had diagnosed broken before it (Failure.Follows): kept to that
+// rule, the steps before the failing one are not explained, so the check
+// that failed ran on what that departure left. This holds of a failure
+// no rule explains as well. One root cause is one rule: a device that departed
+// from a rule goes on from a state the model does not hold, and a later
+// check that fails there shows what followed, not a second broken
+// promise. A rule whose every failure follows from another is dropped
+// from Report.Broken. A failure that needs no earlier departure is kept
+// as its own root cause.
+func (c *checker) fold() {
+	if len(c.rep.Broken) == 0 || len(c.rep.Failures) < 2 {
+		return
+	}
+	for i := range c.rep.Failures {
+		f := &c.rep.Failures[i]
+		steps := f.Trace.checkedSteps()
+		if f.Trace.Deviation == nil || len(steps) < 2 || len(f.Rules) > 0 && !f.minimal {
+			// A failure a rule explains follows from another's departure
+			// only where that departure cannot be shrunk away: on a trace
+			// from which no step can go, every step it needs is needed
+			// for the failure. One no rule explains was never the run's
+			// to blame on a rule of its own.
+			continue
+		}
+		before := steps[:len(steps)-1] // the failing step is the last checked
+		for _, r := range f.Replay.Relaxed {
+			if slices.Contains(f.Rules, r) || !slices.Contains(c.rep.Broken, r) {
+				continue
+			}
+			if !c.work.PairsLeft() {
+				return // no work left to tell: the blame stays as diagnosed
+			}
+			without := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x model.RuleID) bool { return x == r })
+			_, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, without, before, nil, c.work)
+			if cut {
+				return
+			}
+			if !consistent {
+				f.Follows = r
+				break
+			}
+		}
+	}
+	// A failure that follows from a rule whose own failures all follow
+	// from another follows from that one.
+	root := func(r model.RuleID) model.RuleID {
+		for range len(c.rep.Failures) {
+			next := model.RuleID(0)
+			all := true
+			for _, f := range c.rep.Failures {
+				if slices.Contains(f.Rules, r) || len(f.Rules) == 0 && f.Rule == r {
+					if f.Follows == 0 {
+						all = false
+						break
+					}
+					next = f.Follows
+				}
+			}
+			if !all || next == 0 {
+				return r
+			}
+			r = next
+		}
+		return r
+	}
+	for i := range c.rep.Failures {
+		if f := &c.rep.Failures[i]; f.Follows != 0 {
+			f.Follows = root(f.Follows)
+		}
+	}
+	c.rep.Broken = slices.DeleteFunc(c.rep.Broken, func(r model.RuleID) bool {
+		n, folded := 0, 0
+		for _, f := range c.rep.Failures {
+			if slices.Contains(f.Rules, r) || len(f.Rules) == 0 && f.Rule == r {
+				n++
+				if f.Follows != 0 && f.Follows != r {
+					folded++
+				}
+			}
+		}
+		return n > 0 && folded == n
+	})
+}
+
 // prune drops a rule diagnosed broken whose every failure the other rules
 // diagnosed broken explain as well: traces that end at their first
 // deviation can leave two single rules equally able to explain one, and
@@ -501,10 +586,12 @@ func (c *checker) minimize(f *Failure) {
 	}
 	ops := f.Trace.Ops()
 	tr := f.Trace
-	for changed := true; changed; {
+	stopped := false
+	for changed := true; changed && !stopped; {
 		changed = false
 		for i := len(ops) - 1; i >= 1 && i < len(ops); i-- {
 			if time.Now().After(deadline) || c.ctx.Err() != nil {
+				stopped = true
 				break
 			}
 			cand := append(slices.Clone(ops[:i]), ops[i+1:]...)
@@ -513,6 +600,8 @@ func (c *checker) minimize(f *Failure) {
 			}
 		}
 	}
+	// A pass that dropped no step, with every step tried: no step can go.
+	f.minimal = !stopped
 	if len(tr.Ops()) == len(f.Trace.Ops()) {
 		return // nothing could go (evidence steps do not count)
 	}

@@ -380,6 +380,7 @@ func (c *checker) finish() {
 		for i := range rep.Failures {
 			c.minimize(&rep.Failures[i])
 		}
+		c.fold()
 	}
 	c.x.timing.enter(StageReport)
 	rep.Rules = c.ruleTable()
@@ -434,12 +435,20 @@ func (c *checker) ruleTable() []RuleResult {
 	var out []RuleResult
 	for _, r := range model.Rules() {
 		rr := RuleResult{Rule: r, Scenarios: c.ran[r.ID], Checks: c.coverage[r.ID]}
+		follows := 0
 		for i, f := range c.rep.Failures {
-			if slices.Contains(f.Rules, r.ID) || (len(f.Rules) == 0 && f.Rule == r.ID) {
+			if slices.Contains(f.Rules, r.ID) || (len(f.Rules) == 0 && f.Rule == r.ID) || f.Follows == r.ID {
 				rr.Failures = append(rr.Failures, i)
+				if f.Follows != 0 && f.Follows != r.ID {
+					follows++
+				}
 			}
 		}
 		switch {
+		case len(rr.Failures) > 0 && follows == len(rr.Failures):
+			f := c.rep.Failures[rr.Failures[0]]
+			rr.Status = Follows
+			rr.Reason = fmt.Sprintf("its check failed only after a departure from %s, on what that departure left (counterexample #%d): not a root cause of its own", f.Follows, rr.Failures[0]+1)
 		case len(rr.Failures) > 0:
 			rr.Status = Fail
 		case r.ID == model.RuleQPTransitions && c.x.info.CMStates:

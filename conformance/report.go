@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/srqconform/srqconform/drivers"
@@ -12,11 +13,14 @@ type Status string
 
 // Rule statuses.
 const (
-	Pass          Status = "pass"        // its checks ran and agreed
-	Fail          Status = "fail"        // the diagnosis names it broken
-	NotApplicable Status = "n/a"         // the device cannot show it (Reason says why)
-	Blocked       Status = "blocked"     // its scenario failed in a way no rule explains
-	NotReached    Status = "not reached" // no check of it ran in this run
+	Pass          Status = "pass"    // its checks ran and agreed
+	Fail          Status = "fail"    // the diagnosis names it broken
+	NotApplicable Status = "n/a"     // the device cannot show it (Reason says why)
+	Blocked       Status = "blocked" // its scenario failed in a way no rule explains
+	// Follows: its check failed only on what another rule's departure
+	// left behind (Failure.Follows); that rule is the one broken.
+	Follows    Status = "follows"
+	NotReached Status = "not reached" // no check of it ran in this run
 )
 
 // RuleResult is one row of the report.
@@ -38,6 +42,14 @@ type Failure struct {
 	// (see model.Diagnose). Empty when no rule explains it.
 	Rules  []model.RuleID `json:"rules,omitempty"`
 	Source string         `json:"source"` // "scenario: NAME" or "random case (seed N)"
+	// Follows names the rule, diagnosed broken earlier in the run, whose
+	// departure this trace needs before the one its diagnosis names: with
+	// that rule kept, the trace is not explained. What a device does after
+	// it departed from one rule is not a second root cause (fold).
+	Follows model.RuleID `json:"follows,omitempty"`
+	// minimal says shrinking tried every step of the trace and none could
+	// go (checker.minimize).
+	minimal bool
 	// AlsoIn lists the other runs that failed on the same rules; the
 	// report keeps the shortest counterexample per diagnosis.
 	AlsoIn []string   `json:"also_in,omitempty"`
@@ -122,4 +134,13 @@ func (r *Report) FailingOnly() bool {
 		}
 	}
 	return true
+}
+
+// FollowsNote says, for a failure that follows from another rule's
+// departure (Failure.Follows), what that means; "" for one that does not.
+func FollowsNote(f Failure) string {
+	if f.Follows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("follows from %s: kept to %s, the steps before the failing one are not explained, so this check failed on what %s's departure left; it counts under %s, not as a root cause of its own", f.Follows, f.Follows, f.Follows, f.Follows)
 }

@@ -163,6 +163,16 @@ func (t Trace) modelSteps() []model.Step {
 	return out
 }
 
+// checkedSteps returns the trace's steps as the model takes them, without
+// the evidence steps after its failing step.
+func (t Trace) checkedSteps() []model.Step {
+	n := len(t.Steps)
+	for n > 0 && t.Steps[n-1].Evidence {
+		n--
+	}
+	return t.modelSteps()[:n]
+}
+
 // diagnose names the rules a failing trace shows broken, beyond those
 // already relaxed.
 func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID) model.Diagnosis {

@@ -198,7 +198,7 @@ func runOne(ctx context.Context, b bug, seed uint64, o conformance.Options) Run 
 			}
 		}
 		for _, f := range rep.Failures {
-			if len(f.Rules) == 0 {
+			if len(f.Rules) == 0 && f.Follows == 0 {
 				r.Unexplained++
 			}
 		}

@@ -191,6 +191,9 @@ func htmlFailure(rep *conformance.Report, i int, f conformance.Failure) htmlCoun
 			cx.Diagnosis += ". " + conformance.CutNote
 		}
 	}
+	if n := conformance.FollowsNote(f); n != "" {
+		cx.Diagnosis += ". " + n
+	}
 	for _, s := range f.Trace.Steps {
 		hs := htmlStep{N: s.N, Op: s.OpText, Got: s.Got, Allowed: "agreed"}
 		switch {

@@ -35,7 +35,7 @@ func KTAP(w io.Writer, rep *conformance.Report) error {
 				res.diag = append(res.diag, fmt.Sprintf("counterexample #%d: %s, %s", i+1, f.Source, f.Trace.Extent()))
 				res.diag = append(res.diag, strings.Split(strings.TrimRight(f.Trace.Text(), "\n"), "\n")...)
 			}
-		case conformance.NotApplicable, conformance.Blocked, conformance.NotReached:
+		case conformance.NotApplicable, conformance.Blocked, conformance.NotReached, conformance.Follows:
 			res.skip = string(r.Status)
 			if r.Reason != "" {
 				res.skip += ": " + r.Reason

@@ -144,6 +144,9 @@ func Text(w io.Writer, rep *conformance.Report) error {
 	}
 	for i, f := range rep.Failures {
 		fmt.Fprintf(&b, "\nCOUNTEREXAMPLE #%d: rule %s, %s, %s\n", i+1, ruleName(f.Rule), f.Source, f.Trace.Extent())
+		if n := conformance.FollowsNote(f); n != "" {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
 		if len(f.AlsoIn) > 0 {
 			fmt.Fprintf(&b, "  the same rule also failed in %d other runs:\n", len(f.AlsoIn))
 			for _, l := range otherRuns(f.AlsoIn) {
@@ -337,6 +340,9 @@ func Markdown(w io.Writer, rep *conformance.Report) error {
 	}
 	for i, f := range rep.Failures {
 		fmt.Fprintf(&b, "\n### #%d: %s (%s, %s)\n\n", i+1, ruleName(f.Rule), f.Source, f.Trace.Extent())
+		if n := conformance.FollowsNote(f); n != "" {
+			b.WriteString(strings.ToUpper(n[:1]) + n[1:] + ".\n\n")
+		}
 		if len(f.AlsoIn) > 0 {
 			fmt.Fprintf(&b, "The same rule also failed in %d other runs:\n\n", len(f.AlsoIn))
 			for _, l := range otherRuns(f.AlsoIn) {
@@ -483,7 +489,7 @@ func JUnit(w io.Writer, rep *conformance.Report) error {
 			}
 			c.Failure = &junitFailure{Message: r.Rule.Statement, Text: text.String()}
 			s.Failures++
-		case conformance.NotApplicable, conformance.Blocked:
+		case conformance.NotApplicable, conformance.Blocked, conformance.Follows:
 			c.Skipped = &junitSkipped{Message: r.Reason}
 			s.Skipped++
 		}

@@ -98,6 +98,11 @@ func check(ctx context.Context, seed uint64, budget time.Duration) outcome.SeedR
 	}
 	slices.Sort(res.Failing)
 	for _, f := range rep.Failures {
+		if f.Follows != 0 {
+			// What followed from the root's departure: blamed on it.
+			res.Diagnoses = append(res.Diagnoses, model.RuleNames([]model.RuleID{f.Follows}))
+			continue
+		}
 		res.Diagnoses = append(res.Diagnoses, model.RuleNames(f.Rules))
 	}
 	return res
