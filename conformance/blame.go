@@ -385,80 +385,32 @@ func (c *checker) unify() {
 }
 
 // fold marks each failure whose trace needs the departure of a rule the
-// run had diagnosed broken before it (Failure.Follows): kept to that
-// rule, the steps before the failing one are not explained, so the check
-// that failed ran on what that departure left. This holds of a failure
-// no rule explains as well. One root cause is one rule: a device that departed
-// from a rule goes on from a state the model does not hold, and a later
-// check that fails there shows what followed, not a second broken
-// promise. A rule whose every failure follows from another is dropped
-// from Report.Broken. A failure that needs no earlier departure is kept
-// as its own root cause.
+// run had diagnosed broken before it (Failure.Follows, followsFrom), and
+// drops from Report.Broken a rule whose every failure follows from
+// another. One root cause is one rule: a device that departed from a rule
+// goes on from a state the model does not hold, and a later check that
+// fails there shows what followed, not a second broken promise. A failure
+// that needs no earlier departure stays a root cause of its own.
 func (c *checker) fold() {
 	if len(c.rep.Broken) == 0 || len(c.rep.Failures) < 2 {
 		return
 	}
 	for i := range c.rep.Failures {
-		f := &c.rep.Failures[i]
-		steps := f.Trace.checkedSteps()
-		if f.Trace.Deviation == nil || len(steps) < 2 || len(f.Rules) > 0 && !f.minimal {
-			// A failure a rule explains follows from another's departure
-			// only where that departure cannot be shrunk away: on a trace
-			// from which no step can go, every step it needs is needed
-			// for the failure. One no rule explains was never the run's
-			// to blame on a rule of its own.
-			continue
+		r, ok := c.followsFrom(c.rep.Failures[i])
+		if !ok {
+			break // no work left to tell: the rest stay as diagnosed
 		}
-		before := steps[:len(steps)-1] // the failing step is the last checked
-		for _, r := range f.Replay.Relaxed {
-			if slices.Contains(f.Rules, r) || !slices.Contains(c.rep.Broken, r) {
-				continue
-			}
-			if !c.work.PairsLeft() {
-				return // no work left to tell: the blame stays as diagnosed
-			}
-			without := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x model.RuleID) bool { return x == r })
-			_, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, without, before, nil, c.work)
-			if cut {
-				return
-			}
-			if !consistent {
-				f.Follows = r
-				break
-			}
-		}
-	}
-	// A failure that follows from a rule whose own failures all follow
-	// from another follows from that one.
-	root := func(r model.RuleID) model.RuleID {
-		for range len(c.rep.Failures) {
-			next := model.RuleID(0)
-			all := true
-			for _, f := range c.rep.Failures {
-				if slices.Contains(f.Rules, r) || len(f.Rules) == 0 && f.Rule == r {
-					if f.Follows == 0 {
-						all = false
-						break
-					}
-					next = f.Follows
-				}
-			}
-			if !all || next == 0 {
-				return r
-			}
-			r = next
-		}
-		return r
+		c.rep.Failures[i].Follows = r
 	}
 	for i := range c.rep.Failures {
 		if f := &c.rep.Failures[i]; f.Follows != 0 {
-			f.Follows = root(f.Follows)
+			f.Follows = c.rootOf(f.Follows)
 		}
 	}
 	c.rep.Broken = slices.DeleteFunc(c.rep.Broken, func(r model.RuleID) bool {
 		n, folded := 0, 0
 		for _, f := range c.rep.Failures {
-			if slices.Contains(f.Rules, r) || len(f.Rules) == 0 && f.Rule == r {
+			if failureOf(f, r) {
 				n++
 				if f.Follows != 0 && f.Follows != r {
 					folded++
@@ -467,6 +419,68 @@ func (c *checker) fold() {
 		}
 		return n > 0 && folded == n
 	})
+}
+
+// followsFrom returns the first rule of those relaxed when f failed,
+// diagnosed broken and not f's own, without which the steps before f's
+// failing step are not explained: the check that failed ran on what that
+// rule's departure left. It returns 0 when there is none, and false when
+// the run's work allowance is spent. A failure a rule explains follows
+// from another's departure only where that departure cannot be shrunk
+// away: on a trace from which no step can go (Failure.minimal), every step
+// it needs is needed for the failure. One that no rule explains was never
+// the run's to blame on a rule of its own.
+func (c *checker) followsFrom(f Failure) (model.RuleID, bool) {
+	steps := f.Trace.checkedSteps()
+	if f.Trace.Deviation == nil || len(steps) < 2 || len(f.Rules) > 0 && !f.minimal {
+		return 0, true
+	}
+	before := steps[:len(steps)-1] // the failing step is the last checked
+	for _, r := range f.Replay.Relaxed {
+		if slices.Contains(f.Rules, r) || !slices.Contains(c.rep.Broken, r) {
+			continue
+		}
+		if !c.work.PairsLeft() {
+			return 0, false
+		}
+		without := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x model.RuleID) bool { return x == r })
+		_, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, without, before, nil, c.work)
+		switch {
+		case cut:
+			return 0, false
+		case !consistent:
+			return r, true
+		}
+	}
+	return 0, true
+}
+
+// rootOf follows r through the rules whose every failure follows from
+// another, to the rule at the root.
+func (c *checker) rootOf(r model.RuleID) model.RuleID {
+	for range len(c.rep.Failures) {
+		next := model.RuleID(0)
+		for _, f := range c.rep.Failures {
+			if !failureOf(f, r) {
+				continue
+			}
+			if f.Follows == 0 {
+				return r
+			}
+			next = f.Follows
+		}
+		if next == 0 {
+			return r
+		}
+		r = next
+	}
+	return r
+}
+
+// failureOf says whether f is a failure of rule r: its diagnosis names
+// r, or no rule explains it and r's check noticed it.
+func failureOf(f Failure, r model.RuleID) bool {
+	return slices.Contains(f.Rules, r) || len(f.Rules) == 0 && f.Rule == r
 }
 
 // prune drops a rule diagnosed broken whose every failure the other rules
