@@ -277,3 +277,42 @@ func TestACutDiagnosisSaysItIsInconclusive(t *testing.T) {
 		assert.Contains(t, cut.String(), want, format)
 	}
 }
+
+// TestAFailureThatFollowsSaysSoInEveryFormat: a counterexample that
+// follows from another rule's departure says so in every format for
+// people and in JSON, and the rule whose check noticed it is not a
+// failure in JUnit or KTAP (skipped, with the reason).
+func TestAFailureThatFollowsSaysSoInEveryFormat(t *testing.T) {
+	rep := failingReport(t)
+	follows, ok := model.RuleByID("RECV-COMPLETION")
+	require.True(t, ok)
+	later := rep.Failures[0]
+	later.Rule, later.Rules, later.Follows = model.RuleRecvCompletion, nil, model.RulePostBadWR
+	rep.Failures = append(rep.Failures, later)
+	rep.Rules[1].Failures = []int{0, 1}
+	rep.Rules = append(rep.Rules, conformance.RuleResult{Rule: follows, Status: conformance.Follows, Reason: "its check failed only after a departure from POST-BADWR", Checks: 3, Failures: []int{1}})
+	for _, format := range []string{"text", "markdown", "html", "json"} {
+		var b strings.Builder
+		require.NoError(t, Write(&b, format, rep))
+		want := "follows from POST-BADWR"
+		switch format {
+		case "markdown":
+			want = "Follows from POST-BADWR"
+		case "json":
+			want = `"follows": "POST-BADWR"`
+		}
+		assert.Contains(t, b.String(), want, format)
+	}
+	var junit strings.Builder
+	require.NoError(t, Write(&junit, "junit", rep))
+	assert.Contains(t, junit.String(), `<skipped message="its check failed only after a departure from POST-BADWR">`)
+	var ktap strings.Builder
+	require.NoError(t, Write(&ktap, "ktap", rep))
+	tests, err := parseKTAP(ktap.String())
+	require.NoError(t, err)
+	for _, tc := range tests {
+		if tc.name == "RECV-COMPLETION" {
+			assert.True(t, tc.ok, "a rule that follows is not a failing test")
+		}
+	}
+}
