@@ -27,6 +27,10 @@ func Test(t *testing.T, drv drivers.Driver, cfg drivers.Config, opts Options) *R
 		t.Fatalf("conformance.Check(%s): %v", drv.Name(), err)
 	}
 	for _, f := range rep.Failures {
+		if f.Follows != 0 {
+			t.Errorf("rule %s failed (%s), following from %s:\n%s", f.Follows, f.Source, f.Rule, f.Trace.Text())
+			continue
+		}
 		t.Errorf("rule %s failed (%s):\n%s", f.Rule, f.Source, f.Trace.Text())
 	}
 	for _, f := range rep.Findings {
