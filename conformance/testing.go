@@ -28,7 +28,7 @@ func Test(t *testing.T, drv drivers.Driver, cfg drivers.Config, opts Options) *R
 	}
 	for _, f := range rep.Failures {
 		if f.Follows != 0 {
-			t.Errorf("rule %s failed (%s), following from %s:\n%s", f.Follows, f.Source, f.Rule, f.Trace.Text())
+			t.Errorf("rule %s failed (%s); the %s check failed on what followed:\n%s", f.Follows, f.Source, f.Rule, f.Trace.Text())
 			continue
 		}
 		t.Errorf("rule %s failed (%s):\n%s", f.Rule, f.Source, f.Trace.Text())
