@@ -423,7 +423,7 @@ func (c *checker) fold() {
 
 // followsFrom returns the first rule of those relaxed when f failed,
 // diagnosed broken and not f's own, without which the steps before f's
-// failing step are not explained: the check that failed ran on what that
+// failing step are not explained, even with f's own rules relaxed: the check that failed ran on what that
 // rule's departure left. It returns 0 when there is none, and false when
 // the run's work allowance is spent. A failure a rule explains follows
 // from another's departure only where that departure cannot be shrunk
@@ -443,8 +443,11 @@ func (c *checker) followsFrom(f Failure) (model.RuleID, bool) {
 		if !c.work.PairsLeft() {
 			return 0, false
 		}
+		// f's own rules stay relaxed: a departure of theirs in the steps
+		// before (a hidden one, shown before the check that noticed it) is
+		// f's, not what followed from r.
 		without := slices.DeleteFunc(slices.Clone(f.Replay.Relaxed), func(x model.RuleID) bool { return x == r })
-		_, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, without, before, nil, c.work)
+		_, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, append(without, f.Rules...), before, nil, c.work)
 		switch {
 		case cut:
 			return 0, false

@@ -97,3 +97,39 @@ func TestAnExplainedFailureFollowsOnlyFromAMinimalTrace(t *testing.T) {
 	assert.Equal(t, model.RuleRecvRNR, c.rep.Failures[1].Follows)
 	assert.Equal(t, []model.RuleID{model.RuleRecvRNR}, c.rep.Broken)
 }
+
+// TestAFailureWhoseOwnRuleExplainsTheStepsBeforeDoesNotFollow is emulated
+// siw held to documented: a 0-length SGE holds 0 bytes, so a 64-byte
+// message fails. The first trace that showed it was blamed on
+// RECV-BAD-KEY (a tie on that trace); the next, on SGE-LEN0, departs at
+// the message, before its failing poll. RECV-BAD-KEY explains that step
+// too, but so does SGE-LEN0 itself: the failure is SGE-LEN0's own, not
+// what followed from RECV-BAD-KEY.
+func TestAFailureWhoseOwnRuleExplainsTheStepsBeforeDoesNotFollow(t *testing.T) {
+	p := model.Documented()
+	caps := model.Caps{MaxSRQWR: 1024, MaxSRQSGE: 4, Resize: true}
+	m := model.New(p, caps)
+	var tr Trace
+	for _, op := range []model.Op{
+		model.CreateSRQ{MaxWR: 8, MaxSGE: 1}, model.CreateQP{Type: model.RC},
+		model.ModifyQP{QP: 0, State: model.Init}, model.ModifyQP{QP: 0, State: model.RTR},
+		model.Post{WRs: []model.WR{{ID: 1, NumSGE: 1, SGEs: []model.SGE{{Length: 0}}}}},
+	} {
+		obs, err := m.Run(op)
+		require.NoError(t, err, "%s", op)
+		tr.Steps = append(tr.Steps, TraceStep{Op: op, obs: obs})
+	}
+	tr.Steps = append(tr.Steps,
+		TraceStep{Op: model.Arrive{QP: 0, Msg: model.Message{Opcode: model.Send, Len: 64}}, obs: model.Observation{BadWR: -1, Peer: model.PeerError}},
+		TraceStep{Op: model.Poll{}, obs: model.Observation{BadWR: -1, Completions: []model.Completion{{WRID: 1, QP: 0, Status: model.WCLocLenErr}},
+			Events: []model.Event{{Type: model.EventQPLastWQEReached, QP: 0}}}})
+	tr.Deviation = &model.Deviation{}
+	root := Failure{Rule: model.RuleRecvBadKey, Rules: []model.RuleID{model.RuleRecvBadKey}, Trace: tr}
+	own := Failure{Rule: model.RuleSGELen0, Rules: []model.RuleID{model.RuleSGELen0}, Trace: tr,
+		Replay: ReplayFile{Relaxed: []model.RuleID{model.RuleRecvBadKey}}, minimal: true}
+	broken := []model.RuleID{model.RuleRecvBadKey, model.RuleSGELen0}
+	c := foldChecker(p, caps, broken, root, own)
+	c.fold()
+	assert.Zero(t, c.rep.Failures[1].Follows)
+	assert.Equal(t, broken, c.rep.Broken)
+}
