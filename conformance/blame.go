@@ -158,11 +158,7 @@ func (c *checker) diagnoseAmong(tr Trace, relaxed, among []model.RuleID) model.D
 // and its diagnosis, or false when no rule explains even the checked
 // steps alone, or there are no evidence steps.
 func (c *checker) lessEvidence(tr Trace) (Trace, model.Diagnosis, bool) {
-	n := len(tr.Steps)
-	for n > 0 && tr.Steps[n-1].Evidence {
-		n--
-	}
-	for k := len(tr.Steps) - 1; k >= n; k-- {
+	for k := len(tr.Steps) - 1; k >= tr.checkedLen(); k-- {
 		if !c.work.PairsLeft() {
 			break
 		}
@@ -423,8 +419,8 @@ func (c *checker) fold() {
 
 // followsFrom returns the first rule of those relaxed when f failed,
 // diagnosed broken and not f's own, without which the steps before f's
-// failing step are not explained, even with f's own rules relaxed: the check that failed ran on what that
-// rule's departure left. It returns 0 when there is none, and false when
+// failing step are not explained, even with f's own rules relaxed: the
+// check that failed ran on what that rule's departure left. It returns 0 when there is none, and false when
 // the run's work allowance is spent. A failure a rule explains follows
 // from another's departure only where that departure cannot be shrunk
 // away: on a trace from which no step can go (Failure.minimal), every step

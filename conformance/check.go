@@ -437,7 +437,7 @@ func (c *checker) ruleTable() []RuleResult {
 		rr := RuleResult{Rule: r, Scenarios: c.ran[r.ID], Checks: c.coverage[r.ID]}
 		follows := 0
 		for i, f := range c.rep.Failures {
-			if slices.Contains(f.Rules, r.ID) || (len(f.Rules) == 0 && f.Rule == r.ID) || f.Follows == r.ID {
+			if failureOf(f, r.ID) || f.Follows == r.ID {
 				rr.Failures = append(rr.Failures, i)
 				if f.Follows != 0 && f.Follows != r.ID {
 					follows++

@@ -142,5 +142,5 @@ func FollowsNote(f Failure) string {
 	if f.Follows == 0 {
 		return ""
 	}
-	return fmt.Sprintf("follows from %s: kept to %s, the steps before the failing one are not explained, so this check failed on what %s's departure left; it counts under %s, not as a root cause of its own", f.Follows, f.Follows, f.Follows, f.Follows)
+	return fmt.Sprintf("follows from %[1]s: the steps before the failing one need %[1]s's departure, so this check failed on what it left; it counts under %[1]s, not as a root cause of its own", f.Follows)
 }

@@ -166,11 +166,17 @@ func (t Trace) modelSteps() []model.Step {
 // checkedSteps returns the trace's steps as the model takes them, without
 // the evidence steps after its failing step.
 func (t Trace) checkedSteps() []model.Step {
+	return t.modelSteps()[:t.checkedLen()]
+}
+
+// checkedLen is the number of the trace's steps before the evidence steps
+// that follow its failing step.
+func (t Trace) checkedLen() int {
 	n := len(t.Steps)
 	for n > 0 && t.Steps[n-1].Evidence {
 		n--
 	}
-	return t.modelSteps()[:n]
+	return n
 }
 
 // diagnose names the rules a failing trace shows broken, beyond those

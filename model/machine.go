@@ -150,7 +150,7 @@ type machine struct {
 	// raise one fetch late: the SRQ disarmed at the fetch that should
 	// have raised it, and the next fetch raises it.
 	lateLimit int
-	copyMode  int // POST-COPY: 0 undecided, 1 copies, 2 keeps the caller's WR, 3 garbled (copyGarbled)
+	copyMode  int // POST-COPY: 0 undecided, 1 copies, copyCaller, copyGarbled
 	fifoMode  int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
 	grhMode   int // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
 	// udFitFlip is how a relaxed RECV-FIT candidate misjudges UD messages

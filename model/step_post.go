@@ -443,6 +443,10 @@ func (m *machine) copyWays() int {
 	return 2
 }
 
+// copyCaller is the copyMode of a device that keeps the caller's WR, not a
+// copy: what the harness scribbled over it after the post.
+const copyCaller = 2
+
 // copyGarbled is the copyMode of a device whose copy of every posted WR is
 // not the WR posted (its own slot's leftovers, an empty WQE): what it
 // scatters and which wr_id it completes with are unknown, and a completion
@@ -460,7 +464,7 @@ func (m *machine) enqueue(w WR) {
 	if m.copyMode == copyGarbled {
 		e.loose = true
 	}
-	if m.copyMode == 2 {
+	if m.copyMode == copyCaller {
 		e.wr.ID = ^w.ID
 		for k := range e.wr.SGEs {
 			e.wr.SGEs[k] = SGE{Length: 0xdeadbeef, Key: -1}
