@@ -37,25 +37,41 @@ var raceCatalogue = []SwitchInfo{
 // check, long enough that two threads meet in it within a short run.
 const raceWindow = 50 * time.Microsecond
 
-// limitRaceWindow is limit-race-twice's window: the time between finding
-// the count below the limit and raising the event, which goes through
-// the event handler's queue. A second fetch must land in it, and fetches
-// come only with messages: with raceWindow the race showed on 97 to 100
-// of 100 seeds.
-const limitRaceWindow = 4 * raceWindow
+// limitRaceWindow bounds limit-race-twice's window: the time between
+// finding the count below the limit and raising the event, which goes
+// through the event handler's queue. The window closes early once another
+// limit check has fired: the mutant's double event needs a second fetch in
+// it, and fetches come only with messages. A window of fixed length
+// (4*raceWindow) let the race show on 98 to 100 of 100 seeds, fewer on a
+// busy machine; one that waits for the other fetch shows it whenever two
+// fetches meet, whatever the scheduler does.
+const limitRaceWindow = 5 * time.Millisecond
 
 // openWindow lets go of the device lock for a moment, long enough for
 // another thread to take it. The caller holds dev.mu and holds it again
 // on return; anything it read before may have changed.
 // rule: none (race mutants only)
-func (s *srq) openWindow() { s.openWindowFor(raceWindow) }
-
-// openWindowFor is openWindow for d.
-// rule: none (race mutants only)
-func (s *srq) openWindowFor(d time.Duration) {
+func (s *srq) openWindow() {
 	s.dev.mu.Unlock()
 	runtime.Gosched()
-	for start := time.Now(); time.Since(start) < d; {
+	for start := time.Now(); time.Since(start) < raceWindow; {
+	}
+	s.dev.mu.Lock()
+}
+
+// openWindowUntil is openWindow until done (called with dev.mu held)
+// reports true, or for at most bound.
+// rule: none (race mutants only)
+func (s *srq) openWindowUntil(done func() bool, bound time.Duration) {
+	s.dev.mu.Unlock()
+	for start := time.Now(); time.Since(start) < bound; {
+		runtime.Gosched()
+		s.dev.mu.Lock()
+		ok := done()
+		s.dev.mu.Unlock()
+		if ok {
+			break
+		}
 	}
 	s.dev.mu.Lock()
 }

@@ -71,6 +71,11 @@ type srq struct {
 	successes uint64 // successful completions written so far
 	wraps     uint64 // times the producer index went round the ring
 	st        stateful
+
+	// fired counts the limit events raised, and inLimitWindow says a
+	// limit check is in limit-race-twice's window (race mutants only).
+	fired         uint64
+	inLimitWindow bool
 }
 
 var _ drivers.SRQ = (*srq)(nil)
@@ -343,8 +348,13 @@ func (s *srq) checkLimit() {
 	}
 	n := s.limitCount()
 	if n < s.armed || (s.cfg.has(LimitAtEqual) && n == s.armed) {
-		if s.cfg.has(LimitRaceTwice) {
-			s.openWindowFor(limitRaceWindow) // another fetch may fire and disarm meanwhile
+		if s.cfg.has(LimitRaceTwice) && !s.inLimitWindow {
+			// Another fetch may fire and disarm meanwhile; this one
+			// fires all the same.
+			s.inLimitWindow = true
+			seen := s.fired
+			s.openWindowUntil(func() bool { return s.fired != seen }, limitRaceWindow)
+			s.inLimitWindow = false
 		}
 		s.fireLimit()
 	}
@@ -354,8 +364,10 @@ func (s *srq) checkLimit() {
 // rule: LIMIT-FIRE
 func (s *srq) fireLimit() {
 	s.events = append(s.events, drivers.Event{Type: evSRQLimit, QP: -1})
-	// rule: none (remembers the fired limit for rearm-same-ignored)
+	// rule: none (remembers the fired limit for rearm-same-ignored, and
+	// counts events for limit-race-twice's window)
 	s.st.lastFired = s.armed
+	s.fired++
 	switch {
 	case s.cfg.has(LimitReadsArmed):
 	case s.cfg.has(LimitNotDisarmed):
