@@ -301,9 +301,12 @@ func (c *checker) resolve(m *model.Model) {
 // one rule, and what followed from adopting the device's behaviour for one
 // rule (another rule's check failing on the state the departure left) is
 // not a second failure. It also takes the blame from a generic rule
-// (model.Generic) when a specific one explains the same traces. Among
-// several such rules the specific ones come first, then the fewest
-// departures, then model.Rank.
+// (model.Generic) when a specific one explains the same traces. A trace's
+// checked steps are its failure; the evidence steps after them only choose
+// among the rules that explain every failure. Among several such rules the
+// specific ones come first, then those that explain the most evidence,
+// then the fewest departures, then model.Rank. A trace whose evidence the
+// rule chosen does not explain is cut where it stops explaining it.
 func (c *checker) unify() {
 	broken := c.rep.Broken
 	if len(broken) == 0 || len(c.rep.Failures) == 0 || !c.work.PairsLeft() {
@@ -312,53 +315,25 @@ func (c *checker) unify() {
 	if len(broken) == 1 && !slices.Contains(model.Generic, broken[0]) {
 		return
 	}
-	type fit struct {
-		rule       model.RuleID
-		departures int
-	}
-	// The candidates: the rules blamed, and every rule that alone
-	// explained one of the traces as it was diagnosed.
-	candidates := slices.Clone(broken)
-	for _, f := range c.rep.Failures {
-		if f.Trace.Diagnosis == nil {
-			continue
-		}
-		for _, set := range f.Trace.Diagnosis.Explains() {
-			if len(set) == 1 && !slices.Contains(candidates, set[0]) {
-				candidates = append(candidates, set[0])
-			}
-		}
-	}
-	var fits []fit
-	for _, r := range candidates {
-		total, ok := 0, true
-		for _, f := range c.rep.Failures {
-			n, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []model.RuleID{r}, c.work)
-			if cut {
-				return // no work left to tell: the blame stays as diagnosed
-			}
-			if !consistent || n == 0 {
-				ok = false
-				break
-			}
-			total += n
+	var fits []unifyFit
+	for _, r := range c.unifyCandidates() {
+		fit, ok, cut := c.fitsEveryFailure(r)
+		if cut {
+			return // no work left to tell: the blame stays as diagnosed
 		}
 		if ok {
-			fits = append(fits, fit{r, total})
+			fits = append(fits, fit)
 		}
 	}
 	if len(fits) == 0 {
 		return
 	}
-	generic := func(id model.RuleID) int {
-		if slices.Contains(model.Generic, id) {
-			return 1
-		}
-		return 0
-	}
-	best := slices.MinFunc(fits, func(a, b fit) int {
+	best := slices.MinFunc(fits, func(a, b unifyFit) int {
 		if d := generic(a.rule) - generic(b.rule); d != 0 {
 			return d
+		}
+		if a.unevidenced != b.unevidenced {
+			return a.unevidenced - b.unevidenced
 		}
 		if a.departures != b.departures {
 			return a.departures - b.departures
@@ -371,13 +346,92 @@ func (c *checker) unify() {
 	set := []model.RuleID{best.rule}
 	for i := range c.rep.Failures {
 		f := &c.rep.Failures[i]
+		f.Trace = c.explainedEvidence(f.Trace, set)
 		d := chooseDiagnosis(c.diagnoseAmong(f.Trace, nil, nil), set, c.opts.Profile, c.caps, nil, f.Trace)
 		f.Rules, f.Rule, f.Trace.Diagnosis = set, best.rule, &d
-		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil
+		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil // the ops are the same: only evidence was cut
 	}
 	c.rep.Broken = set
 	c.relaxed = slices.DeleteFunc(c.relaxed, func(r model.RuleID) bool { return slices.Contains(broken, r) })
 	c.relaxed = append(c.relaxed, best.rule)
+}
+
+// unifyFit is a rule that alone explains every failure of a run: the
+// departures it needs, and the failures whose evidence steps it does not
+// explain.
+type unifyFit struct {
+	rule        model.RuleID
+	departures  int
+	unevidenced int
+}
+
+// generic is 1 for a generic rule (model.Generic), else 0.
+func generic(id model.RuleID) int {
+	if slices.Contains(model.Generic, id) {
+		return 1
+	}
+	return 0
+}
+
+// unifyCandidates lists the rules unify tries: the rules blamed, and every
+// rule that alone explained one of the traces as it was diagnosed.
+func (c *checker) unifyCandidates() []model.RuleID {
+	candidates := slices.Clone(c.rep.Broken)
+	for _, f := range c.rep.Failures {
+		if f.Trace.Diagnosis == nil {
+			continue
+		}
+		for _, set := range f.Trace.Diagnosis.Explains() {
+			if len(set) == 1 && !slices.Contains(candidates, set[0]) {
+				candidates = append(candidates, set[0])
+			}
+		}
+	}
+	return candidates
+}
+
+// fitsEveryFailure reports whether r alone, with nothing else relaxed,
+// explains the checked steps of every failure of the run, and how well
+// (unifyFit); cut says the run's work allowance ran out on the way.
+func (c *checker) fitsEveryFailure(r model.RuleID) (fit unifyFit, ok, cut bool) {
+	fit.rule = r
+	for _, f := range c.rep.Failures {
+		n, consistent, cut := model.DeparturesWithin(c.opts.Profile, c.caps, nil, f.Trace.checkedSteps(), []model.RuleID{r}, c.work)
+		if cut {
+			return fit, false, true
+		}
+		if !consistent || n == 0 {
+			return fit, false, false
+		}
+		fit.departures += n
+		if f.Trace.checkedLen() == len(f.Trace.Steps) {
+			continue
+		}
+		_, all, cut := model.DeparturesWithin(c.opts.Profile, c.caps, nil, f.Trace.modelSteps(), []model.RuleID{r}, c.work)
+		if cut {
+			return fit, false, true
+		}
+		if !all {
+			fit.unevidenced++
+		}
+	}
+	return fit, true, false
+}
+
+// explainedEvidence cuts tr's evidence steps where set, relaxed with
+// nothing else, stops explaining them: evidence only chooses among
+// explanations, and what is left of it supports the one chosen.
+func (c *checker) explainedEvidence(tr Trace, set []model.RuleID) Trace {
+	for k := len(tr.Steps); k > tr.checkedLen(); k-- {
+		cut := tr
+		cut.Steps = tr.Steps[:k:k]
+		_, ok, spent := model.DeparturesWithin(c.opts.Profile, c.caps, nil, cut.modelSteps(), set, c.work)
+		if ok || spent {
+			return cut
+		}
+	}
+	tr.Steps = tr.Steps[:tr.checkedLen():tr.checkedLen()]
+	return tr
 }
 
 // fold marks each failure whose trace needs the departure of a rule the

@@ -1213,3 +1213,37 @@ func TestAModifyRefusedThatTookEffectIsBlamedOnQPTransitions(t *testing.T) {
 	steps[reset].Obs = Observation{Errno: EINVAL, BadWR: -1}
 	assert.Equal(t, []string{"QP-TRANSITIONS"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
 }
+
+// TestAFetchFromAnEmptySlotIsBlamedOnFetchFIFO: a device that fetches one
+// slot past the head takes the second WR for the first message and, for
+// the second, a slot that holds no WR (zeroed memory: wr_id 0, no SGEs),
+// which fails a fitting message. Which slot a message takes is FETCH-FIFO's
+// to govern, whatever the slot holds; the catch-all's wr_id is not the
+// promise broken, and the WR posted does carry its wr_id (not POST-COPY's).
+func TestAFetchFromAnEmptySlotIsBlamedOnFetchFIFO(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1, 64), wr(2, 64)))
+	steps := append(m.history.steps(),
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+			{WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 8},
+			{WRID: 0, QP: 0, Status: WCLocLenErr}},
+			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []string{"FETCH-FIFO"}, RuleNames(d.Rules), "diagnosis %+v", d)
+}
+
+// TestAWRIDTruncatedToZeroIsNotAnEmptySlot: a completion whose wr_id is
+// the low 32 bits of the WR's (0 for 1<<40) is the completion's fault,
+// not a fetch from an empty slot, though an empty slot's wr_id is 0 too.
+func TestAWRIDTruncatedToZeroIsNotAnEmptySlot(t *testing.T) {
+	m := fixture(t, Documented())
+	mustRun(t, m, post(wr(1<<40, 64)))
+	steps := append(m.history.steps(),
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 0, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.NotEmpty(t, d.Rules, "diagnosis %+v", d)
+	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO}, "diagnosis %+v", d)
+}

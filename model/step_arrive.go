@@ -345,8 +345,15 @@ func (m *machine) anotherGives(n int, msg Message, took uint64, p PeerStatus) bo
 			return true
 		}
 	}
-	return false
+	// Or a slot past the head that holds no WR (emptySlot).
+	return !m.holdsPostedWRID(emptySlot.ID) && m.probeEntry(n, entry{wr: emptySlot}, msg).Has(p)
 }
+
+// emptySlot is what a device finds in a slot of its ring that holds no
+// posted WR: zeroed memory, wr_id 0 and no SGEs. A relaxed FETCH-FIFO
+// admits a fetch from such a slot instead of the head (the head is lost
+// with it): the device fetched from somewhere other than the head.
+var emptySlot = WR{}
 
 // probeDelivery returns the sender's outcomes a message msg to QP n would
 // allow if the device took the k-th queued WR, on a faithful copy of m.
@@ -366,6 +373,23 @@ func (m *machine) probeDelivery(n, k int, msg Message) (allowed PeerSet) {
 	c.faithful, c.stake, c.moot = true, nil, nil
 	e := c.queue[k]
 	c.queue = append(clip(c.queue[:k]), c.queue[k+1:]...)
+	return c.deliverEntry(n, e, msg, false)
+}
+
+// probeEntry is probeDelivery for an entry the queue does not hold.
+func (m *machine) probeEntry(n int, e entry, msg Message) (allowed PeerSet) {
+	defer func() {
+		if r := recover(); r != nil {
+			switch r.(type) {
+			case fork, faultFork:
+				allowed = Peers(PeerOK, PeerRNR, PeerError, PeerSilent)
+			default:
+				panic(r)
+			}
+		}
+	}()
+	c := m.clone()
+	c.faithful, c.stake, c.moot = true, nil, nil
 	return c.deliverEntry(n, e, msg, false)
 }
 

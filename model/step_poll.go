@@ -204,7 +204,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		m.touch(RuleFetchOnce)
 		// A wr_id mangled on its way (the low 32 bits kept) is the
 		// completion's fault; any other is the fetch's, which forks decide.
-		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g)) {
+		if g.WRID != want.c.WRID && (m.fetchedOutOfOrder(i, g) || m.headsLeftOut(i, g) || m.fetchedEmptySlot(i, g)) {
 			continue // the device's WR, whose fields the model cannot know
 		}
 		if want.another && g.WRID == want.c.WRID {
@@ -322,6 +322,24 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 	m.queue = append(clip(m.queue[:k]), append([]entry{{wr: want.wr}}, m.queue[k+1:]...)...)
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = took.wr.ID, took.wr, true, false
+	return true
+}
+
+// fetchedEmptySlot excuses, where FETCH-FIFO is relaxed broad, a
+// completion (the i-th the CQ holds) that carries the wr_id of an empty
+// slot (emptySlot) where no WR the model holds does: the device fetched a
+// slot past the head that holds no WR, instead of the head, which it
+// lost. Its fields are the device's. A wr_id that is the low 32 bits of
+// the model's is the completion's fault (RECV-COMPLETION), not an empty
+// slot's.
+func (m *machine) fetchedEmptySlot(i int, g Completion) bool {
+	want := m.cq[i]
+	if g.WRID != emptySlot.ID || uint32(want.c.WRID) == uint32(emptySlot.ID) || (want.loose && !want.another) ||
+		!m.relaxedBroad(RuleFetchFIFO) || m.holdsPostedWRID(emptySlot.ID) || !m.excuse(RuleFetchFIFO) {
+		return false
+	}
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = emptySlot.ID, emptySlot, true, false
 	return true
 }
 
@@ -563,6 +581,13 @@ func (m *machine) checkEvents(want, got []Event) error {
 
 // holdsWRID reports whether a WR the model holds, outstanding or completed
 // and not yet polled, carries wr_id id.
+// holdsPostedWRID is holdsWRID not counting the completions of empty
+// slots the model adopted (fetchedEmptySlot), whose contents it lost.
+func (m *machine) holdsPostedWRID(id uint64) bool {
+	return slices.ContainsFunc(m.queue, func(e entry) bool { return e.wr.ID == id }) ||
+		slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == id && !e.loose })
+}
+
 func (m *machine) holdsWRID(id uint64) bool {
 	return slices.ContainsFunc(m.queue, func(e entry) bool { return e.wr.ID == id }) ||
 		slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == id })
