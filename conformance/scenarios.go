@@ -27,6 +27,12 @@ func (s *session) wr(lengths ...uint32) model.WR {
 	return w
 }
 
+// highWRID is a wr_id with bit b set, above the 32 bits a truncating
+// device keeps, and low bits that are not 0: the low 32 bits (0x5C) then
+// name no WR, where a bare 1<<b would come back as 0, the wr_id of an
+// empty ring slot (a fetch from the wrong slot, FETCH-FIFO's).
+func highWRID(b uint) uint64 { return 1<<b | 0x5C }
+
 func (s *session) post(ws ...model.WR) model.Observation { return s.do(model.Post{WRs: ws}) }
 
 // setup creates the SRQ and QPs of the given types and brings them to RTS.
@@ -151,7 +157,7 @@ var scenarios = []Scenario{
 	}},
 	{model.RulePostSGE, "num_sge 0", "", func(s *session) {
 		s.setup(8, 1)
-		s.post(model.WR{ID: 1 << 40})
+		s.post(model.WR{ID: highWRID(40)})
 	}},
 	// Where the provider is known not to check a negative num_sge and to
 	// crash on it (Info.NegativeSGEUnsafe), the driver makes the post in a
@@ -159,7 +165,7 @@ var scenarios = []Scenario{
 	{model.RulePostSGE, "a negative num_sge", "", func(s *session) {
 		s.setup(8, 1)
 		if s.model.View().Created && negativeSafe(s) {
-			s.post(model.WR{ID: 1<<40 + 1, NumSGE: -1})
+			s.post(model.WR{ID: highWRID(40) + 1, NumSGE: -1})
 			s.post(s.wr(8))
 		}
 	}},
@@ -182,7 +188,7 @@ var scenarios = []Scenario{
 	{model.RulePostNoKeyCheck, "posting through an invalidated key", "", func(s *session) {
 		s.setup(8, 1)
 		s.do(model.Invalidate{Key: 1})
-		s.post(model.WR{ID: 1 << 41, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
+		s.post(model.WR{ID: highWRID(41), NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
 		s.do(model.Query{})
 	}},
 	{model.RulePostCopy, "the caller's WR is scribbled after post", "", func(s *session) {
@@ -479,7 +485,7 @@ var scenarios = []Scenario{
 		s.post(s.wr(4))
 		s.send(0, model.Send, 64)
 		s.poll()
-		s.post(model.WR{ID: 1 << 42, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
+		s.post(model.WR{ID: highWRID(42), NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
 		s.do(model.Invalidate{Key: 1})
 		s.send(1, model.Send, 8)
 		s.poll()
@@ -551,7 +557,7 @@ var scenarios = []Scenario{
 	}},
 	{model.RuleRecvWriteImm, "RDMA write with immediate into a WR with no SGEs", "", func(s *session) {
 		s.setup(8, 1, rc)
-		s.post(model.WR{ID: 1 << 42})
+		s.post(model.WR{ID: highWRID(42)})
 		s.send(0, model.WriteImm, 512)
 		s.poll()
 	}},
@@ -564,13 +570,13 @@ var scenarios = []Scenario{
 	}},
 	{model.RuleRecvNumSGE0, "num_sge 0 takes an empty message", "", func(s *session) {
 		s.setup(8, 1, rc)
-		s.post(model.WR{ID: 1 << 43})
+		s.post(model.WR{ID: highWRID(43)})
 		s.send(0, model.Send, 0)
 		s.poll()
 	}},
 	{model.RuleRecvNumSGE0, "num_sge 0 refuses one byte", "", func(s *session) {
 		s.setup(8, 1, rc)
-		s.post(model.WR{ID: 1 << 44})
+		s.post(model.WR{ID: highWRID(44)})
 		s.send(0, model.Send, 1)
 		s.poll()
 	}},
@@ -607,14 +613,14 @@ var scenarios = []Scenario{
 	}},
 	{model.RuleRecvBadKey, "a WR through a deregistered MR", "", func(s *session) {
 		s.setup(8, 2, rc)
-		s.post(model.WR{ID: 1 << 45, NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
+		s.post(model.WR{ID: highWRID(45), NumSGE: 1, SGEs: []model.SGE{{Length: 64, Key: 1}}})
 		s.do(model.Invalidate{Key: 1})
 		s.send(0, model.Send, 8)
 		s.poll()
 	}},
 	{model.RuleRecvBadKey, "an invalid key in an SGE the message does not reach", "", func(s *session) {
 		s.setup(8, 2, rc)
-		s.post(model.WR{ID: 1 << 46, NumSGE: 2, SGEs: []model.SGE{{Length: 64}, {Length: 64, Key: 1}}})
+		s.post(model.WR{ID: highWRID(46), NumSGE: 2, SGEs: []model.SGE{{Length: 64}, {Length: 64, Key: 1}}})
 		s.do(model.Invalidate{Key: 1})
 		s.send(0, model.Send, 8)
 		s.poll()

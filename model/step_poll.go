@@ -329,18 +329,25 @@ func (m *machine) fetchedOutOfOrder(i int, g Completion) bool {
 // completion (the i-th the CQ holds) that carries the wr_id of an empty
 // slot (emptySlot) where no WR the model holds does: the device fetched a
 // slot past the head that holds no WR, instead of the head, which it
-// lost. Its fields are the device's. A wr_id that is the low 32 bits of
-// the model's is the completion's fault (RECV-COMPLETION), not an empty
-// slot's.
+// lost. Its fields are the device's. A completion that is the model's but
+// for a wr_id cut to its low 32 bits (0 for 1<<40) is the completion's
+// fault (RECV-COMPLETION), not an empty slot's.
 func (m *machine) fetchedEmptySlot(i int, g Completion) bool {
 	want := m.cq[i]
-	if g.WRID != emptySlot.ID || uint32(want.c.WRID) == uint32(emptySlot.ID) || (want.loose && !want.another) ||
+	if g.WRID != emptySlot.ID || want.c.WRID == emptySlot.ID || truncatedTo(want.c, g) || (want.loose && !want.another) ||
 		!m.relaxedBroad(RuleFetchFIFO) || m.holdsPostedWRID(emptySlot.ID) || !m.excuse(RuleFetchFIFO) {
 		return false
 	}
 	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
 	m.cq[i].c.WRID, m.cq[i].wr, m.cq[i].loose, m.cq[i].another = emptySlot.ID, emptySlot, true, false
 	return true
+}
+
+// truncatedTo reports whether g is want with its wr_id cut to the low 32
+// bits, and nothing else changed.
+func truncatedTo(want, g Completion) bool {
+	want.WRID, want.PayloadErr, g.PayloadErr = uint64(uint32(want.WRID)), "", ""
+	return want == g
 }
 
 // dueSwapped excuses, where FETCH-FIFO is relaxed, a completion (the i-th
