@@ -357,27 +357,22 @@ var emptySlot = WR{}
 
 // probeDelivery returns the sender's outcomes a message msg to QP n would
 // allow if the device took the k-th queued WR, on a faithful copy of m.
-// A delivery that forks on an open field allows every outcome.
-func (m *machine) probeDelivery(n, k int, msg Message) (allowed PeerSet) {
-	defer func() {
-		if r := recover(); r != nil {
-			switch r.(type) {
-			case fork, faultFork:
-				allowed = Peers(PeerOK, PeerRNR, PeerError, PeerSilent)
-			default:
-				panic(r)
-			}
-		}
-	}()
+func (m *machine) probeDelivery(n, k int, msg Message) PeerSet {
 	c := m.clone()
-	c.faithful, c.stake, c.moot = true, nil, nil
 	e := c.queue[k]
 	c.queue = append(clip(c.queue[:k]), c.queue[k+1:]...)
-	return c.deliverEntry(n, e, msg, false)
+	return c.deliverProbe(n, e, msg)
 }
 
 // probeEntry is probeDelivery for an entry the queue does not hold.
-func (m *machine) probeEntry(n int, e entry, msg Message) (allowed PeerSet) {
+func (m *machine) probeEntry(n int, e entry, msg Message) PeerSet {
+	return m.clone().deliverProbe(n, e, msg)
+}
+
+// deliverProbe delivers e on m, a copy of the model made for a probe,
+// faithfully, and returns the sender's outcomes it allows. A delivery
+// that forks on an open field allows every outcome.
+func (m *machine) deliverProbe(n int, e entry, msg Message) (allowed PeerSet) {
 	defer func() {
 		if r := recover(); r != nil {
 			switch r.(type) {
@@ -388,9 +383,8 @@ func (m *machine) probeEntry(n int, e entry, msg Message) (allowed PeerSet) {
 			}
 		}
 	}()
-	c := m.clone()
-	c.faithful, c.stake, c.moot = true, nil, nil
-	return c.deliverEntry(n, e, msg, false)
+	m.faithful, m.stake, m.moot = true, nil, nil
+	return m.deliverEntry(n, e, msg, false)
 }
 
 // tookAnother delivers a message to QP n with a WR other than the head,

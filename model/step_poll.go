@@ -588,14 +588,15 @@ func (m *machine) checkEvents(want, got []Event) error {
 
 // holdsWRID reports whether a WR the model holds, outstanding or completed
 // and not yet polled, carries wr_id id.
-// holdsPostedWRID is holdsWRID not counting the completions of empty
-// slots the model adopted (fetchedEmptySlot), whose contents it lost.
-func (m *machine) holdsPostedWRID(id uint64) bool {
-	return slices.ContainsFunc(m.queue, func(e entry) bool { return e.wr.ID == id }) ||
-		slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == id && !e.loose })
-}
-
 func (m *machine) holdsWRID(id uint64) bool {
 	return slices.ContainsFunc(m.queue, func(e entry) bool { return e.wr.ID == id }) ||
 		slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == id })
+}
+
+// holdsPostedWRID is holdsWRID not counting the completions whose
+// contents the model lost (loose), as those of the empty slots it adopted
+// (fetchedEmptySlot).
+func (m *machine) holdsPostedWRID(id uint64) bool {
+	return slices.ContainsFunc(m.queue, func(e entry) bool { return e.wr.ID == id }) ||
+		slices.ContainsFunc(m.cq, func(e cqe) bool { return e.c.WRID == id && !e.loose })
 }
