@@ -422,15 +422,12 @@ func (c *checker) fitsEveryFailure(r model.RuleID) (fit unifyFit, ok, cut bool) 
 // nothing else, stops explaining them: evidence only chooses among
 // explanations, and what is left of it supports the one chosen.
 func (c *checker) explainedEvidence(tr Trace, set []model.RuleID) Trace {
-	for k := len(tr.Steps); k > tr.checkedLen(); k-- {
-		cut := tr
-		cut.Steps = tr.Steps[:k:k]
-		_, ok, spent := model.DeparturesWithin(c.opts.Profile, c.caps, nil, cut.modelSteps(), set, c.work)
-		if ok || spent {
-			return cut
-		}
+	k, cut := model.ExplainedWithin(c.opts.Profile, c.caps, nil, tr.modelSteps(), set, c.work)
+	if cut {
+		return tr // no work left to tell: the evidence stays
 	}
-	tr.Steps = tr.Steps[:tr.checkedLen():tr.checkedLen()]
+	k = max(k, tr.checkedLen())
+	tr.Steps = tr.Steps[:k:k]
 	return tr
 }
 
@@ -474,12 +471,12 @@ func (c *checker) fold() {
 // followsFrom returns the first rule of those relaxed when f failed,
 // diagnosed broken and not f's own, without which the steps before f's
 // failing step are not explained, even with f's own rules relaxed: the
-// check that failed ran on what that rule's departure left. It returns 0 when there is none, and false when
-// the run's work allowance is spent. A failure a rule explains follows
-// from another's departure only where that departure cannot be shrunk
-// away: on a trace from which no step can go (Failure.minimal), every step
-// it needs is needed for the failure. One that no rule explains was never
-// the run's to blame on a rule of its own.
+// check that failed ran on what that rule's departure left. It returns 0
+// when there is none, and false when the run's work allowance is spent. A
+// failure a rule explains follows from another's departure only where
+// that departure cannot be shrunk away: on a trace from which no step can
+// go (Failure.minimal), every step it needs is needed for the failure. One
+// that no rule explains was never the run's to blame on a rule of its own.
 func (c *checker) followsFrom(f Failure) (model.RuleID, bool) {
 	steps := f.Trace.checkedSteps()
 	if f.Trace.Deviation == nil || len(steps) < 2 || len(f.Rules) > 0 && !f.minimal {

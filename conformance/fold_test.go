@@ -24,16 +24,7 @@ func foldChecker(p model.Profile, caps model.Caps, broken []model.RuleID, fs ...
 // departure from RECV-RNR before the poll.
 func rnrTrace(t *testing.T, p model.Profile, caps model.Caps, after bool) Trace {
 	t.Helper()
-	m := model.New(p, caps)
-	var tr Trace
-	for _, op := range []model.Op{
-		model.CreateSRQ{MaxWR: 8, MaxSGE: 1}, model.CreateQP{Type: model.RC},
-		model.ModifyQP{QP: 0, State: model.Init}, model.ModifyQP{QP: 0, State: model.RTR}, model.ModifyQP{QP: 0, State: model.RTS},
-	} {
-		obs, err := m.Run(op)
-		require.NoError(t, err, "%s", op)
-		tr.Steps = append(tr.Steps, TraceStep{Op: op, obs: obs})
-	}
+	tr := upTrace(t, p, caps)
 	if after {
 		tr.Steps = append(tr.Steps, TraceStep{Op: model.Arrive{QP: 0, Msg: model.Message{Opcode: model.Send, Len: 8}}, obs: model.Observation{BadWR: -1, Peer: model.PeerError}})
 	}

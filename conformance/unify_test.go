@@ -9,17 +9,20 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// upTrace is an SRQ with an RC QP in RTS and wrs posted, as a trace of
-// the model's own observations.
+// upTrace is an SRQ with an RC QP in RTS and, if any, wrs posted, as a
+// trace of the model's own observations.
 func upTrace(t *testing.T, p model.Profile, caps model.Caps, wrs ...model.WR) Trace {
 	t.Helper()
 	m := model.New(p, caps)
 	var tr Trace
-	for _, op := range []model.Op{
+	ops := []model.Op{
 		model.CreateSRQ{MaxWR: 8, MaxSGE: 1}, model.CreateQP{Type: model.RC},
 		model.ModifyQP{QP: 0, State: model.Init}, model.ModifyQP{QP: 0, State: model.RTR}, model.ModifyQP{QP: 0, State: model.RTS},
-		model.Post{WRs: wrs},
-	} {
+	}
+	if len(wrs) > 0 {
+		ops = append(ops, model.Post{WRs: wrs})
+	}
+	for _, op := range ops {
 		obs, err := m.Run(op)
 		require.NoError(t, err, "%s", op)
 		tr.Steps = append(tr.Steps, TraceStep{Op: op, obs: obs})

@@ -501,6 +501,16 @@ func countIn(faults []FaultUse, rules []RuleID) int {
 	return n
 }
 
+// ExplainedWithin returns how many of the trace's leading steps are
+// consistent with the given rules relaxed (besides those already
+// relaxed): all of them when the trace is. It charges its work to w (nil:
+// unmetered); cut says the replay needed work past w's Pairs, so that the
+// count does not stand.
+func ExplainedWithin(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID, w *Meter) (k int, cut bool) {
+	k, err, _ := replayPastBy(p, c, append(slices.Clone(relaxed), rules...), steps, 0, w)
+	return k, errors.Is(err, errDiagnosisEffort)
+}
+
 // DeparturesWithin reports whether the trace is consistent with the given
 // rules relaxed (besides those already relaxed), and how many departures
 // of those rules the explanation takes, charging its work to w (nil:
