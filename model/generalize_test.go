@@ -1247,3 +1247,34 @@ func TestAWRIDTruncatedToZeroIsNotAnEmptySlot(t *testing.T) {
 	require.NotEmpty(t, d.Rules, "diagnosis %+v", d)
 	assert.NotContains(t, d.Explains(), []RuleID{RuleFetchFIFO}, "diagnosis %+v", d)
 }
+
+// TestACompletionThatNeverCameIsBlamedOnTheRuleThatPromisedIt: three
+// messages each took a WR, and the poll lacks the middle one's
+// completion, then the last one's: the device lost them. A completion
+// that never comes departs from the rule that promised it, here
+// RECV-COMPLETION's for a message that fit.
+func TestACompletionThatNeverCameIsBlamedOnTheRuleThatPromisedIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		got  []uint64
+	}{
+		{"the middle one", []uint64{1, 3}},
+		{"the last one", []uint64{1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fixture(t, Documented())
+			mustRun(t, m, post(wr(1, 64), wr(2, 64), wr(3, 64)))
+			steps := m.history.steps()
+			for range 3 {
+				steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}})
+			}
+			var cs []Completion
+			for _, id := range tc.got {
+				cs = append(cs, Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 8})
+			}
+			steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: cs}})
+			d := Diagnose(Documented(), testCaps, nil, steps)
+			assert.Equal(t, []string{"RECV-COMPLETION"}, RuleNames(d.Rules), "diagnosis %+v", d)
+		})
+	}
+}

@@ -28,7 +28,8 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
 			n = len(cs)
 		}
-		if err := m.checkCompletions(cs, n); err != nil {
+		var err error
+		if n, err = m.checkCompletions(cs, n); err != nil {
 			return obs, err
 		}
 		if o.Scope == PollAll {
@@ -198,8 +199,14 @@ func completionField(i int, field string) string {
 	return fmt.Sprintf("completion %d %s", i+1, field)
 }
 
-func (m *machine) checkCompletions(got []Completion, n int) error {
+// checkCompletions checks got, the completions a poll returned, against
+// the first n the CQ holds, and returns how many of those the poll took:
+// fewer than n where the device lost some (lost).
+func (m *machine) checkCompletions(got []Completion, n int) (int, error) {
 	for i := 0; i < n && i < len(got); i++ {
+		if m.cq[i].c.WRID != got[i].WRID {
+			n -= m.lost(i, n, &got[i])
+		}
 		want, g := m.cq[i], got[i]
 		m.touch(RuleFetchOnce)
 		// A wr_id mangled on its way (the low 32 bits kept) is the
@@ -209,7 +216,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 		}
 		if want.another && g.WRID == want.c.WRID {
 			// The sender's outcome said another WR; this is the model's.
-			return dev(want.rule, completionField(i, "wr_id"), "the WR another than the model fetched, as the sender's outcome showed", g)
+			return n, dev(want.rule, completionField(i, "wr_id"), "the WR another than the model fetched, as the sender's outcome showed", g)
 		}
 		if g.WRID == ^want.c.WRID && !want.loose && m.relaxedBroad(RulePostCopy) && m.excuse(RulePostCopy) {
 			// The WR as the caller scribbled it after the post (the
@@ -223,11 +230,11 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			// The wr_id of another WR the model holds is which WR was
 			// fetched, the fetch rules' to explain.
 			if g.WRID == want.c.WRID || m.holdsWRID(g.WRID) {
-				return dev(RulePostCopy, completionField(i, "wr_id"), "a wr_id no WR posted carries (the device's copy of every WR is not the WR posted)", g)
+				return n, dev(RulePostCopy, completionField(i, "wr_id"), "a wr_id no WR posted carries (the device's copy of every WR is not the WR posted)", g)
 			}
 			m.depart(RulePostCopy)
 			if g.QP != want.c.QP && !m.excuse(RuleRecvCompletion) {
-				return dev(RuleRecvCompletion, completionField(i, "qp"), want.c, g)
+				return n, dev(RuleRecvCompletion, completionField(i, "qp"), want.c, g)
 			}
 			continue
 		}
@@ -244,12 +251,12 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			// one mangled on its way with the low 32 bits kept.
 			mangled := uint32(g.WRID) == uint32(want.c.WRID)
 			if !mangled && !m.relaxedBroad(RuleRecvCompletion) || !m.excuse(RuleRecvCompletion) {
-				return dev(RuleRecvCompletion, completionField(i, "wr_id"), want.c, g)
+				return n, dev(RuleRecvCompletion, completionField(i, "wr_id"), want.c, g)
 			}
 		}
 		m.touch(RuleRecvCompletion)
 		if g.QP != want.c.QP && !m.excuse(RuleRecvCompletion) {
-			return dev(RuleRecvCompletion, completionField(i, "qp"), want.c, g)
+			return n, dev(RuleRecvCompletion, completionField(i, "qp"), want.c, g)
 		}
 		if want.loose {
 			continue
@@ -259,7 +266,7 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 				m.adoptStatus(g)
 				continue
 			}
-			return dev(want.rule, completionField(i, "status"), want.allowed, g.Status)
+			return n, dev(want.rule, completionField(i, "status"), want.allowed, g.Status)
 		}
 		if g.Status != WCSuccess {
 			continue
@@ -277,25 +284,57 @@ func (m *machine) checkCompletions(got []Completion, n int) error {
 			}
 			if !m.excuse(RuleRecvCompletion) {
 				if g.Opcode != want.c.Opcode {
-					return dev(RuleRecvCompletion, completionField(i, "opcode"), want.c.Opcode, g.Opcode)
+					return n, dev(RuleRecvCompletion, completionField(i, "opcode"), want.c.Opcode, g.Opcode)
 				}
-				return dev(RuleRecvCompletion, completionField(i, "byte_len"), want.c.ByteLen, g.ByteLen)
+				return n, dev(RuleRecvCompletion, completionField(i, "byte_len"), want.c.ByteLen, g.ByteLen)
 			}
 		}
 		if (g.HasImm != want.c.HasImm || (g.HasImm && g.Imm != want.c.Imm)) && !m.excuseStake(want, FieldImm, RuleRecvImm) {
-			return dev(RuleRecvImm, completionField(i, "immediate"), want.c, g)
+			return n, dev(RuleRecvImm, completionField(i, "immediate"), want.c, g)
 		}
 		if g.PayloadErr != "" && !want.scatterLost && !m.excuseStake(want, FieldPayload) && !m.excuse(RuleRecvCompletion) {
-			return dev(RuleRecvCompletion, fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
+			return n, dev(RuleRecvCompletion, fmt.Sprintf("payload of wr_id %d", g.WRID), "the message bytes in the SGEs, in order", g.PayloadErr)
 		}
+	}
+	if len(got) < n {
+		n -= m.lost(len(got), n, nil)
 	}
 	switch {
 	case len(got) < n:
-		return dev(m.cq[len(got)].rule, "completions", m.cqCompletions(n), slices.Clone(got))
+		return n, dev(m.cq[len(got)].rule, "completions", m.cqCompletions(n), slices.Clone(got))
 	case len(got) > n:
-		return dev(RuleRecvCompletion, "completions", m.cqCompletions(n), slices.Clone(got))
+		return n, dev(RuleRecvCompletion, "completions", m.cqCompletions(n), slices.Clone(got))
 	}
-	return nil
+	return n, nil
+}
+
+// lost adopts that the device lost the completions the CQ holds from the
+// i-th on, up to the one of g's wr_id (up to the n-th when g is nil): they
+// never came. A completion that never comes departs from the rule that
+// governs it (cqe.rule: RECV-COMPLETION for a message that fit, the error
+// and flush rules for theirs), and that rule relaxed broadly admits it. The
+// WRs stay taken, and a slot freed at poll stays held. It returns how many
+// it took out: 0 where one of their rules is not relaxed, or g is none of
+// them.
+func (m *machine) lost(i, n int, g *Completion) int {
+	j := n
+	if g != nil {
+		j = slices.IndexFunc(m.cq[i:n], func(e cqe) bool { return e.c.WRID == g.WRID && !e.loose })
+		if j <= 0 {
+			return 0
+		}
+		j += i
+	}
+	for _, e := range m.cq[i:j] {
+		if !m.relaxedBroad(e.rule) {
+			return 0
+		}
+	}
+	for _, e := range m.cq[i:j] {
+		m.excuse(e.rule)
+	}
+	m.cq = append(slices.Clone(m.cq[:i]), m.cq[j:]...)
+	return j - i
 }
 
 // fetchedOutOfOrder excuses, where FETCH-FIFO is relaxed, a completion
