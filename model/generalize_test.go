@@ -1278,3 +1278,27 @@ func TestACompletionThatNeverCameIsBlamedOnTheRuleThatPromisedIt(t *testing.T) {
 		})
 	}
 }
+
+// TestABoundCheckTurnedRoundIsResizeBounds: a device whose bound check
+// refuses, with EINVAL, a resize within the bounds and takes one above
+// max_srq_wr, and then reports the request, breaks RESIZE-BOUNDS alone:
+// the check governs the bounds both ways, and what query reports of a
+// resize it let through is its departure, not QUERY-ATTR's.
+func TestABoundCheckTurnedRoundIsResizeBounds(t *testing.T) {
+	above := testCaps.MaxSRQWR + 1
+	for _, c := range []struct {
+		name string
+		ops  []Op
+		got  map[int]Observation
+	}{
+		{"taken above max_srq_wr, then queried", []Op{Resize{MaxWR: above}, Query{}},
+			map[int]Observation{0: refused(0), 1: {BadWR: -1, Attr: SRQAttr{MaxWR: above, MaxSGE: 2}}}},
+		{"refused within the bounds and taken above them", []Op{Resize{MaxWR: 12}, Resize{MaxWR: above}, Query{}},
+			map[int]Observation{0: refused(EINVAL), 1: refused(0), 2: {BadWR: -1, Attr: SRQAttr{MaxWR: above, MaxSGE: 2}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Diagnose(Documented(), testCaps, nil, trace(t, c.ops, c.got))
+			assert.Equal(t, []RuleID{RuleResizeBounds}, d.Rules, "diagnosis %+v", d)
+		})
+	}
+}

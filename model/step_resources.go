@@ -494,7 +494,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		return m.resizeUnsupported(o, outOfBounds, got)
 	}
 	if outOfBounds {
-		return m.resizeOutOfBounds(got)
+		return m.resizeOutOfBounds(o, got)
 	}
 	if m.armed && o.MaxWR < m.limit {
 		m.touch(RuleResizeBelowLimit)
@@ -548,6 +548,14 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 			m.depart(RuleResizeBelowCount)
 			return *got, nil
 		}
+		if m.relaxedBroad(RuleResizeBounds) && m.excuse(RuleResizeBounds) {
+			// RESIZE-BOUNDS governs the bound check both ways: relaxed,
+			// the device's check may refuse with EINVAL a request within
+			// the bounds anywhere (a comparison turned round). Two
+			// departures, as for the count check.
+			m.depart(RuleResizeBounds)
+			return *got, nil
+		}
 	}
 	if errnoDiffers(0, got) {
 		if m.excuse(RuleResizeOptional) {
@@ -597,13 +605,15 @@ func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation
 }
 
 // resizeOutOfBounds is a resize to 0 or past max_srq_wr.
-func (m *machine) resizeOutOfBounds(got *Observation) (Observation, error) {
+func (m *machine) resizeOutOfBounds(o Resize, got *Observation) (Observation, error) {
 	m.touch(RuleResizeBounds)
 	if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBounds) {
 		if got.Errno == 0 {
 			// Accepted out of bounds: what it holds now is unknown, at
-			// least what it holds.
+			// least what it holds, and a query may report the request
+			// (past max_srq_wr): the departure, not the query's.
 			m.capacity, m.capExact = uint32(m.occupied()), false
+			m.wbWR, m.wbSGE, m.queryWR = 0, 0, o.MaxWR
 		}
 		return *got, nil // or refused with another errno: nothing changes
 	}
