@@ -126,7 +126,8 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 func genStep(t *rapid.T, s *session, kind int) {
 	v := s.view()
 	info := s.x.info
-	qp := intRange(0, len(v.QPTypes)-1).Draw(t, "qp")
+	live := liveQPs(v)
+	qp := live[intRange(0, len(live)-1).Draw(t, "qp")]
 	switch kind {
 	case kindPost:
 		n := intRange(1, 4).Draw(t, "list")
@@ -186,8 +187,12 @@ func genStep(t *rapid.T, s *session, kind int) {
 		}
 	case kindRevive:
 		if up(s, qp) {
-			// Drivers keep state across a reset that they should not.
-			s.to(qp, model.Reset, model.Init, model.RTR, model.RTS)
+			// Drivers keep state across a reset that they should not,
+			// and one brought back may take messages only from RTS.
+			s.to(qp, model.Reset, model.Init, model.RTR)
+			if intRange(0, 2).Draw(t, "revive_rtr?") > 0 {
+				s.to(qp, model.RTS)
+			}
 			traffic(t, s, qp)
 		}
 	case kindSQDResume:
@@ -214,7 +219,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 	case kindWrap:
 		wrap(t, s, qp)
 	case kindAllQPs:
-		for q := range v.QPTypes {
+		for _, q := range live {
 			if up(s, q) {
 				traffic(t, s, q)
 			}
@@ -225,11 +230,14 @@ func genStep(t *rapid.T, s *session, kind int) {
 // lifecycle tries what the middle of an SRQ's life allows besides traffic:
 // a destroy while QPs are attached (refused, and the SRQ must go on
 // working), another SRQ created beside it (above the device's limits, or
-// through ibv_create_srq_ex), or one more QP asking for receive caps the
-// SRQ makes it ignore.
+// through ibv_create_srq_ex), one more QP asking for receive caps the
+// SRQ makes it ignore, or a QP destroyed and another made in its place
+// (recycleQP).
 func lifecycle(t *rapid.T, s *session, v model.View) {
 	info := s.x.info
-	switch intRange(0, 2).Draw(t, "lifecycle") {
+	switch intRange(0, 3).Draw(t, "lifecycle") {
+	case 3:
+		recycleQP(t, s)
 	case 0:
 		if len(v.QPTypes) > 0 && !slices.Contains(s.relaxed, model.RuleDestroyBusy) && unmadeQPs(info, v) == "" {
 			s.do(model.DestroySRQ{})
@@ -250,10 +258,79 @@ func lifecycle(t *rapid.T, s *session, v model.View) {
 	}
 }
 
-// settled says every candidate has the QP in one known state and none is
-// filling a WR on it, so directed steps may plan around it.
+// settled says every candidate has the QP, not destroyed, in one known
+// state and none is filling a WR on it, so directed steps may plan around
+// it.
 func settled(v model.View, qp int) bool {
-	return qp < len(v.QPStates) && v.QPStateSure[qp] && !v.FillingAny[qp] && !v.SRQErrorAny
+	return qp < len(v.QPStates) && !v.QPGone[qp] && v.QPStateSure[qp] && !v.FillingAny[qp] && !v.SRQErrorAny
+}
+
+// liveQPs lists the QPs of v not destroyed, in order.
+func liveQPs(v model.View) []int {
+	live := make([]int, 0, len(v.QPTypes))
+	for q := range v.QPTypes {
+		if !v.QPGone[q] {
+			live = append(live, q)
+		}
+	}
+	return live
+}
+
+// recycleQP destroys a settled QP, or every QP, after a poll has read
+// their completions and events, and makes another in its place, brought to
+// RTR or RTS, with a message: drivers keep per-QP tables that a destroy can
+// leave wrong (a slot reused, a table compacted, a count of attached QPs
+// off) for the QPs made after. With no QP attached it posts, which must
+// work, and may put the SRQ in error, whose event must come all the same,
+// and which the QP made after must see. It makes at most 8 QPs in a case,
+// and leaves QPs a connection manager made alone.
+func recycleQP(t *rapid.T, s *session) {
+	info := s.x.info
+	if info.CMStates {
+		return
+	}
+	s.do(model.Poll{})
+	v := s.view()
+	live := liveQPs(v)
+	gone := []int{live[intRange(0, len(live)-1).Draw(t, "destroy_qp")]}
+	if rapid.Bool().Draw(t, "destroy_all") {
+		gone = live
+	}
+	if len(v.QPTypes) >= 8 {
+		return
+	}
+	for _, q := range gone {
+		// Not one in RESET or INIT, which may hold messages buffered
+		// until RTR (QP-BEFORE-RTR): the model has no destroy for them.
+		if !settled(v, q) || v.Filling[q] || !v.QPStates[q].Fetches() && v.QPStates[q] != model.Err {
+			return
+		}
+	}
+	for _, q := range gone {
+		s.do(model.DestroyQP{QP: q})
+	}
+	if len(gone) == len(live) {
+		s.post(directedWR(s))
+		if info.InjectSRQError && rapid.Bool().Draw(t, "srq_err_alone") {
+			s.do(model.InjectSRQError{})
+			s.do(model.Poll{})
+		}
+	}
+	n := len(v.QPTypes)
+	typ := model.RC
+	if info.UD && rapid.Bool().Draw(t, "ud") {
+		typ = model.UD
+	}
+	s.do(model.CreateQP{Type: typ})
+	s.to(n, model.Init, model.RTR)
+	if rapid.Bool().Draw(t, "recycled_rts") {
+		s.to(n, model.RTS)
+	}
+	if v := s.view(); v.Occupied < int(v.Capacity) {
+		s.post(directedWR(s))
+	}
+	genArrival(t, s, s.view(), n)
+	s.do(model.Poll{})
 }
 
 // up brings the QP to RTS from wherever it is and reports whether it got
