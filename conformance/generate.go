@@ -99,7 +99,13 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 	if intRange(0, 4).Draw(t, "create_limit?") == 0 {
 		limit = rapid.Uint32Range(1, maxWR).Draw(t, "create_limit")
 	}
-	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit})
+	// Some through ibv_create_srq_ex, which must make the same SRQ: a
+	// driver's other path may copy what the plain one leaves (the limit).
+	variant := model.CreatePlain
+	if intRange(0, 3).Draw(t, "create_ex?") == 0 {
+		variant = model.CreateEx
+	}
+	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit, Variant: variant})
 	nqp := intRange(1, 4).Draw(t, "qps")
 	for i := range nqp {
 		typ := model.RC
@@ -253,7 +259,11 @@ func lifecycle(t *rapid.T, s *session, v model.View) {
 		s.do(o)
 	default:
 		if len(v.QPTypes) < 6 {
-			s.do(model.CreateQP{Type: model.RC, RecvCaps: rapid.SampledFrom([]model.RecvCaps{model.RecvCapsAboveWR, model.RecvCapsAboveSGE}).Draw(t, "caps")})
+			typ := model.RC
+			if info.UD && rapid.Bool().Draw(t, "caps_ud") {
+				typ = model.UD // a create path of its own
+			}
+			s.do(model.CreateQP{Type: typ, RecvCaps: rapid.SampledFrom([]model.RecvCaps{model.RecvCapsAboveWR, model.RecvCapsAboveSGE}).Draw(t, "caps")})
 		}
 	}
 }

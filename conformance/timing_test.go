@@ -138,7 +138,7 @@ func phaseMap(ps []conformance.Phase) map[string]conformance.Phase {
 // which the stages cover.
 func TestPhasesShowWhereTheTimeGoes(t *testing.T) {
 	rep, err := conformance.Check(context.Background(), sleepy{emu.New()}, drivers.Config{},
-		conformance.Options{Cases: 4, Steps: 20, Seed: 1, Rules: []model.RuleID{model.RuleFetchFIFO, model.RuleQPCreate}, Settle: sleepySettle})
+		conformance.Options{Cases: 8, Steps: 20, Seed: 1, Rules: []model.RuleID{model.RuleFetchFIFO, model.RuleQPCreate}, Settle: sleepySettle})
 	require.NoError(t, err)
 	require.Empty(t, rep.Failures)
 	ph := phaseMap(rep.Phases)
