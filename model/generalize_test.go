@@ -1302,3 +1302,26 @@ func TestABoundCheckTurnedRoundIsResizeBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestAQueryBelowWhatTheDeviceTookIsPostFulls: after a resize, whose
+// capacity the model knows only as a lower bound, the device took one WR
+// more than max_wr and query reports max_wr: POST-FULL governs how many
+// WRs fit, and explains the report with the posts, as RESIZE-CAPACITY
+// does (a run with a post past max_wr elsewhere is then POST-FULL's alone).
+func TestAQueryBelowWhatTheDeviceTookIsPostFulls(t *testing.T) {
+	m := New(Documented(), testCaps)
+	steps := []Step{
+		{Op: CreateSRQ{MaxWR: 2, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 2, MaxSGE: 1}}},
+		{Op: Resize{MaxWR: 2}, Obs: refused(0)},
+		{Op: post(wr(1, 8)), Obs: refused(0)},
+		{Op: post(wr(2, 8)), Obs: refused(0)},
+		{Op: post(wr(3, 8)), Obs: refused(0)},
+		{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 2, MaxSGE: 1}}},
+	}
+	for _, s := range steps[:2] {
+		_, err := m.Run(s.Op)
+		require.NoError(t, err)
+	}
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, d.Explains(), []RuleID{RulePostFull}, "diagnosis %+v", d)
+}

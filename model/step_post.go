@@ -249,7 +249,11 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 		switch {
 		case taken:
 			full = false // taken: there was room
+			if m.capRaisedTo != m.capacity {
+				m.capRaisedFrom = m.capacity
+			}
 			m.capacity = uint32(m.occupied() + 1)
+			m.capRaisedTo = m.capacity
 		case !bad || errnoIs(got.Errno, ENOMEM):
 			m.capExact = true // an ENOMEM here pins the capacity
 		default:

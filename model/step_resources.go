@@ -312,6 +312,15 @@ func (m *machine) query(got *Observation) (Observation, error) {
 			m.touch(RuleModifyOnlyMasked)
 		}
 	}
+	if a.MaxWR < m.capacity && m.capRaisedTo == m.capacity && a.MaxWR >= m.capRaisedFrom &&
+		m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull) {
+		// The posts taken past what the model knew of the capacity
+		// raised it, and query reports less, no less than the model knew:
+		// POST-FULL governs how many WRs fit, and relaxed the device
+		// holds more than max_wr. The report is max_wr.
+		m.slack += int(m.capacity - a.MaxWR)
+		m.capacity, m.capRaisedTo = a.MaxWR, 0
+	}
 	var d *Deviation
 	switch {
 	case rule == QueryAtLeast || !m.capExact:
