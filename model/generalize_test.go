@@ -1325,3 +1325,28 @@ func TestAQueryBelowWhatTheDeviceTookIsPostFulls(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Contains(t, d.Explains(), []RuleID{RulePostFull}, "diagnosis %+v", d)
 }
+
+// TestAUDQPThatBuffersBeforeRTRWhereRCDropsIsQPBeforeRTRs: a device that
+// buffers a UD message that reached the QP in INIT and processes it at
+// RTR, where an RC message in INIT was dropped, breaks QP-BEFORE-RTR
+// alone: the rule governs every message before RTR, whatever the QP's
+// type, and the profile's one choice need not hold for both.
+func TestAUDQPThatBuffersBeforeRTRWhereRCDropsIsQPBeforeRTRs(t *testing.T) {
+	ops := []Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: RC}, CreateQP{Type: UD},
+		ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 1, State: Init}, post(wr(1, 64), wr(2, 64))}
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range ops {
+		obs, err := m.Run(op)
+		require.NoError(t, err)
+		steps = append(steps, Step{Op: op, Obs: obs})
+	}
+	steps = append(steps,
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: send(1, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: ModifyQP{QP: 0, State: RTR}, Obs: refused(0)},
+		Step{Op: ModifyQP{QP: 1, State: RTR}, Obs: refused(0)},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQPBeforeRTR}, d.Rules, "diagnosis %+v", d)
+}

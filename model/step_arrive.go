@@ -134,7 +134,7 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 	if !q.state.Fetches() {
 		if q.state != Err {
 			m.touch(RuleQPBeforeRTR)
-			if m.beforeRTR() == Buffered {
+			if (m.beforeRTR() == Buffered) != m.beforeRTRFlipped(q) {
 				if o.FirstPacketOnly {
 					return Observation{}, true, unmodelled("a partial message to a QP that buffers")
 				}
@@ -180,6 +180,34 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		return obs, true, err
 	}
 	return Observation{}, false, nil
+}
+
+// beforeRTRFlipped decides, where QP-BEFORE-RTR is relaxed broadly,
+// whether a message to QP q before RTR meets the other fate than the
+// profile's (buffered where it says dropped, or the reverse): the rule
+// governs every message before RTR, and a device may buffer in INIT but
+// not in RESET, or on UD but not on RC. One persistent choice per state
+// and QP type, the first met following the profile.
+func (m *machine) beforeRTRFlipped(q *qp) bool {
+	if !m.relaxedBroad(RuleQPBeforeRTR) {
+		return false
+	}
+	k := 0
+	if q.state == Init {
+		k = 1
+	}
+	if q.typ == UD {
+		k += 2
+	}
+	if m.beforeRTRWays == 0 {
+		m.beforeRTRWays = 1 << (2 * k) // the first met: the profile's
+	}
+	way := m.beforeRTRWays >> (2 * k) & 3
+	if way == 0 {
+		way = uint8(1 + m.choose(RuleQPBeforeRTR, 2))
+		m.beforeRTRWays |= way << (2 * k)
+	}
+	return way == 2
 }
 
 // stuckNow adopts, where QP-FETCH-STATES is relaxed, that QP n in RTS
