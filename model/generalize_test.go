@@ -1350,3 +1350,36 @@ func TestAUDQPThatBuffersBeforeRTRWhereRCDropsIsQPBeforeRTRs(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleQPBeforeRTR}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestADeviceHoldingOtherThanMaxWRIsPostFulls: a device that holds one WR
+// fewer than the max_wr it reports (a post refused as full pinned the
+// capacity at the request, below what query then reports), or one more (a resize below
+// the count it holds taken, query reporting the request), departs from
+// POST-FULL, which governs how many WRs fit against max_wr: it explains
+// the query and the resize, as the rules of those verbs do.
+func TestADeviceHoldingOtherThanMaxWRIsPostFulls(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		steps []Step
+	}{
+		{"holds one fewer than it reports", []Step{
+			{Op: CreateSRQ{MaxWR: 2, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 2, MaxSGE: 1}}},
+			{Op: Resize{MaxWR: 3}, Obs: refused(0)},
+			{Op: post(wr(1, 8), wr(2, 8), wr(3, 8)), Obs: refused(0)},
+			{Op: post(wr(4, 8)), Obs: Observation{Errno: ENOMEM, BadWR: 0}},
+			{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}},
+		}},
+		{"takes a resize below the count it holds", []Step{
+			{Op: CreateSRQ{MaxWR: 4, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}},
+			{Op: post(wr(1, 8), wr(2, 8)), Obs: refused(0)},
+			{Op: Resize{MaxWR: 1}, Obs: refused(0)},
+			{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 1, MaxSGE: 1}}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Diagnose(Documented(), testCaps, nil, c.steps)
+			require.NotEmpty(t, d.Rules, "diagnosis %+v", d)
+			assert.Contains(t, d.Explains(), []RuleID{RulePostFull}, "diagnosis %+v", d)
+		})
+	}
+}

@@ -156,6 +156,9 @@ type machine struct {
 	// capRaisedFrom is the capacity the model knew before posts the
 	// device took raised it to capRaisedTo (step_post.go classifyWR).
 	capRaisedFrom, capRaisedTo uint32
+	// capPinned is the capacity a post refused at full pinned (0: none
+	// since).
+	capPinned uint32
 	// beforeRTRWays holds, 2 bits per QP state (RESET, INIT) and type
 	// (RC, UD), a relaxed QP-BEFORE-RTR's fate for messages before RTR:
 	// 0 undecided, 1 the profile's, 2 the other (beforeRTRFlipped).
@@ -631,7 +634,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 		}
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
-		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.beforeRTRWays), uint64(m.udFitFlip), b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
+		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.capPinned), uint64(m.beforeRTRWays), uint64(m.udFitFlip), b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
 		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
@@ -686,7 +689,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 // diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
 // keeps it in step with hashState.
 func (m *machine) stateWords() int {
-	n := 37 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n := 38 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
 	n++
 	for _, e := range m.queue {
 		n += 3 + 2*len(e.wr.SGEs)

@@ -256,6 +256,7 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 			m.capRaisedTo = m.capacity
 		case !bad || errnoIs(got.Errno, ENOMEM):
 			m.capExact = true // an ENOMEM here pins the capacity
+			m.capPinned = m.capacity
 		default:
 			full = false // refused as a bad WR: says nothing of the capacity
 		}

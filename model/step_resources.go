@@ -312,14 +312,22 @@ func (m *machine) query(got *Observation) (Observation, error) {
 			m.touch(RuleModifyOnlyMasked)
 		}
 	}
-	if a.MaxWR < m.capacity && m.capRaisedTo == m.capacity && a.MaxWR >= m.capRaisedFrom &&
-		m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull) {
+	switch {
+	case a.MaxWR < m.capacity && m.capRaisedTo == m.capacity && a.MaxWR >= m.capRaisedFrom &&
+		m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull):
 		// The posts taken past what the model knew of the capacity
 		// raised it, and query reports less, no less than the model knew:
 		// POST-FULL governs how many WRs fit, and relaxed the device
 		// holds more than max_wr. The report is max_wr.
 		m.slack += int(m.capacity - a.MaxWR)
 		m.capacity, m.capRaisedTo = a.MaxWR, 0
+	case a.MaxWR > m.capacity && m.capExact && m.capPinned == m.capacity && uint64(a.MaxWR) <= mostHeld(m.capacity, m.caps.MaxSRQWR) &&
+		m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull):
+		// A post met the queue full, which pinned the capacity, and
+		// query reports more: relaxed, POST-FULL's device holds fewer
+		// than max_wr.
+		m.slack -= int(a.MaxWR - m.capacity)
+		m.capacity, m.capPinned = a.MaxWR, 0
 	}
 	var d *Deviation
 	switch {
@@ -519,7 +527,12 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		m.leaked = 0
 	}
 	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
-	if int(newCap) < m.occupied() {
+	if int(newCap) < m.occupied() && got != nil && got.Errno == 0 && m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull) {
+		// POST-FULL governs how many WRs fit against max_wr: relaxed, a
+		// device that holds more than max_wr takes a resize below the
+		// count it holds, by no more than it holds over.
+		m.slack = max(m.slack, m.occupied()-int(newCap))
+	} else if int(newCap) < m.occupied() {
 		if obs, err, done := m.resizeBelowCount(newCap, exact, got); done {
 			return obs, err
 		}
