@@ -1383,3 +1383,22 @@ func TestADeviceHoldingOtherThanMaxWRIsPostFulls(t *testing.T) {
 		})
 	}
 }
+
+// TestAFailingListThatLeavesAPhantomIsPostOrders: a device whose error
+// path moves the producer index one slot too far leaves, after a failing
+// list, a slot that holds no WR (wr_id 0, no SGEs) in the queue, which a
+// message then takes: POST-ORDER, which governs what a failing list
+// leaves in the queue.
+func TestAFailingListThatLeavesAPhantomIsPostOrders(t *testing.T) {
+	m := fixture(t, Documented())
+	steps := m.history.steps()
+	bad := WR{ID: 2, NumSGE: -1}
+	steps = append(steps,
+		Step{Op: post(wr(1, 64), bad), Obs: Observation{Errno: EINVAL, BadWR: 1}},
+		Step{Op: send(0, 0), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: send(0, 0), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+			{WRID: 1, QP: 0, Opcode: WCRecv}, {WRID: 0, QP: 0, Opcode: WCRecv}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}

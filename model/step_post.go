@@ -87,17 +87,24 @@ func (m *machine) dropsPrefix() bool { return m.order() == orderDropsPrefix }
 // the failing WR, from its first failing list on.
 func (m *machine) postsSuffix() bool { return m.order() == orderPostsSuffix }
 
+// postsPhantom reports whether a failing list leaves one slot more in the
+// queue than the WRs it took, holding no WR (emptySlot): a relaxed
+// POST-ORDER device whose producer index the error path moves one too far,
+// from its first failing list on.
+func (m *machine) postsPhantom() bool { return m.order() == orderPhantom }
+
 // The ways a device may process a failing list (machine.orderMode): the
 // faithful one, and the departures a relaxed POST-ORDER admits.
 const (
 	orderFaithful = 1 + iota
 	orderDropsPrefix
 	orderPostsSuffix
+	orderPhantom
 )
 
 func (m *machine) order() int {
 	if m.orderMode == 0 {
-		m.orderMode = 1 + m.choose(RulePostOrder, 3)
+		m.orderMode = 1 + m.choose(RulePostOrder, 4)
 	} else {
 		m.touch(RulePostOrder)
 	}
@@ -383,6 +390,9 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 		k := min(queued, len(m.queue))
 		m.queue = clip(m.queue[:len(m.queue)-k]) // clipped: clones share what lies past it
 		m.posted -= k
+	}
+	if m.postsPhantom() {
+		m.enqueue(emptySlot)
 	}
 	if i+1 < len(o.WRs) && m.postsSuffix() {
 		for _, w := range o.WRs[i+1:] {
