@@ -527,11 +527,13 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		m.leaked = 0
 	}
 	exact := m.capacityReport() != ReportAtLeast || m.capacityRule() == CapacityPow2
-	if int(newCap) < m.occupied() && got != nil && got.Errno == 0 && m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull) {
+	if over := m.occupied() - int(newCap); over > 0 && over <= max(1, m.slack) && got != nil && got.Errno == 0 &&
+		m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull) {
 		// POST-FULL governs how many WRs fit against max_wr: relaxed, a
 		// device that holds more than max_wr takes a resize below the
-		// count it holds, by no more than it holds over.
-		m.slack = max(m.slack, m.occupied()-int(newCap))
+		// count it holds, by no more than the posts showed it holds over
+		// (one, where they have not shown it).
+		m.slack = max(m.slack, over)
 	} else if int(newCap) < m.occupied() {
 		if obs, err, done := m.resizeBelowCount(newCap, exact, got); done {
 			return obs, err
