@@ -122,13 +122,26 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 	// cannot be told to stop, and would try candidates until its shrink
 	// time ran out. A failure found before the interrupt is kept, shrunk
 	// as far as it got.
+	//
+	// rapid v1.3.0 itself can panic while it shrinks: minimizeBlocks
+	// (shrink.go) indexes the buffer it walks after an accepted candidate
+	// made it shorter, and the index error escapes its recover as an
+	// interface conversion. That panic is rapid's, not the device's or the
+	// model's (rapid turns the property's own panics into failures), so
+	// it ends the shrink: the failure found is kept, shrunk as far as it
+	// got, and a run that found none reports the panic as an error.
 	ended := make(chan struct{})
+	var shrinkPanic any
 	go func() {
 		defer close(ended)
+		defer func() { shrinkPanic = recover() }()
 		rapid.Check(tb, prop)
 	}()
 	<-ended
 	if !failed {
+		if shrinkPanic != nil {
+			return res, fmt.Errorf("random cases (seed %d): rapid.Check panicked: %v", seed, shrinkPanic)
+		}
 		return res, nil
 	}
 	res.shrunk = time.Since(firstFail)
