@@ -6,6 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -108,11 +109,7 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit, Variant: variant})
 	nqp := intRange(1, 4).Draw(t, "qps")
 	for i := range nqp {
-		typ := model.RC
-		if info.UD && rapid.Bool().Draw(t, "ud") {
-			typ = model.UD
-		}
-		s.do(model.CreateQP{Type: typ})
+		s.do(model.CreateQP{Type: drawQPType(t, info, "ud")})
 		// Most QPs start ready; some stay behind to exercise the states.
 		if intRange(0, 3).Draw(t, "ready") > 0 {
 			s.to(i, model.Init, model.RTR, model.RTS)
@@ -259,11 +256,8 @@ func lifecycle(t *rapid.T, s *session, v model.View) {
 		s.do(o)
 	default:
 		if len(v.QPTypes) < 6 {
-			typ := model.RC
-			if info.UD && rapid.Bool().Draw(t, "caps_ud") {
-				typ = model.UD // a create path of its own
-			}
-			s.do(model.CreateQP{Type: typ, RecvCaps: rapid.SampledFrom([]model.RecvCaps{model.RecvCapsAboveWR, model.RecvCapsAboveSGE}).Draw(t, "caps")})
+			// UD too: a create path of its own.
+			s.do(model.CreateQP{Type: drawQPType(t, info, "caps_ud"), RecvCaps: rapid.SampledFrom([]model.RecvCaps{model.RecvCapsAboveWR, model.RecvCapsAboveSGE}).Draw(t, "caps")})
 		}
 	}
 }
@@ -273,6 +267,14 @@ func lifecycle(t *rapid.T, s *session, v model.View) {
 // it.
 func settled(v model.View, qp int) bool {
 	return qp < len(v.QPStates) && !v.QPGone[qp] && v.QPStateSure[qp] && !v.FillingAny[qp] && !v.SRQErrorAny
+}
+
+// drawQPType draws RC, or UD half the time where the device has UD.
+func drawQPType(t *rapid.T, info drivers.Info, label string) model.QPType {
+	if info.UD && rapid.Bool().Draw(t, label) {
+		return model.UD
+	}
+	return model.RC
 }
 
 // liveQPs lists the QPs of v not destroyed, in order.
@@ -299,15 +301,15 @@ func recycleQP(t *rapid.T, s *session) {
 	if info.CMStates {
 		return
 	}
+	if len(s.view().QPTypes) >= 8 {
+		return
+	}
 	s.do(model.Poll{})
 	v := s.view()
 	live := liveQPs(v)
 	gone := []int{live[intRange(0, len(live)-1).Draw(t, "destroy_qp")]}
 	if rapid.Bool().Draw(t, "destroy_all") {
 		gone = live
-	}
-	if len(v.QPTypes) >= 8 {
-		return
 	}
 	for _, q := range gone {
 		// Not one in RESET or INIT, which may hold messages buffered
@@ -327,11 +329,7 @@ func recycleQP(t *rapid.T, s *session) {
 		}
 	}
 	n := len(v.QPTypes)
-	typ := model.RC
-	if info.UD && rapid.Bool().Draw(t, "ud") {
-		typ = model.UD
-	}
-	s.do(model.CreateQP{Type: typ})
+	s.do(model.CreateQP{Type: drawQPType(t, info, "ud")})
 	s.to(n, model.Init, model.RTR)
 	if rapid.Bool().Draw(t, "recycled_rts") {
 		s.to(n, model.RTS)
