@@ -313,11 +313,9 @@ func (m *machine) checkCompletions(got []Completion, n int) (int, error) {
 // never came. A completion that never comes departs from the rule that
 // governs it (cqe.rule: RECV-COMPLETION for a message that fit, the error
 // and flush rules for theirs), and that rule relaxed broadly admits it. The
-// WRs stay taken, and a slot freed at poll stays held. A completion the
-// model holds only loosely, which an adopted departure made, is not lost
-// on top: that would let a rule that adopted a sender's error explain the
-// error completion missing too. It returns how many it took out: 0 where
-// one of them is loose or its rule not relaxed, or g is none of them.
+// WRs stay taken, and a slot freed at poll stays held. It returns how many
+// it took out: 0 where one of their rules is not relaxed, or g is none of
+// them.
 func (m *machine) lost(i, n int, g *Completion) int {
 	j := n
 	if g != nil {
@@ -328,7 +326,7 @@ func (m *machine) lost(i, n int, g *Completion) int {
 		j += i
 	}
 	for _, e := range m.cq[i:j] {
-		if e.loose || !m.relaxedBroad(e.rule) {
+		if !m.relaxedBroad(e.rule) {
 			return 0
 		}
 	}
