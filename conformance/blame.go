@@ -229,6 +229,24 @@ func effortFor(budget time.Duration) model.Effort {
 	return model.Effort{Pairs: per, Total: per + per/2}
 }
 
+// pairsStop is how long after its start a run with a time budget stops
+// its pair searches, wide replays and refinements whatever work is left
+// (model.Meter.StopAt), and diagnosisStop when it stops the single-rule
+// replays too: three and a quarter budgets, and three and a half. The
+// random cases take one budget, their shrinking about another, and the
+// diagnoses, at diagnosisRate, one and a half at most; a run that
+// reaches these is on a machine, or a trace, slower than that, and would
+// otherwise outrun runEnd.
+func pairsStop(budget time.Duration) time.Duration { return 13 * budget / 4 }
+
+// diagnosisStop: see pairsStop.
+func diagnosisStop(budget time.Duration) time.Duration { return 7 * budget / 2 }
+
+// runEnd is how long after its start a run with a time budget ends its
+// last shrink: three and three quarter budgets, so that with the report
+// it stays within four.
+func runEnd(budget time.Duration) time.Duration { return 15 * budget / 4 }
+
 // setRank orders rule sets by the tie-break order of their rules.
 func setRank(set []model.RuleID) int {
 	r := 0
@@ -620,7 +638,11 @@ func (c *checker) disambiguate(tr Trace) Trace {
 // shrinkFor is how long the next shrink may take: ShrinkTime, or what is
 // left of the run's shrink budget, but never under a tenth of the budget.
 func (c *checker) shrinkFor() time.Duration {
-	return max(min(c.opts.ShrinkTime, c.shrinkLeft), c.shrinkFloor)
+	d := max(min(c.opts.ShrinkTime, c.shrinkLeft), c.shrinkFloor)
+	if !c.end.IsZero() {
+		d = max(0, min(d, time.Until(c.end)))
+	}
+	return d
 }
 
 // minimize removes steps from a counterexample, one at a time, for as long

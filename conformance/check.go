@@ -103,12 +103,19 @@ type checker struct {
 	// proportional to its budget.
 	shrinkLeft, shrinkFloor time.Duration
 	// work bounds the run's diagnoses and refinements together in work
-	// (model.Meter), never in time, so that a busy machine reaches the
-	// blame a quiet one does: one budget's worth (shrinkLeft at
-	// diagnosisRate) before the pair searches, wide replays and the
-	// optional refinements stop, half a budget more before the
-	// single-rule replays stop (model.Diagnosis.Cut).
+	// (model.Meter), so that a busy machine reaches the blame a quiet
+	// one does: one budget's worth (shrinkLeft at diagnosisRate) before
+	// the pair searches, wide replays and the optional refinements stop,
+	// half a budget more before the single-rule replays stop
+	// (model.Diagnosis.Cut). A run with a time budget also stops them at
+	// pairsStop and diagnosisStop of it (work.StopAt), a backstop only a
+	// machine or a trace slower than diagnosisRate meets: what it cuts is
+	// reported inconclusive, never blamed by the clock.
 	work *model.Meter
+	// end is when a run with a time budget must be done (runEnd of it,
+	// from its start): no shrink goes past it, and the last refinements
+	// of blame (prune) may run until it. Zero without Duration.
+	start, end time.Time
 	// diagnosed memoizes diagnoses by diagnosisKey: the same trace
 	// diagnosed again with the same rules relaxed costs nothing more.
 	diagnosed map[string]model.Diagnosis
@@ -174,6 +181,10 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	}
 	c.shrinkFloor = c.shrinkLeft / 10
 	c.work = model.NewMeter(effortFor(c.shrinkLeft))
+	if opts.Duration > 0 {
+		c.work.StopAt(start.Add(pairsStop(opts.Duration)), start.Add(diagnosisStop(opts.Duration)))
+		c.start, c.end = start, start.Add(runEnd(opts.Duration))
+	}
 	c.replay = func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
 		rf.Relaxed = relaxed
@@ -371,6 +382,12 @@ func (c *checker) cover(reached map[model.RuleID]int) {
 func (c *checker) finish() {
 	rep := c.rep
 	c.x.timing.enter(StageDiagnosis)
+	if !c.end.IsZero() {
+		// prune's replays are of single rules among those found, short
+		// beside a diagnosis: they may use the time up to the run's end,
+		// which the shrinks after them share.
+		c.work.StopAt(c.start.Add(pairsStop(c.opts.Duration)), c.end)
+	}
 	if c.ctx.Err() == nil {
 		c.unify()
 		c.prune()

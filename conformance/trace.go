@@ -189,8 +189,8 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID
 }
 
 // CutNote is what the reports say of a diagnosis its allowance cut short
-// (model.Diagnosis.Cut).
-const CutNote = "inconclusive: the diagnosis spent its allowance of work before it tried every rule and pair; one not tried might explain the trace as well"
+// (model.Diagnosis.Cut): its work, or the run's time to stop diagnosing.
+const CutNote = "inconclusive: the diagnosis spent its allowance of work, or the run's time, before it tried every rule and pair; one not tried might explain the trace as well"
 
 // Failed reports whether the trace ends in a deviation or an error.
 func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }

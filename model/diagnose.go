@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"slices"
+	"time"
 )
 
 // Diagnosis names the rules a failing trace shows broken: the smallest set
@@ -31,7 +32,8 @@ type Diagnosis struct {
 	// rule and pair it would have: a set not tried might explain the
 	// trace as well or better. The diagnosis is then what the allowance
 	// reached, not a decision. The allowance is work, not time, so a
-	// trace is cut, or not, the same way on any machine.
+	// trace is cut, or not, the same way on any machine, unless its
+	// Meter also has times to stop at (Meter.StopAt) and one passed.
 	Cut bool `json:"cut,omitempty"`
 }
 
@@ -238,10 +240,43 @@ type Effort struct {
 type Meter struct {
 	spent int64
 	e     Effort
+	// pairsAt and totalAt, when set (StopAt), are the times past which
+	// the Meter counts as spent, its Pairs and its Total, whatever the
+	// work: a backstop for a run on a machine, or a trace, slower than
+	// the work was measured on. The clock is read once per clockEvery of
+	// work.
+	pairsAt, totalAt     time.Time
+	tick                 int64
+	pairsPast, totalPast bool
 }
+
+// clockEvery is how much work passes between two readings of the clock
+// by a Meter with StopAt times: a few milliseconds of a diagnosis.
+const clockEvery = 1 << 11
 
 // NewMeter returns a Meter with nothing spent of e.
 func NewMeter(e Effort) *Meter { return &Meter{e: e} }
+
+// StopAt makes w count its Pairs as spent from time pairs on, and its
+// Total from time total on, whatever work is left: a diagnosis under way
+// then is Cut with the explanations it found (reported inconclusive,
+// never a verdict of its own), as when the work runs out. The zero time
+// is no stop.
+func (w *Meter) StopAt(pairs, total time.Time) {
+	w.pairsAt, w.totalAt, w.tick = pairs, total, 0
+	w.readClock()
+}
+
+// readClock notes which of w's StopAt times have passed.
+func (w *Meter) readClock() {
+	now := time.Now()
+	w.pairsPast = !w.pairsAt.IsZero() && !now.Before(w.pairsAt)
+	w.totalPast = !w.totalAt.IsZero() && !now.Before(w.totalAt)
+}
+
+// Stopped reports whether w's StopAt time for its Total has passed (as
+// last read).
+func (w *Meter) Stopped() bool { return w != nil && w.totalPast }
 
 // PairsLeft reports whether work is left before Effort.Pairs: what the
 // pair search, wide replays and a run's optional refinements may use.
@@ -249,8 +284,16 @@ func (w *Meter) PairsLeft() bool { return !w.pairsSpent() }
 
 // charge adds n candidate steps to the work spent (none for n <= 0).
 func (w *Meter) charge(n int) {
-	if w != nil && n > 0 {
-		w.spent += int64(n)
+	if w == nil || n <= 0 {
+		return
+	}
+	w.spent += int64(n)
+	if w.pairsAt.IsZero() && w.totalAt.IsZero() || w.totalPast {
+		return
+	}
+	if w.tick += int64(n); w.tick >= clockEvery {
+		w.tick = 0
+		w.readClock()
 	}
 }
 
@@ -265,10 +308,14 @@ func (w *Meter) weightOf(m *Model) int {
 }
 
 // pairsSpent reports whether the pair allowance is spent.
-func (w *Meter) pairsSpent() bool { return w != nil && w.e.Pairs > 0 && w.spent >= w.e.Pairs }
+func (w *Meter) pairsSpent() bool {
+	return w != nil && (w.pairsPast || w.totalPast || w.e.Pairs > 0 && w.spent >= w.e.Pairs)
+}
 
 // totalSpent reports whether the whole allowance is spent.
-func (w *Meter) totalSpent() bool { return w != nil && w.e.Total > 0 && w.spent >= w.e.Total }
+func (w *Meter) totalSpent() bool {
+	return w != nil && (w.totalPast || w.e.Total > 0 && w.spent >= w.e.Total)
+}
 
 // advanceQuiet is Step without history or diagnosis.
 func (m *Model) advanceQuiet(op Op, got Observation) error { return m.advance(op, &got) }

@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -216,6 +217,35 @@ func TestSingleRuleReplaysStopAtTheTotal(t *testing.T) {
 	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, NewMeter(Effort{Pairs: 1, Total: 1}))
 	assert.Empty(t, d.Rules, "a single rule's replay started past the total: %+v", d)
 	assert.True(t, d.Cut, "a diagnosis the total cut says so: %+v", d)
+}
+
+// TestAMeterPastItsStopTimeIsSpent: a Meter whose StopAt time has passed
+// counts as spent whatever work is left, so that the diagnosis of a trace
+// one rule explains is cut, and unexplained; with the time ahead of it
+// the same Meter explains it.
+func TestAMeterPastItsStopTimeIsSpent(t *testing.T) {
+	steps := trace(t, []Op{post(WR{ID: 1, NumSGE: 1, SGEs: []SGE{{Length: 64, Key: 1}}}), Invalidate{Key: 1}, send(0, 8), Poll{}},
+		map[int]Observation{3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}})
+	ahead := NewMeter(Effort{Pairs: 1 << 40, Total: 1 << 40})
+	ahead.StopAt(time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	d := DiagnoseWithin(Documented(), testCaps, nil, steps, nil, ahead)
+	require.NotEmpty(t, d.Rules, "with the stop an hour away the trace is explained: %+v", d)
+	assert.False(t, d.Cut)
+	assert.False(t, ahead.Stopped())
+	past := NewMeter(Effort{Pairs: 1 << 40, Total: 1 << 40})
+	past.StopAt(time.Time{}, time.Now().Add(-time.Second))
+	require.True(t, past.Stopped())
+	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, past)
+	assert.Empty(t, d.Rules, "a single rule's replay started past the stop time: %+v", d)
+	assert.True(t, d.Cut, "a diagnosis the stop time cut says so: %+v", d)
+	assert.False(t, past.PairsLeft())
+	past.StopAt(time.Time{}, time.Time{})
+	assert.True(t, past.PairsLeft(), "the zero time is no stop")
+	pairs := NewMeter(Effort{Pairs: 1 << 40, Total: 1 << 40})
+	pairs.StopAt(time.Now().Add(-time.Second), time.Now().Add(time.Hour))
+	assert.False(t, pairs.PairsLeft(), "past the pairs' stop time")
+	d = DiagnoseWithin(Documented(), testCaps, nil, steps, nil, pairs)
+	assert.NotEmpty(t, d.Rules, "single rules still run before the total's stop time: %+v", d)
 }
 
 // ran runs ops on a fresh model under p and returns them as steps, each
