@@ -651,8 +651,23 @@ func (c *checker) shrinkFor() time.Duration {
 // relaxed as well. The result is 1-minimal: no single step can go. Every
 // attempt runs on the device; the attempts stop at the shrink budget.
 func (c *checker) minimize(f *Failure) {
+	without := c.minimizeOnce(f)
+	// Each move of the blame may let steps go that only the rules first
+	// blamed needed, and the shorter trace tell apart more: a few rounds.
+	for range 3 {
+		if without == nil || !c.tellApart(f, without) {
+			return
+		}
+		without = c.minimizeOnce(f)
+	}
+}
+
+// minimizeOnce is minimize's shrinking. When it ends 1-minimal it returns,
+// for each step (by index in the trace's operations) whose removal left a
+// trace the device passed, that trace as the device ran it.
+func (c *checker) minimizeOnce(f *Failure) map[int]Trace {
 	if len(f.Rules) == 0 {
-		return
+		return nil
 	}
 	base := f.Replay.Relaxed
 	with := append(slices.Clone(base), f.Rules...)
@@ -673,28 +688,141 @@ func (c *checker) minimize(f *Failure) {
 	ops := f.Trace.Ops()
 	tr := f.Trace
 	stopped := false
+	var passed map[int]Trace // this pass's removals the device passed
 	for changed := true; changed && !stopped; {
-		changed = false
+		changed, passed = false, map[int]Trace{}
 		for i := len(ops) - 1; i >= 1 && i < len(ops); i-- {
 			if time.Now().After(deadline) || c.ctx.Err() != nil {
 				stopped = true
 				break
 			}
 			cand := append(slices.Clone(ops[:i]), ops[i+1:]...)
-			if t, ok := try(cand); ok {
+			t, ok := try(cand)
+			switch {
+			case ok:
 				tr, ops, changed = t, t.Ops(), true
+				for j := range passed {
+					if j > i {
+						delete(passed, j) // later steps moved down one
+					}
+				}
+			case t.Deviation == nil && t.Err == "":
+				passed[i] = t
 			}
 		}
 	}
 	// A pass that dropped no step, with every step tried: no step can go.
 	f.minimal = !stopped
+	if stopped {
+		passed = nil
+	}
 	if len(tr.Ops()) == len(f.Trace.Ops()) {
-		return // nothing could go (evidence steps do not count)
+		return passed // nothing could go (evidence steps do not count)
 	}
 	d := chooseDiagnosis(c.diagnoseAmong(tr, base, nil), f.Rules, c.opts.Profile, c.caps, base, tr)
+	if was := f.Trace.Diagnosis; was != nil && len(was.Refuted) > 0 {
+		// What the device refuted stays refuted on the shorter trace.
+		d.Refuted = was.Refuted
+		d.Also = slices.DeleteFunc(d.Also, func(s []model.RuleID) bool {
+			return slices.ContainsFunc(was.Refuted, func(r []model.RuleID) bool { return slices.Equal(r, s) })
+		})
+	}
 	tr.Diagnosis = &d
 	f.Trace = tr
 	f.Replay = c.replay(tr.Ops(), f.Rule, f.Source, base)
+	return passed
+}
+
+// tellApart re-blames a 1-minimal counterexample that other rule sets
+// explain as well as its own (Diagnosis.Also), by the traces the device
+// passed with one step of it left out (without, by the step's index). A
+// set is refuted by such a run that left out a step before the set's
+// departure and still reached the state the counterexample had there
+// (the step changed nothing the model holds), where the same operations
+// followed: a deterministic device breaking that rule would have
+// departed again the same way, and the run passed, or did what the
+// departure left does not fit (model.DepartureRecurs). It reports
+// whether the blame moved to the first set not refuted; it stays where
+// it is when its own set is not refuted, or every set is.
+func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
+	d := f.Trace.Diagnosis
+	if d == nil || len(d.Also) == 0 || len(without) == 0 || !c.work.PairsLeft() {
+		return false
+	}
+	base := f.Replay.Relaxed
+	steps := f.Trace.modelSteps()
+	refuted := func(set []model.RuleID) bool {
+		k, ok := model.DepartureStep(c.opts.Profile, c.caps, base, steps, set)
+		if !ok || k > len(f.Trace.Ops()) {
+			return false
+		}
+		var before []uint64
+		for i, t := range without {
+			if i+1 >= k {
+				// Left out at or after the departure: a relaxation may
+				// decide there what shows only later (a limit that fires
+				// again, an arm that takes late), so the same departure
+				// need not leave the same trace.
+				continue
+			}
+			other := t.modelSteps()
+			if before == nil {
+				if before, ok = model.StateBefore(c.opts.Profile, c.caps, base, steps, k); !ok {
+					return false
+				}
+			}
+			if s, ok := model.StateBefore(c.opts.Profile, c.caps, base, other, k-1); !ok || !slices.Equal(s, before) {
+				continue // another state there: the departure need not come again
+			}
+			if !model.DepartureRecurs(c.opts.Profile, c.caps, base, steps, k, other, k-1, set) {
+				return true
+			}
+		}
+		return false
+	}
+	if !refuted(d.Rules) {
+		return false
+	}
+	out := [][]model.RuleID{d.Rules}
+	for _, set := range d.Also {
+		if refuted(set) {
+			out = append(out, set)
+		}
+	}
+	for _, set := range d.Also {
+		if slices.ContainsFunc(out, func(s []model.RuleID) bool { return slices.Equal(s, set) }) {
+			continue
+		}
+		old := f.Rules
+		nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace)
+		nd.Also = slices.DeleteFunc(nd.Also, func(s []model.RuleID) bool {
+			return slices.ContainsFunc(out, func(r []model.RuleID) bool { return slices.Equal(r, s) })
+		})
+		nd.Refuted = append(slices.Clone(d.Refuted), out...)
+		f.Trace.Diagnosis = &nd
+		f.Rules, f.Rule = nd.Rules, nd.Rules[0]
+		f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
+		c.reblame(old, set)
+		return true
+	}
+	return false
+}
+
+// reblame moves the run's list of broken rules from old to set once no
+// counterexample is blamed on a rule of old any longer.
+func (c *checker) reblame(old, set []model.RuleID) {
+	c.rep.Broken = slices.Clone(c.rep.Broken) // it may share an array with a diagnosis
+	for _, r := range old {
+		if slices.ContainsFunc(c.rep.Failures, func(f Failure) bool { return slices.Contains(f.Rules, r) }) {
+			continue
+		}
+		c.rep.Broken = slices.DeleteFunc(c.rep.Broken, func(x model.RuleID) bool { return x == r })
+	}
+	for _, r := range set {
+		if !slices.Contains(c.rep.Broken, r) {
+			c.rep.Broken = append(c.rep.Broken, r)
+		}
+	}
 }
 
 // shortestPerRule keeps one counterexample per diagnosis, the shortest, in

@@ -190,7 +190,7 @@ func (t Trace) diagnose(p model.Profile, caps model.Caps, relaxed []model.RuleID
 
 // CutNote is what the reports say of a diagnosis its allowance cut short
 // (model.Diagnosis.Cut): its work, or the run's time to stop diagnosing.
-const CutNote = "inconclusive: the diagnosis spent its allowance of work, or the run's time, before it tried every rule and pair; one not tried might explain the trace as well"
+const CutNote = "inconclusive: the diagnosis spent its allowance of work, or of time, before it tried every rule and pair; one not tried might explain the trace as well"
 
 // Failed reports whether the trace ends in a deviation or an error.
 func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }
@@ -198,15 +198,22 @@ func (t Trace) Failed() bool { return t.Deviation != nil || t.Err != "" }
 // Alternatives says which other rules explain the trace as well as the
 // diagnosis, and why the diagnosis named its own: "" when none do.
 func Alternatives(d model.Diagnosis) string {
-	if len(d.Also) == 0 {
-		return ""
+	sets := func(ss [][]model.RuleID) string {
+		alts := make([]string, len(ss))
+		for i, a := range ss {
+			alts[i] = strings.Join(model.RuleNames(a), " and ") + " broken"
+		}
+		return strings.Join(alts, ", or ")
 	}
-	alts := make([]string, len(d.Also))
-	for i, a := range d.Also {
-		alts[i] = strings.Join(model.RuleNames(a), " and ") + " broken"
+	var out []string
+	if len(d.Refuted) > 0 {
+		out = append(out, fmt.Sprintf("it fitted as well: %s, which the device refuted, run without a step before that departure from the same state", sets(d.Refuted)))
 	}
-	return fmt.Sprintf("this trace alone fits as well: %s; it cannot tell them apart, and the diagnosis names %s as the more specific (model.Specificity)",
-		strings.Join(alts, ", or "), strings.Join(model.RuleNames(d.Rules), " and "))
+	if len(d.Also) > 0 {
+		out = append(out, fmt.Sprintf("this trace alone fits as well: %s; it cannot tell them apart, and the diagnosis names %s as the more specific (model.Specificity)",
+			sets(d.Also), strings.Join(model.RuleNames(d.Rules), " and ")))
+	}
+	return strings.Join(out, "; ")
 }
 
 // Extent says where the trace departs and how long it is: "departs at

@@ -28,6 +28,11 @@ type Diagnosis struct {
 	// NoticedBy is the rule whose check noticed the difference.
 	NoticedBy   RuleID `json:"noticed_by,omitempty"`
 	Unexplained bool   `json:"unexplained,omitempty"`
+	// Refuted lists rule sets that explained the trace as well as Rules
+	// but that runs of the device without one of its steps refuted
+	// (conformance: a departure that did not come again from the same
+	// state); they are no longer in Also.
+	Refuted [][]RuleID `json:"refuted,omitempty"`
 	// Cut says the diagnosis spent its Effort before it tried every
 	// rule and pair it would have: a set not tried might explain the
 	// trace as well or better. The diagnosis is then what the allowance
