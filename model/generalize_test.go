@@ -1432,3 +1432,43 @@ func TestAFailingListThatLeavesAPhantomIsPostOrders(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestARefusedArmThatDisarmsIsLimitBounds: LIMIT-BOUND promises an arm
+// above the bound fails and changes nothing. A device that refuses it but
+// disarms the limit armed before breaks that promise: relaxed, the rule
+// admits it, as DESTROY-BUSY and MODIFY-ONLY-MASKED admit a refused call
+// that disarmed.
+func TestARefusedArmThatDisarmsIsLimitBounds(t *testing.T) {
+	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
+	steps := trace(t, []Op{post(wr(1), wr(2)), Arm{Limit: 1}, Arm{Limit: 100}, Query{}},
+		map[int]Observation{3: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, d.Explains(), []RuleID{RuleLimitBound}, "%+v", d)
+	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleLimitBound}, nil)
+	require.True(t, ok)
+	assert.Equal(t, 1, n)
+}
+
+// TestARefusedDestroyThatDisarmsIsDestroyBusys: a destroy refused while QPs
+// are attached, after which a query reads the limit disarmed, is one
+// departure of DESTROY-BUSY (the refusal changes nothing). An arm that
+// did not take fits too, but only as an arm that may take at some later
+// step, two departures: DESTROY-BUSY comes before LIMIT-ARM, though
+// LIMIT-ARM comes first in Specificity. (QUERY-LIMIT, one departure,
+// comes first: this trace alone cannot tell a query that lies; the run
+// without the destroy can, conformance's tellApart.)
+func TestARefusedDestroyThatDisarmsIsDestroyBusys(t *testing.T) {
+	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
+	steps := trace(t, []Op{post(wr(1), wr(2)), Arm{Limit: 1}, DestroySRQ{}, Query{}},
+		map[int]Observation{3: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	sets := d.Explains()
+	busy := slices.IndexFunc(sets, func(s []RuleID) bool { return slices.Equal(s, []RuleID{RuleDestroyBusy}) })
+	arm := slices.IndexFunc(sets, func(s []RuleID) bool { return slices.Equal(s, []RuleID{RuleLimitArm}) })
+	require.GreaterOrEqual(t, busy, 0, "%+v", d)
+	require.GreaterOrEqual(t, arm, 0, "%+v", d)
+	assert.Less(t, busy, arm, "DESTROY-BUSY's one departure comes before LIMIT-ARM's two: %+v", d)
+	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleLimitArm}, nil)
+	require.True(t, ok, "an arm that did not take fits the trace too")
+	assert.Equal(t, 2, n)
+}

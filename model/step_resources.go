@@ -140,7 +140,8 @@ func (m *machine) destroySRQ(got *Observation) (Observation, error) {
 
 // failedTouched is a failed call's departure where rule, which promises
 // the call changes nothing when it fails (MODIFY-ONLY-MASKED for a
-// modify, DESTROY-BUSY for a destroy refused while QPs are attached), is
+// modify, DESTROY-BUSY for a destroy refused while QPs are attached,
+// LIMIT-BOUND for an arm refused above the bound), is
 // relaxed: the call may have disarmed the limit, the state of the SRQ a
 // failed call can reach that a later query and event show.
 func (m *machine) failedTouched(rule RuleID) {
@@ -439,7 +440,14 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	}
 	if over {
 		if !errnoDiffers(EINVAL, got) || !m.excuse(RuleLimitBound) {
-			return m.plainResult(RuleLimitBound, EINVAL, got)
+			obs, err := m.plainResult(RuleLimitBound, EINVAL, got)
+			if err == nil && got != nil {
+				// Refused as the rule says, but LIMIT-BOUND also promises
+				// the refusal changes nothing: relaxed, it may have
+				// disarmed the limit armed before.
+				m.failedTouched(RuleLimitBound)
+			}
+			return obs, err
 		}
 		// Accepted above the bound: it arms like any other limit, at
 		// the request or at a value the device clamped it to.
@@ -467,8 +475,14 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	if !refusedArmed && m.may(RuleLimitArm) {
 		// Accepted, but not armed: the device may arm later, which a
 		// query reading the limit or the limit's event shows (armLate).
+		// Where it may arm later it is counted as two departures (the
+		// arm that did not take, and the one that takes at some later
+		// step), so that a trace a rule explains with one departure of
+		// what it governs (a refused call that disarmed, a limit event
+		// that came twice) goes to that rule.
 		if !m.narrow {
 			m.armLate = o.Limit
+			m.depart(RuleLimitArm)
 		}
 		return m.plainResult(RuleLimitArm, 0, got)
 	}
