@@ -789,10 +789,16 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 			out = append(out, set)
 		}
 	}
+	var left [][]model.RuleID // not refuted, in the diagnosis's order
 	for _, set := range d.Also {
-		if slices.ContainsFunc(out, func(s []model.RuleID) bool { return slices.Equal(s, set) }) {
-			continue
+		if !slices.ContainsFunc(out, func(s []model.RuleID) bool { return slices.Equal(s, set) }) {
+			left = append(left, set)
 		}
+	}
+	// One root cause, one rule: a set another counterexample of the run
+	// is blamed on comes first.
+	slices.SortStableFunc(left, func(a, b []model.RuleID) int { return c.blamedElsewhere(f, b) - c.blamedElsewhere(f, a) })
+	for _, set := range left {
 		old := f.Rules
 		nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace)
 		nd.Also = slices.DeleteFunc(nd.Also, func(s []model.RuleID) bool {
@@ -806,6 +812,24 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 		return true
 	}
 	return false
+}
+
+// blamedElsewhere is 1 when another counterexample of the run than f is
+// blamed on every rule of set, else 0.
+func (c *checker) blamedElsewhere(f *Failure, set []model.RuleID) int {
+	for _, r := range set {
+		found := false
+		for i := range c.rep.Failures {
+			if o := &c.rep.Failures[i]; o != f && slices.Contains(o.Rules, r) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0
+		}
+	}
+	return 1
 }
 
 // reblame moves the run's list of broken rules from old to set once no

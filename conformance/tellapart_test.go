@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,6 +64,22 @@ func TestARunWithoutAStepRefutesARuleThatFitsAsWell(t *testing.T) {
 	assert.NotContains(t, f.Trace.Diagnosis.Also, f.Rules)
 	assert.Equal(t, f.Rules, c.rep.Broken)
 	assert.Contains(t, Alternatives(*f.Trace.Diagnosis), "which the device refuted")
+
+	// One root cause, one rule: where another counterexample of the run
+	// is blamed on a set not refuted, that set comes first.
+	others := slices.DeleteFunc(slices.Clone(d.Also), func(s []model.RuleID) bool {
+		return slices.Equal(s, f.Rules) ||
+			slices.ContainsFunc(f.Trace.Diagnosis.Refuted, func(r []model.RuleID) bool { return slices.Equal(r, s) })
+	})
+	require.NotEmpty(t, others, "another set is left: %+v", f.Trace.Diagnosis)
+	other := others[len(others)-1]
+	c.rep.Failures = []Failure{{Rule: model.RuleModifyOnlyMasked, Rules: []model.RuleID{model.RuleModifyOnlyMasked}, Trace: tr},
+		{Rule: other[0], Rules: other}}
+	c.rep.Failures[0].Trace.Diagnosis = &d
+	c.rep.Broken = []model.RuleID{model.RuleModifyOnlyMasked, other[0]}
+	f = &c.rep.Failures[0]
+	require.True(t, c.tellApart(f, map[int]Trace{4: run(withoutDestroy, false)}))
+	assert.Equal(t, other, f.Rules, "the set another counterexample is blamed on")
 
 	// A run without a step after the departure tells nothing.
 	f.Rules, f.Trace.Diagnosis = []model.RuleID{model.RuleModifyOnlyMasked}, &d
