@@ -700,12 +700,7 @@ func (c *checker) minimizeOnce(f *Failure) map[int]Trace {
 			t, ok := try(cand)
 			switch {
 			case ok:
-				tr, ops, changed = t, t.Ops(), true
-				for j := range passed {
-					if j > i {
-						delete(passed, j) // later steps moved down one
-					}
-				}
+				tr, ops, changed = t, t.Ops(), true // another pass follows, with its own passed
 			case t.Deviation == nil && t.Err == "":
 				passed[i] = t
 			}
@@ -795,23 +790,21 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 			left = append(left, set)
 		}
 	}
+	if len(left) == 0 {
+		return false
+	}
 	// One root cause, one rule: a set another counterexample of the run
 	// is blamed on comes first.
 	slices.SortStableFunc(left, func(a, b []model.RuleID) int { return c.blamedElsewhere(f, b) - c.blamedElsewhere(f, a) })
-	for _, set := range left {
-		old := f.Rules
-		nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace)
-		nd.Also = slices.DeleteFunc(nd.Also, func(s []model.RuleID) bool {
-			return slices.ContainsFunc(out, func(r []model.RuleID) bool { return slices.Equal(r, s) })
-		})
-		nd.Refuted = append(slices.Clone(d.Refuted), out...)
-		f.Trace.Diagnosis = &nd
-		f.Rules, f.Rule = nd.Rules, nd.Rules[0]
-		f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
-		c.reblame(old, set)
-		return true
-	}
-	return false
+	old, set := f.Rules, left[0]
+	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace)
+	nd.Also = left[1:]
+	nd.Refuted = append(slices.Clone(d.Refuted), out...)
+	f.Trace.Diagnosis = &nd
+	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
+	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
+	c.reblame(old, set)
+	return true
 }
 
 // blamedElsewhere is 1 when another counterexample of the run than f is

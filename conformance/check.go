@@ -112,10 +112,11 @@ type checker struct {
 	// machine or a trace slower than diagnosisRate meets: what it cuts is
 	// reported inconclusive, never blamed by the clock.
 	work *model.Meter
-	// end is when a run with a time budget must be done (runEnd of it,
-	// from its start): no shrink goes past it, and the last refinements
-	// of blame (prune) may run until it. Zero without Duration.
-	start, end time.Time
+	// pairsAt is when a run with a time budget stops its pair searches
+	// (pairsStop of it, from its start), and end when it must be done
+	// (runEnd): no shrink goes past it, and the last refinements of blame
+	// (prune) may run until it. Zero without Duration.
+	pairsAt, end time.Time
 	// diagnosed memoizes diagnoses by diagnosisKey: the same trace
 	// diagnosed again with the same rules relaxed costs nothing more.
 	diagnosed map[string]model.Diagnosis
@@ -182,8 +183,8 @@ func Check(ctx context.Context, drv drivers.Driver, cfg drivers.Config, opts Opt
 	c.shrinkFloor = c.shrinkLeft / 10
 	c.work = model.NewMeter(effortFor(c.shrinkLeft))
 	if opts.Duration > 0 {
-		c.work.StopAt(start.Add(pairsStop(opts.Duration)), start.Add(diagnosisStop(opts.Duration)))
-		c.start, c.end = start, start.Add(runEnd(opts.Duration))
+		c.pairsAt, c.end = start.Add(pairsStop(opts.Duration)), start.Add(runEnd(opts.Duration))
+		c.work.StopAt(c.pairsAt, start.Add(diagnosisStop(opts.Duration)))
 	}
 	c.replay = func(ops []model.Op, rule model.RuleID, source string, relaxed []model.RuleID) ReplayFile {
 		rf, _ := NewReplay(drv.Name(), cfg, opts.Profile, rule, source, ops)
@@ -386,7 +387,7 @@ func (c *checker) finish() {
 		// prune's replays are of single rules among those found, short
 		// beside a diagnosis: they may use the time up to the run's end,
 		// which the shrinks after them share.
-		c.work.StopAt(c.start.Add(pairsStop(c.opts.Duration)), c.end)
+		c.work.StopAt(c.pairsAt, c.end)
 	}
 	if c.ctx.Err() == nil {
 		c.unify()

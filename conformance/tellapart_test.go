@@ -43,9 +43,8 @@ func TestARunWithoutAStepRefutesARuleThatFitsAsWell(t *testing.T) {
 	}
 	tr := run(ops, true)
 	tr.Deviation = &model.Deviation{}
-	c := &checker{opts: Options{Profile: p}, caps: caps, work: model.NewMeter(model.Effort{Pairs: 1 << 30, Total: 1 << 31}),
-		x: &executor{timing: newTiming()}, rep: &Report{},
-		replay: func([]model.Op, model.RuleID, string, []model.RuleID) ReplayFile { return ReplayFile{} }}
+	c := foldChecker(p, caps, nil)
+	c.replay = func([]model.Op, model.RuleID, string, []model.RuleID) ReplayFile { return ReplayFile{} }
 	d := c.diagnose(tr)
 	require.Len(t, d.Rules, 1, "%+v", d)
 	require.Contains(t, d.Explains(), []model.RuleID{model.RuleModifyOnlyMasked}, "%+v", d)

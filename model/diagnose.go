@@ -279,10 +279,6 @@ func (w *Meter) readClock() {
 	w.totalPast = !w.totalAt.IsZero() && !now.Before(w.totalAt)
 }
 
-// Stopped reports whether w's StopAt time for its Total has passed (as
-// last read).
-func (w *Meter) Stopped() bool { return w != nil && w.totalPast }
-
 // PairsLeft reports whether work is left before Effort.Pairs: what the
 // pair search, wide replays and a run's optional refinements may use.
 func (w *Meter) PairsLeft() bool { return !w.pairsSpent() }
