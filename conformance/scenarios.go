@@ -549,6 +549,16 @@ var scenarios = []Scenario{
 		s.send(0, model.Send, 150)
 		s.poll()
 	}},
+	{model.RulePollMax, "polls of one and two completions from a CQ holding more", "", func(s *session) {
+		s.setup(8, 1, rc, ud)
+		s.post(s.wr(64), s.wr(64), s.wr(64), s.wr(64))
+		for i := range 4 {
+			s.send(i%2, model.Send, 8)
+		}
+		s.do(model.Poll{Max: 1})
+		s.do(model.Poll{Max: 2})
+		s.poll()
+	}},
 	{model.RuleRecvImm, "send with immediate", "", func(s *session) {
 		s.setup(8, 1, rc)
 		s.post(s.wr(64))

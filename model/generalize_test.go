@@ -1472,3 +1472,34 @@ func TestARefusedDestroyThatDisarmsIsDestroyBusys(t *testing.T) {
 	require.True(t, ok, "an arm that did not take fits the trace too")
 	assert.Equal(t, 2, n)
 }
+
+// TestAPollPastNumEntriesIsPollMaxs: a poll asked for one completion that
+// returns both the CQ holds departs from POLL-MAX alone, and the next poll,
+// finding the CQ empty, is no second departure. Without the rule the
+// trace is explained by no rule (the catch-all RECV-COMPLETION cannot
+// take a completion the model already holds).
+func TestAPollPastNumEntriesIsPollMaxs(t *testing.T) {
+	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
+	ops := []Op{post(wr(1), wr(2)), send(0, 8), send(0, 8)}
+	all := trace(t, append(ops, Poll{}), nil)
+	both := all[len(all)-1].Obs
+	require.Len(t, both.Completions, 2)
+	empty := Observation{BadWR: -1}
+	steps := trace(t, append(ops, Poll{Max: 1}, Poll{}), map[int]Observation{3: both, 4: empty})
+	m := New(Documented(), testCaps)
+	var err error
+	for _, st := range steps {
+		if err = m.Step(st.Op, st.Obs); err != nil {
+			break
+		}
+	}
+	var dv *Deviation
+	require.ErrorAs(t, err, &dv)
+	assert.Equal(t, RulePollMax, dv.Rule, "the check that notices it is POLL-MAX's")
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.NotEmpty(t, d.Explains(), "%+v", d)
+	assert.Equal(t, []RuleID{RulePollMax}, d.Explains()[0], "%+v", d)
+	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RulePollMax}, nil)
+	require.True(t, ok)
+	assert.Equal(t, 1, n)
+}

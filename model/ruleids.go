@@ -20,6 +20,7 @@ const (
 	RuleLimitFire                // LIMIT-FIRE
 	RuleLimitOnce                // LIMIT-ONCE
 	RuleModifyOnlyMasked         // MODIFY-ONLY-MASKED
+	RulePollMax                  // POLL-MAX
 	RulePostAnyState             // POST-ANY-STATE
 	RulePostAtomic               // POST-ATOMIC
 	RulePostBadWR                // POST-BADWR
@@ -79,6 +80,7 @@ var ruleNames = [...]string{
 	RuleLimitFire:         "LIMIT-FIRE",
 	RuleLimitOnce:         "LIMIT-ONCE",
 	RuleModifyOnlyMasked:  "MODIFY-ONLY-MASKED",
+	RulePollMax:           "POLL-MAX",
 	RulePostAnyState:      "POST-ANY-STATE",
 	RulePostAtomic:        "POST-ATOMIC",
 	RulePostBadWR:         "POST-BADWR",

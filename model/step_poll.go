@@ -12,6 +12,7 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 	n := len(m.cq)
 	if o.Max > 0 && o.Max < n {
 		n = o.Max
+		m.touch(RulePollMax) // the bound holds back completions the CQ has
 	}
 	obs := Observation{BadWR: -1}
 	for _, e := range m.cq[:n] {
@@ -28,8 +29,19 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
 			n = len(cs)
 		}
+		surplus := RuleRecvCompletion
+		if o.Max > 0 && len(cs) > o.Max && n == o.Max {
+			// More than num_entries asked for: POLL-MAX's departure.
+			// Relaxed, the poll returned more than it asked, and what it
+			// returned past the bound is checked as the CQ's next
+			// completions (beyond those, RECV-COMPLETION's surplus).
+			surplus = RulePollMax
+			if m.excuse(RulePollMax) {
+				n, surplus = min(len(cs), len(m.cq)), RuleRecvCompletion
+			}
+		}
 		var err error
-		if n, err = m.checkCompletions(cs, n); err != nil {
+		if n, err = m.checkCompletions(cs, n, surplus); err != nil {
 			return obs, err
 		}
 		if o.Scope == PollAll {
@@ -201,8 +213,9 @@ func completionField(i int, field string) string {
 
 // checkCompletions checks got, the completions a poll returned, against
 // the first n the CQ holds, and returns how many of those the poll took:
-// fewer than n where the device lost some (lost).
-func (m *machine) checkCompletions(got []Completion, n int) (int, error) {
+// fewer than n where the device lost some (lost). A completion past
+// those is surplus's departure.
+func (m *machine) checkCompletions(got []Completion, n int, surplus RuleID) (int, error) {
 	for i := 0; i < n && i < len(got); i++ {
 		if m.cq[i].c.WRID != got[i].WRID {
 			n -= m.lost(i, n, &got[i])
@@ -303,7 +316,7 @@ func (m *machine) checkCompletions(got []Completion, n int) (int, error) {
 	case len(got) < n:
 		return n, dev(m.cq[len(got)].rule, "completions", m.cqCompletions(n), slices.Clone(got))
 	case len(got) > n:
-		return n, dev(RuleRecvCompletion, "completions", m.cqCompletions(n), slices.Clone(got))
+		return n, dev(surplus, "completions", m.cqCompletions(n), slices.Clone(got))
 	}
 	return n, nil
 }

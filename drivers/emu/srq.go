@@ -566,6 +566,7 @@ func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 		return nil, fmt.Errorf("emu: PollCQ(%d) on a closed SRQ", max)
 	}
 	n := len(s.cq)
+	// rule: POLL-MAX
 	if max > 0 && max < n {
 		n = max
 	}
