@@ -1503,3 +1503,50 @@ func TestAPollPastNumEntriesIsPollMaxs(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 1, n)
 }
+
+// TestAUDSumWrongForOneNumSGEIsRecvFits: on UD a fitting message into a
+// WR of two SGEs, far from the boundary, completes with a length error
+// (a sum that miscounts each SGE), and a later fitting message into a
+// WR of one SGE completes as it should. RECV-FIT explains both: the
+// device's misjudgement holds for WRs of as many SGEs, not for every WR.
+// So does a sum that counts none, which misjudges every WR.
+func TestAUDSumWrongForOneNumSGEIsRecvFits(t *testing.T) {
+	two := WR{ID: 1, NumSGE: 2, SGEs: []SGE{{Length: 40}, {Length: 40}}}
+	ud := func(n uint32) Arrive { return Arrive{QP: 1, Msg: Message{Opcode: Send, Len: n}} }
+	ops := []Op{post(two, WR{ID: 2, NumSGE: 1, SGEs: []SGE{{Length: 64}}}), ud(1), ud(1), Poll{}}
+	right := trace(t, ops, nil)
+	got := right[len(right)-1].Obs
+	require.Len(t, got.Completions, 2)
+	lenErr := func(c Completion) Completion {
+		return Completion{WRID: c.WRID, QP: c.QP, Status: WCLocLenErr}
+	}
+	oneWrong := got
+	oneWrong.Completions = []Completion{lenErr(got.Completions[0]), got.Completions[1]}
+	steps := trace(t, ops, map[int]Observation{3: oneWrong})
+	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleRecvFit}, nil)
+	require.True(t, ok, "a sum wrong for two SGEs, right for one")
+	assert.Equal(t, 2, n, "a far flip counts two")
+	bothWrong := got
+	bothWrong.Completions = []Completion{lenErr(got.Completions[0]), lenErr(got.Completions[1])}
+	steps = trace(t, ops, map[int]Observation{3: bothWrong})
+	_, ok, _ = DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleRecvFit}, nil)
+	assert.True(t, ok, "a sum that counts none misjudges every WR")
+}
+
+// TestAnEmptyWRThatTookAMessageFarFromItsRoomIsRecvFitsToo: a WR of
+// num_sge 0 that took a 100-byte message is RECV-NUMSGE0's departure, one;
+// RECV-FIT (a sum of no SGEs gone wrong) fits too, with two, so that a
+// run whose other traces only RECV-FIT explains is blamed on it alone.
+func TestAnEmptyWRThatTookAMessageFarFromItsRoomIsRecvFitsToo(t *testing.T) {
+	ops := []Op{post(WR{ID: 1}), send(0, 100), Poll{}}
+	steps := trace(t, ops, map[int]Observation{1: {BadWR: -1, Peer: PeerOK},
+		2: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCSuccess, Opcode: WCRecv, ByteLen: 100}}}})
+	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleRecvNumSGE0}, nil)
+	require.True(t, ok)
+	assert.Equal(t, 1, n)
+	n, ok, _ = DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleRecvFit}, nil)
+	require.True(t, ok, "a sum of no SGEs gone wrong")
+	assert.Equal(t, 2, n)
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleRecvNumSGE0}, d.Rules, "the one departure keeps the blame: %+v", d)
+}

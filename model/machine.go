@@ -165,8 +165,10 @@ type machine struct {
 	beforeRTRWays uint8
 	// udFitFlip is how a relaxed RECV-FIT candidate misjudges UD messages
 	// far from the boundary (misjudgedFar): 0 not yet, 1 fitting ones as too
-	// large, 2 too large ones as fitting.
+	// large, 2 too large ones as fitting; udFitSGEs is the num_sge of the
+	// WRs it misjudges, -1 for every WR.
 	udFitFlip int8
+	udFitSGEs int8
 	// udKeyFlip: a relaxed RECV-BAD-KEY candidate fails valid keys on UD
 	// (validKeyFailed).
 	udKeyFlip bool
@@ -634,7 +636,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 		}
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
-		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.capPinned), uint64(m.beforeRTRWays), uint64(m.udFitFlip), b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
+		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.capPinned), uint64(m.beforeRTRWays), uint64(m.udFitFlip)|uint64(uint8(m.udFitSGEs))<<8, b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
 		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {

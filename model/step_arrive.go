@@ -569,13 +569,19 @@ func (m *machine) raiseErrorEvent(n int, oversize bool) {
 }
 
 // misjudgedFar decides, where RECV-FIT is relaxed, whether a message far from
-// its WR's fit boundary is misjudged. On RC each message forks: what the
-// sender hears settles it at once. On UD nothing is heard until the poll,
-// so a fork per message would double the candidates with every arrival; a
-// UD misjudgement is taken as the device's way instead (udFitFlip): once
-// a candidate has misjudged a UD message one way (a fitting one too large,
-// or one too large fitting), it misjudges every later one of that kind.
-func (m *machine) misjudgedFar(rc, oversize bool) bool {
+// its WR's fit boundary is misjudged; numSGE is the WR's num_sge. On RC
+// each message forks: what the sender hears settles it at once. On UD
+// nothing is heard until the poll, so a fork per message would double the
+// candidates with every arrival; a UD misjudgement is taken as the
+// device's way instead (udFitFlip): once a candidate has misjudged a UD
+// message one way (a fitting one too large, or one too large fitting), it
+// misjudges every later one of that kind into a WR of as many SGEs
+// (udFitSGEs). A device sums the SGE list, and a sum gone wrong with the
+// number of SGEs (an SGE left out, each length miscounted) may leave WRs
+// of another num_sge summed right; a message of that kind into one of
+// them forks once more, misjudged (then every WR is: a sum that counts
+// none) or not.
+func (m *machine) misjudgedFar(rc, oversize bool, numSGE int) bool {
 	if rc {
 		return m.may(RuleRecvFit)
 	}
@@ -583,18 +589,22 @@ func (m *machine) misjudgedFar(rc, oversize bool) bool {
 	if oversize {
 		way = 2
 	}
-	switch m.udFitFlip {
-	case way:
+	sges := int8(min(max(numSGE, 0), 127))
+	switch {
+	case m.udFitFlip == 0:
+		if m.may(RuleRecvFit) {
+			m.udFitFlip, m.udFitSGEs = way, sges
+			return true
+		}
+	case m.udFitFlip != way:
+		m.touch(RuleRecvFit)
+	case m.udFitSGEs < 0 || m.udFitSGEs == sges:
 		m.touch(RuleRecvFit)
 		m.depart(RuleRecvFit)
 		return true
-	case 0:
-		if m.may(RuleRecvFit) {
-			m.udFitFlip = way
-			return true
-		}
-	default:
-		m.touch(RuleRecvFit)
+	case m.may(RuleRecvFit):
+		m.udFitSGEs = -1
+		return true
 	}
 	return false
 }
@@ -745,11 +755,18 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 	switch {
 	case w.NumSGE == 0:
 		// Either way: an empty WR took bytes, or refused an empty
-		// message; the latter is also RECV-FIT's boundary (0 of 0).
+		// message. Both at the boundary, as for any WR, are also
+		// RECV-FIT's: an empty message refused (0 of 0), or one byte
+		// taken (the boundary off by one).
 		flip := m.may(RuleRecvNumSGE0)
-		if f.need == f.room {
+		if f.need == f.room || f.need == f.room+1 {
 			flip = flip || m.may(RuleRecvFit)
 			m.stakeOn(RuleRecvFit)
+		} else if !flip && m.relaxedBroad(RuleRecvFit) && m.misjudgedFar(rc, f.oversize, 0) {
+			// A sum of no SGEs gone wrong (a count that underflows):
+			// RECV-FIT's far flip, as for any WR below.
+			flip, f.farFlip = true, true
+			m.depart(RuleRecvFit)
 		}
 		if flip {
 			f.oversize = !f.oversize
@@ -764,7 +781,7 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 			m.touch(RuleRecvFit)
 		}
 		m.stakeOn(RuleRecvFit)
-	case m.relaxedBroad(RuleRecvFit) && m.misjudgedFar(rc, f.oversize):
+	case m.relaxedBroad(RuleRecvFit) && m.misjudgedFar(rc, f.oversize, w.NumSGE):
 		// RECV-FIT governs whether a message fits at any size: a device
 		// that sums the SGEs wrongly (drops one, counts none) decides
 		// far from the boundary. A flip there counts as two departures,
