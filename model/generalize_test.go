@@ -1550,3 +1550,18 @@ func TestAnEmptyWRThatTookAMessageFarFromItsRoomIsRecvFitsToo(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleRecvNumSGE0}, d.Rules, "the one departure keeps the blame: %+v", d)
 }
+
+// TestAnEmptyWRThatTookOneByteIsAtRecvFitsBoundary: a WR of num_sge 0
+// that took a 1-byte message departs from RECV-NUMSGE0, and from RECV-FIT
+// with one departure, as any WR whose room is off by one: the boundary
+// of a room of 0 bytes.
+func TestAnEmptyWRThatTookOneByteIsAtRecvFitsBoundary(t *testing.T) {
+	ops := []Op{post(WR{ID: 1}), send(0, 1), Poll{}}
+	steps := trace(t, ops, map[int]Observation{1: {BadWR: -1, Peer: PeerOK},
+		2: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCSuccess, Opcode: WCRecv, ByteLen: 1}}}})
+	for _, r := range []RuleID{RuleRecvNumSGE0, RuleRecvFit} {
+		n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{r}, nil)
+		require.True(t, ok, "%s", r)
+		assert.Equal(t, 1, n, "%s", r)
+	}
+}
