@@ -1565,3 +1565,34 @@ func TestAnEmptyWRThatTookOneByteIsAtRecvFitsBoundary(t *testing.T) {
 		assert.Equal(t, 1, n, "%s", r)
 	}
 }
+
+// TestAResizeTakenBelowTheCountShowsWRsLeftOut: six posts that returned 0
+// and then a resize to 4 that the device took (its query reports 4): a
+// device whose posts left WRs out of its queue holds fewer than six, and
+// the resize is where that shows. POST-ORDER explains it with one
+// departure, as RESIZE-BELOW-COUNT does; a run whose other traces show
+// WRs left out (an RNR with WRs posted) is blamed on POST-ORDER alone.
+func TestAResizeTakenBelowTheCountShowsWRsLeftOut(t *testing.T) {
+	var ops []Op
+	for i := range 6 {
+		ops = append(ops, post(wr(uint64(i+1), 8)))
+	}
+	c := Caps{MaxSRQWR: 1 << 14, MaxSRQSGE: 6, Resize: true}
+	ops = append([]Op{CreateSRQ{MaxWR: 16, MaxSGE: 1}}, append(ops, Resize{MaxWR: 4}, Query{})...)
+	m := New(Documented(), c)
+	var steps []Step
+	for i, op := range ops {
+		obs, err := m.Run(op)
+		switch i {
+		case 7:
+			obs, err = Observation{BadWR: -1}, nil
+		case 8:
+			obs, err = Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}, nil
+		}
+		require.NoError(t, err, "step %d", i+1)
+		steps = append(steps, Step{Op: op, Obs: obs})
+	}
+	n, ok, _ := DeparturesWithin(Documented(), c, nil, steps, []RuleID{RulePostOrder}, nil)
+	require.True(t, ok, "WRs left out by the posts")
+	assert.Equal(t, 1, n)
+}

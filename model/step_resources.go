@@ -548,6 +548,11 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		// count it holds, by no more than the posts showed it holds over
 		// (one, where they have not shown it).
 		m.slack = max(m.slack, over)
+	} else if int(newCap) < m.occupied() && got != nil && got.Errno == 0 && m.occupied()-len(m.queue) <= int(newCap) &&
+		m.leftOut(m.occupied()-int(newCap)) {
+		// POST-ORDER's departure adopted where it shows (leftOut): a
+		// device that took a resize below the WRs the model holds holds
+		// fewer, which posts that returned 0 left out of its queue.
 	} else if int(newCap) < m.occupied() {
 		if obs, err, done := m.resizeBelowCount(newCap, exact, got); done {
 			return obs, err
