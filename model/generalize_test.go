@@ -1533,24 +1533,6 @@ func TestAUDSumWrongForOneNumSGEIsRecvFits(t *testing.T) {
 	assert.True(t, ok, "a sum that counts none misjudges every WR")
 }
 
-// TestAnEmptyWRThatTookAMessageFarFromItsRoomIsRecvFitsToo: a WR of
-// num_sge 0 that took a 100-byte message is RECV-NUMSGE0's departure, one;
-// RECV-FIT (a sum of no SGEs gone wrong) fits too, with two, so that a
-// run whose other traces only RECV-FIT explains is blamed on it alone.
-func TestAnEmptyWRThatTookAMessageFarFromItsRoomIsRecvFitsToo(t *testing.T) {
-	ops := []Op{post(WR{ID: 1}), send(0, 100), Poll{}}
-	steps := trace(t, ops, map[int]Observation{1: {BadWR: -1, Peer: PeerOK},
-		2: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCSuccess, Opcode: WCRecv, ByteLen: 100}}}})
-	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleRecvNumSGE0}, nil)
-	require.True(t, ok)
-	assert.Equal(t, 1, n)
-	n, ok, _ = DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleRecvFit}, nil)
-	require.True(t, ok, "a sum of no SGEs gone wrong")
-	assert.Equal(t, 2, n)
-	d := Diagnose(Documented(), testCaps, nil, steps)
-	assert.Equal(t, []RuleID{RuleRecvNumSGE0}, d.Rules, "the one departure keeps the blame: %+v", d)
-}
-
 // TestAnEmptyWRThatTookOneByteIsAtRecvFitsBoundary: a WR of num_sge 0
 // that took a 1-byte message departs from RECV-NUMSGE0, and from RECV-FIT
 // with one departure, as any WR whose room is off by one: the boundary

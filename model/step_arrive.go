@@ -762,11 +762,6 @@ func (m *machine) fitOf(w WR, msg Message, rc bool) fit {
 		if f.need == f.room || f.need == f.room+1 {
 			flip = flip || m.may(RuleRecvFit)
 			m.stakeOn(RuleRecvFit)
-		} else if !flip && m.relaxedBroad(RuleRecvFit) && m.misjudgedFar(rc, f.oversize, 0) {
-			// A sum of no SGEs gone wrong (a count that underflows):
-			// RECV-FIT's far flip, as for any WR below.
-			flip, f.farFlip = true, true
-			m.depart(RuleRecvFit)
 		}
 		if flip {
 			f.oversize = !f.oversize
