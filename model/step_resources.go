@@ -548,12 +548,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		// count it holds, by no more than the posts showed it holds over
 		// (one, where they have not shown it).
 		m.slack = max(m.slack, over)
-	} else if int(newCap) < m.occupied() && got != nil && got.Errno == 0 && m.occupied()-len(m.queue) <= int(newCap) &&
-		m.leftOut(m.occupied()-int(newCap)) {
-		// POST-ORDER's departure adopted where it shows (leftOut): a
-		// device that took a resize below the WRs the model holds holds
-		// fewer, which posts that returned 0 left out of its queue.
-	} else if int(newCap) < m.occupied() {
+	} else if int(newCap) < m.occupied() && !m.resizeShowsLeftOut(newCap, got) {
 		if obs, err, done := m.resizeBelowCount(newCap, exact, got); done {
 			return obs, err
 		}
@@ -628,6 +623,15 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	m.wbWR, m.wbSGE, m.queryWR = 0, 0, 0
 	m.resizeReq, m.resizeShort = o.MaxWR, short
 	return m.plainResult(RuleResizeOptional, 0, got)
+}
+
+// resizeShowsLeftOut adopts POST-ORDER's departure where a resize to
+// newCap, below the slots the model holds, shows it (leftOut): a device
+// that took the resize holds fewer WRs, which posts that returned 0 left
+// out of its queue. It reports whether it adopted it.
+func (m *machine) resizeShowsLeftOut(newCap uint32, got *Observation) bool {
+	over := m.occupied() - int(newCap)
+	return got != nil && got.Errno == 0 && over <= len(m.queue) && m.leftOut(over)
 }
 
 // resizeUnsupported is a resize on a device or profile without it.
