@@ -58,7 +58,7 @@ func (c *checker) settle(fs []*failing) bool {
 			if len(f.diag.Rules) == 0 && !f.diag.Unexplained && last != nil {
 				// Consistent now: the set relaxed last explains it, with
 				// those relaxed before.
-				f.diag = chooseDiagnosis(f.diag, last, c.opts.Profile, c.caps, slices.Clone(c.relaxed[:len(c.relaxed)-len(last)]), f.tr)
+				f.diag = chooseDiagnosis(f.diag, last, c.opts.Profile, c.caps, slices.Clone(c.relaxed[:len(c.relaxed)-len(last)]), f.tr, c.work.Clock())
 				c.record(*f, last)
 				continue
 			}
@@ -101,7 +101,7 @@ func (c *checker) settle(fs []*failing) bool {
 				still = append(still, f)
 				continue
 			}
-			f.diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr)
+			f.diag = chooseDiagnosis(f.diag, set, c.opts.Profile, c.caps, c.relaxed, f.tr, c.work.Clock())
 			c.record(*f, set)
 		}
 		pending = still
@@ -236,7 +236,11 @@ func effortFor(budget time.Duration) model.Effort {
 // random cases take one budget, their shrinking about another, and the
 // diagnoses, at diagnosisRate, one and a half at most; a run that
 // reaches these is on a machine, or a trace, slower than that, and would
-// otherwise outrun runEnd.
+// otherwise outrun runEnd. A replay under way at a stop ends there, and
+// so do the replays around the diagnoses (the shrink's model check, the
+// departure steps and states that place and tell apart blame: Meter.Clock),
+// so that no single long replay of a relaxed model carries a run past
+// runEnd on a loaded machine.
 func pairsStop(budget time.Duration) time.Duration { return 13 * budget / 4 }
 
 // diagnosisStop: see pairsStop.
@@ -258,7 +262,7 @@ func setRank(set []model.RuleID) int {
 
 // chooseDiagnosis makes set the trace's diagnosis, keeping the others as
 // alternatives, and finds where the trace departs under it.
-func chooseDiagnosis(d model.Diagnosis, set []model.RuleID, p model.Profile, caps model.Caps, relaxed []model.RuleID, tr Trace) model.Diagnosis {
+func chooseDiagnosis(d model.Diagnosis, set []model.RuleID, p model.Profile, caps model.Caps, relaxed []model.RuleID, tr Trace, w *model.Meter) model.Diagnosis {
 	if slices.Equal(d.Rules, set) {
 		return d
 	}
@@ -269,7 +273,7 @@ func chooseDiagnosis(d model.Diagnosis, set []model.RuleID, p model.Profile, cap
 		}
 	}
 	d.Rules, d.Also = set, also
-	if k, ok := model.DepartureStep(p, caps, relaxed, tr.modelSteps(), set); ok {
+	if k, ok := model.DepartureStep(p, caps, relaxed, tr.modelSteps(), set, w); ok {
 		d.DepartedAt = k
 		if d.VisibleAt > 0 {
 			d.DepartedAt = min(k, d.VisibleAt) // no later than noticed
@@ -365,7 +369,7 @@ func (c *checker) unify() {
 	for i := range c.rep.Failures {
 		f := &c.rep.Failures[i]
 		f.Trace = c.explainedEvidence(f.Trace, set)
-		d := chooseDiagnosis(c.diagnoseAmong(f.Trace, nil, nil), set, c.opts.Profile, c.caps, nil, f.Trace)
+		d := chooseDiagnosis(c.diagnoseAmong(f.Trace, nil, nil), set, c.opts.Profile, c.caps, nil, f.Trace, c.work.Clock())
 		f.Rules, f.Rule, f.Trace.Diagnosis = set, best.rule, &d
 		f.Replay.Rule, f.Replay.Relaxed = best.rule, nil // the ops are the same: only evidence was cut
 	}
@@ -682,7 +686,7 @@ func (c *checker) minimizeOnce(f *Failure) map[int]Trace {
 			}
 		})
 		c.rep.StepsRun += len(tr.Steps)
-		ok := tr.Deviation != nil && replayOnModel(c.opts.Profile, c.caps, with, tr) == nil
+		ok := tr.Deviation != nil && replayOnModel(c.opts.Profile, c.caps, with, tr, c.work.Clock()) == nil
 		return tr, ok
 	}
 	ops := f.Trace.Ops()
@@ -714,7 +718,7 @@ func (c *checker) minimizeOnce(f *Failure) map[int]Trace {
 	if len(tr.Ops()) == len(f.Trace.Ops()) {
 		return passed // nothing could go (evidence steps do not count)
 	}
-	d := chooseDiagnosis(c.diagnoseAmong(tr, base, nil), f.Rules, c.opts.Profile, c.caps, base, tr)
+	d := chooseDiagnosis(c.diagnoseAmong(tr, base, nil), f.Rules, c.opts.Profile, c.caps, base, tr, c.work.Clock())
 	if was := f.Trace.Diagnosis; was != nil && len(was.Refuted) > 0 {
 		// What the device refuted stays refuted on the shorter trace.
 		d.Refuted = was.Refuted
@@ -746,8 +750,9 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 	}
 	base := f.Replay.Relaxed
 	steps := f.Trace.modelSteps()
+	clock := c.work.Clock()
 	refuted := func(set []model.RuleID) bool {
-		k, ok := model.DepartureStep(c.opts.Profile, c.caps, base, steps, set)
+		k, ok := model.DepartureStep(c.opts.Profile, c.caps, base, steps, set, clock)
 		if !ok || k > len(f.Trace.Ops()) {
 			return false
 		}
@@ -762,14 +767,14 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 			}
 			other := t.modelSteps()
 			if before == nil {
-				if before, ok = model.StateBefore(c.opts.Profile, c.caps, base, steps, k); !ok {
+				if before, ok = model.StateBefore(c.opts.Profile, c.caps, base, steps, k, clock); !ok {
 					return false
 				}
 			}
-			if s, ok := model.StateBefore(c.opts.Profile, c.caps, base, other, k-1); !ok || !slices.Equal(s, before) {
+			if s, ok := model.StateBefore(c.opts.Profile, c.caps, base, other, k-1, clock); !ok || !slices.Equal(s, before) {
 				continue // another state there: the departure need not come again
 			}
-			if !model.DepartureRecurs(c.opts.Profile, c.caps, base, steps, k, other, k-1, set) {
+			if !model.DepartureRecurs(c.opts.Profile, c.caps, base, steps, k, other, k-1, set, clock) {
 				return true
 			}
 		}
@@ -797,7 +802,7 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 	// is blamed on comes first.
 	slices.SortStableFunc(left, func(a, b []model.RuleID) int { return c.blamedElsewhere(f, b) - c.blamedElsewhere(f, a) })
 	old, set := f.Rules, left[0]
-	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace)
+	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
 	nd.Also = left[1:]
 	nd.Refuted = append(slices.Clone(d.Refuted), out...)
 	f.Trace.Diagnosis = &nd
@@ -877,16 +882,8 @@ func shortestPerRule(fs []Failure) []Failure {
 }
 
 // replayOnModel steps a model, with rules relaxed, through a trace's
-// recorded observations.
-func replayOnModel(p model.Profile, caps model.Caps, relaxed []model.RuleID, tr Trace) error {
-	m, err := model.NewRelaxed(p, caps, relaxed)
-	if err != nil {
-		return err
-	}
-	for _, s := range tr.Steps {
-		if err := m.Step(s.Op, s.obs); err != nil {
-			return err
-		}
-	}
-	return nil
+// recorded observations (model.Consistent): an error when it departs, or
+// when w stops the replay first (nil: never).
+func replayOnModel(p model.Profile, caps model.Caps, relaxed []model.RuleID, tr Trace, w *model.Meter) error {
+	return model.Consistent(p, caps, relaxed, tr.modelSteps(), w)
 }

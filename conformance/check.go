@@ -513,7 +513,7 @@ func declaredNotShown(p model.Profile, info drivers.Info, passing []Trace, relax
 		}
 		shown := false
 		for _, tr := range passing {
-			if replayOnModel(q, caps, relaxed, tr) != nil {
+			if replayOnModel(q, caps, relaxed, tr, nil) != nil {
 				shown = true
 				break
 			}

@@ -354,7 +354,7 @@ func narrow(p model.Profile, resolved map[string][]string) (model.Profile, []str
 // a deviation whatever the narrowed field holds.
 func refutes(rep *Report, p model.Profile, caps model.Caps) *Failure {
 	for i, f := range rep.Failures {
-		if replayOnModel(p, caps, f.Replay.Relaxed, f.Trace) == nil {
+		if replayOnModel(p, caps, f.Replay.Relaxed, f.Trace, nil) == nil {
 			return &rep.Failures[i]
 		}
 	}

@@ -49,7 +49,7 @@ func TestARunWithoutAStepRefutesARuleThatFitsAsWell(t *testing.T) {
 	require.Len(t, d.Rules, 1, "%+v", d)
 	require.Contains(t, d.Explains(), []model.RuleID{model.RuleModifyOnlyMasked}, "%+v", d)
 	require.Contains(t, d.Explains(), []model.RuleID{model.RuleDestroyBusy}, "%+v", d)
-	d = chooseDiagnosis(d, []model.RuleID{model.RuleModifyOnlyMasked}, p, caps, nil, tr)
+	d = chooseDiagnosis(d, []model.RuleID{model.RuleModifyOnlyMasked}, p, caps, nil, tr, nil)
 	tr.Diagnosis = &d
 	c.rep.Failures = []Failure{{Rule: model.RuleModifyOnlyMasked, Rules: []model.RuleID{model.RuleModifyOnlyMasked}, Trace: tr}}
 	c.rep.Broken = c.rep.Failures[0].Rules

@@ -172,10 +172,10 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 		return 0, err, nil, ruleSet{}
 	}
 	for i, s := range steps {
-		before, weight := len(m.cands), w.weightOf(m)
-		w.charge(before * weight)
-		err := m.advanceQuiet(s.Op, s.Obs)
-		w.charge((len(m.cands) - before) * weight) // the candidates a step made cost as those it took
+		err := m.advanceBy(s, w)
+		if errors.Is(err, errDiagnosisEffort) {
+			return i, err, nil, allRules
+		}
 		if err != nil {
 			if m.pruned && m.width < maxCandidates && i > past {
 				if w.pairsSpent() {
@@ -205,19 +205,31 @@ func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *Meter, count
 		if w.pairsSpent() {
 			return i, errDiagnosisEffort, nil
 		}
-		before, weight := len(m.cands), w.weightOf(m)
-		w.charge(before * weight)
-		err := m.advanceQuiet(s.Op, s.Obs)
-		w.charge((len(m.cands) - before) * weight)
-		if err != nil {
+		if err := m.advanceBy(s, w); err != nil {
 			return i, err, nil
 		}
 	}
 	return len(steps), nil, m.Faults(count...)
 }
 
-// errDiagnosisEffort ends a wide replay that ran past its allowance.
-var errDiagnosisEffort = errors.New("model: diagnosis effort spent during a wide replay")
+// advanceBy is advanceQuiet charging w for the step: the candidates the
+// model carries into it, and those it made, cost as those it took. Past
+// w's StopAt time for its Total the step is not taken and it fails with
+// errDiagnosisEffort: a replay under way stops where it is.
+func (m *Model) advanceBy(s Step, w *Meter) error {
+	if w.overdue() {
+		return errDiagnosisEffort
+	}
+	before, weight := len(m.cands), w.weightOf(m)
+	w.charge(before * weight)
+	err := m.advanceQuiet(s.Op, s.Obs)
+	w.charge((len(m.cands) - before) * weight)
+	return err
+}
+
+// errDiagnosisEffort ends a replay that ran past its allowance: a wide
+// one past the Pairs, any past the StopAt time for the Total.
+var errDiagnosisEffort = errors.New("model: diagnosis effort spent during a replay")
 
 // Effort bounds a diagnosis in work, not in time: in candidate steps,
 // one for each candidate the model carries into one step of a replay, or
@@ -278,6 +290,25 @@ func (w *Meter) readClock() {
 	w.pairsPast = !w.pairsAt.IsZero() && !now.Before(w.pairsAt)
 	w.totalPast = !w.totalAt.IsZero() && !now.Before(w.totalAt)
 }
+
+// Clock returns a Meter that bounds only by time: w's StopAt times, with
+// none of w's work spent or charged to it (nil for nil). The replays a run
+// makes around its diagnoses (DepartureStep, StateBefore,
+// DepartureRecurs, Consistent) take it: past the run's stops they end
+// where they are, and before them they leave the diagnoses' allowance as
+// it is.
+func (w *Meter) Clock() *Meter {
+	if w == nil {
+		return nil
+	}
+	c := &Meter{pairsAt: w.pairsAt, totalAt: w.totalAt}
+	c.readClock()
+	return c
+}
+
+// overdue reports whether w's StopAt time for its Total has passed (as
+// of the clock's last reading): no replay goes on then.
+func (w *Meter) overdue() bool { return w != nil && w.totalPast }
 
 // PairsLeft reports whether work is left before Effort.Pairs: what the
 // pair search, wide replays and a run's optional refinements may use.
@@ -524,9 +555,10 @@ var fieldOwnerRules = func() ruleSet {
 
 // DepartureStep returns the step (1-based) where the trace first departs
 // under the given rules relaxed (besides those already relaxed), and
-// whether the trace is consistent under them at all.
-func DepartureStep(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID) (int, bool) {
-	_, err, faults := replay(p, c, append(slices.Clone(relaxed), rules...), steps, rules...)
+// whether the trace is consistent under them at all. The replay charges
+// w (nil: unbounded); one that w stops is not consistent.
+func DepartureStep(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []RuleID, w *Meter) (int, bool) {
+	_, err, faults := replayPastBy(p, c, append(slices.Clone(relaxed), rules...), steps, 0, w, rules...)
 	if err != nil {
 		return 0, false
 	}
@@ -536,6 +568,23 @@ func DepartureStep(p Profile, c Caps, relaxed []RuleID, steps []Step, rules []Ru
 		}
 	}
 	return 0, false
+}
+
+// Consistent reports whether the model, with the rules relaxed, takes
+// every step of the trace, as Model.Step would, charging w (nil:
+// unbounded). The error is the first departure, or errDiagnosisEffort
+// where w stopped the replay before the trace's end.
+func Consistent(p Profile, c Caps, relaxed []RuleID, steps []Step, w *Meter) error {
+	m, err := NewRelaxed(p, c, relaxed)
+	if err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if err := m.advanceBy(s, w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // countIn counts the departures of the given rules.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"slices"
 )
 
@@ -10,8 +11,9 @@ import (
 // repeats. False when the replay fails before step k, or k is out of
 // range. Two traces with the same states before an operation are, to the
 // model, the same device at that point: what a deterministic device does
-// next there does not depend on which trace led to it.
-func StateBefore(p Profile, c Caps, relaxed []RuleID, steps []Step, k int) ([]uint64, bool) {
+// next there does not depend on which trace led to it. The replay charges
+// w (nil: unbounded); one that w stops is false.
+func StateBefore(p Profile, c Caps, relaxed []RuleID, steps []Step, k int, w *Meter) ([]uint64, bool) {
 	if k < 1 || k > len(steps)+1 {
 		return nil, false
 	}
@@ -20,7 +22,7 @@ func StateBefore(p Profile, c Caps, relaxed []RuleID, steps []Step, k int) ([]ui
 		return nil, false
 	}
 	for _, s := range steps[:k-1] {
-		if m.advanceQuiet(s.Op, s.Obs) != nil {
+		if m.advanceBy(s, w) != nil {
 			return nil, false
 		}
 	}
@@ -49,7 +51,10 @@ func StateBefore(p Profile, c Caps, relaxed []RuleID, steps []Step, k int) ([]ui
 // rule departs there again, the same way; where it does not, or the trace
 // that follows does not fit what the departure left, the rule is not what
 // broke.
-func DepartureRecurs(p Profile, c Caps, relaxed []RuleID, trace []Step, k int, other []Step, at int, rules []RuleID) bool {
+//
+// The replays charge w (nil: unbounded); where w stops them, it is true,
+// telling nothing.
+func DepartureRecurs(p Profile, c Caps, relaxed []RuleID, trace []Step, k int, other []Step, at int, rules []RuleID, w *Meter) bool {
 	if k < 1 || k > len(trace) || at < 1 || at > len(other) {
 		return true
 	}
@@ -64,7 +69,7 @@ func DepartureRecurs(p Profile, c Caps, relaxed []RuleID, trace []Step, k int, o
 		return true
 	}
 	for _, s := range trace[:k] {
-		if m.advanceQuiet(s.Op, s.Obs) != nil {
+		if m.advanceBy(s, w) != nil {
 			return true
 		}
 	}
@@ -78,7 +83,10 @@ func DepartureRecurs(p Profile, c Caps, relaxed []RuleID, trace []Step, k int, o
 		fp := cand.hashState(fingerprintSeed, true)
 		ok := true
 		for _, s := range trace[k:] {
-			if one.advanceQuiet(s.Op, s.Obs) != nil {
+			if err := one.advanceBy(s, w); err != nil {
+				if errors.Is(err, errDiagnosisEffort) {
+					return true
+				}
 				ok = false
 				break
 			}
@@ -95,8 +103,8 @@ func DepartureRecurs(p Profile, c Caps, relaxed []RuleID, trace []Step, k int, o
 		return true
 	}
 	for i, s := range other {
-		if o.advanceQuiet(s.Op, s.Obs) != nil {
-			return false
+		if err := o.advanceBy(s, w); err != nil {
+			return errors.Is(err, errDiagnosisEffort)
 		}
 		if i+1 != at {
 			continue
