@@ -1280,9 +1280,10 @@ func TestAWRIDTruncatedToZeroIsNotAnEmptySlot(t *testing.T) {
 
 // TestACompletionThatNeverCameIsBlamedOnTheRuleThatPromisedIt: three
 // messages each took a WR, and the poll lacks the middle one's
-// completion, then the last one's: the device lost them. A completion
-// that never comes departs from the rule that promised it, here
-// RECV-COMPLETION's for a message that fit.
+// completion, then the last one's, and a later poll returns nothing: the
+// device lost them. A completion that never comes departs from the rule
+// that promised it, here RECV-COMPLETION's for a message that fit; a
+// poll that held it back (POLL-MAX) would have returned it later.
 func TestACompletionThatNeverCameIsBlamedOnTheRuleThatPromisedIt(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -1302,7 +1303,7 @@ func TestACompletionThatNeverCameIsBlamedOnTheRuleThatPromisedIt(t *testing.T) {
 			for _, id := range tc.got {
 				cs = append(cs, Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 8})
 			}
-			steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: cs}})
+			steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: cs}}, Step{Op: Poll{}, Obs: Observation{BadWR: -1}})
 			d := Diagnose(Documented(), testCaps, nil, steps)
 			assert.Equal(t, []string{"RECV-COMPLETION"}, RuleNames(d.Rules), "diagnosis %+v", d)
 		})
@@ -1502,6 +1503,41 @@ func TestAPollPastNumEntriesIsPollMaxs(t *testing.T) {
 	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RulePollMax}, nil)
 	require.True(t, ok)
 	assert.Equal(t, 1, n)
+}
+
+// TestAPollThatReturnsTooFewIsPollMaxs: two completions due, a poll of
+// num_entries 2 returns the first only, and the next poll the second: a
+// poll returns the first num_entries the CQ holds (man ibv_poll_cq(3)),
+// so the short poll is POLL-MAX's departure, one that RECV-COMPLETION,
+// whose completion came after all, does not explain; so are polls of one
+// that return none, as long as the poll for all returns them. A
+// completion that a poll for all does not return, and no poll ever does,
+// is its own rule's to lose, not a poll's to hold.
+func TestAPollThatReturnsTooFewIsPollMaxs(t *testing.T) {
+	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
+	ops := []Op{post(wr(1), wr(2)), send(0, 8), send(0, 8)}
+	all := trace(t, append(ops, Poll{}), nil)
+	both := all[len(all)-1].Obs
+	require.Len(t, both.Completions, 2)
+	first := Observation{BadWR: -1, Completions: both.Completions[:1]}
+	second := Observation{BadWR: -1, Completions: both.Completions[1:]}
+	empty := Observation{BadWR: -1}
+	steps := trace(t, append(ops, Poll{Max: 2}, Poll{}), map[int]Observation{3: first, 4: second})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	require.NotEmpty(t, d.Explains(), "%+v", d)
+	assert.Equal(t, []RuleID{RulePollMax}, d.Rules, "%+v", d)
+	assert.NotContains(t, d.Explains(), []RuleID{RuleRecvCompletion}, "%+v", d)
+
+	// A device whose bound is one short returns nothing at every poll of
+	// one, and the poll for all returns what they held back.
+	oneShort := trace(t, append(ops, Poll{Max: 1}, Poll{Max: 1}, Poll{}), map[int]Observation{3: empty, 4: empty, 5: both})
+	d = Diagnose(Documented(), testCaps, nil, oneShort)
+	assert.Equal(t, []RuleID{RulePollMax}, d.Rules, "polls of one that return none: %+v", d)
+
+	never := trace(t, append(ops, Poll{Max: 2}, Poll{}, Poll{}), map[int]Observation{3: first, 4: empty, 5: empty})
+	d = Diagnose(Documented(), testCaps, nil, never)
+	require.NotEmpty(t, d.Explains(), "%+v", d)
+	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "a completion that never comes: %+v", d)
 }
 
 // TestAUDSumWrongForOneNumSGEIsRecvFits: on UD a fitting message into a

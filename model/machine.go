@@ -74,6 +74,9 @@ type cqe struct {
 	// scatterLost: a departure made a message fit that the WR cannot hold,
 	// so its bytes cannot all have landed.
 	scatterLost bool
+	// heldBack: a short poll left it in the CQ (a relaxed POLL-MAX): the
+	// next poll for all the CQ holds must return it.
+	heldBack bool
 	// stake lists the specific rules that governed this completion's
 	// fields (the GRH area of a UD message, a zero-length SGE, the fit
 	// boundary, a key, immediate data): a departure in any of its fields
@@ -653,7 +656,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	for _, e := range m.cq {
 		c := e.c
 		w(c.WRID, uint64(c.Status), uint64(c.Opcode), uint64(c.ByteLen), b(c.HasImm), uint64(c.Imm), uint64(c.QP),
-			uint64(e.allowed), b(e.holds), b(e.loose), b(e.another), b(e.scatterLost))
+			uint64(e.allowed), b(e.holds), b(e.loose), b(e.another), b(e.scatterLost), b(e.heldBack))
 		w(uint64(e.rule))
 	}
 	w(uint64(len(m.events)))
@@ -691,7 +694,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 // diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
 // keeps it in step with hashState.
 func (m *machine) stateWords() int {
-	n := 38 + 1 + len(m.recent) + 1 + 13*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n := 38 + 1 + len(m.recent) + 1 + 14*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
 	n++
 	for _, e := range m.queue {
 		n += 3 + 2*len(e.wr.SGEs)

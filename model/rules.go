@@ -174,7 +174,7 @@ var catalogue = []Rule{
 		srcMojoPost + ", DESCRIPTION (fetched in an atomic way); RUT srq_test multithreaded", KindDocumented, nil, Facts{Rank: 43, Workload: true}},
 	{RuleRecvCompletion, "A message that fits completes successfully with the WR's wr_id, the receiving QP and the message length.",
 		srcMojoPost + ", struct ibv_recv_wr (wr_id); man ibv_poll_cq(3)", KindDocumented, nil, Facts{Rank: 49, Workload: true}},
-	{RulePollMax, "A poll returns at most num_entries completions: the oldest ones, the rest stay in the CQ.",
+	{RulePollMax, "A poll returns the CQ's oldest completions: num_entries of them, or all it holds when fewer; the rest stay in the CQ.",
 		"man ibv_poll_cq(3), DESCRIPTION (returns the first num_entries, or all available when the CQ holds fewer)", KindDocumented, nil, Facts{Rank: 52}},
 	{RuleRecvImm, "A message with immediate data completes with IBV_WC_WITH_IMM and the sender's immediate.",
 		"man ibv_poll_cq(3), wc_flags; " + srcManPostSend + ", opcodes", KindDocumented, nil, Facts{Rank: 45, Workload: true}},

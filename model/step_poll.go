@@ -29,6 +29,9 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
 			n = len(cs)
 		}
+		if len(cs) < n && m.heldBack(len(cs), n, o.Max > 0) {
+			n = len(cs)
+		}
 		surplus := RuleRecvCompletion
 		if o.Max > 0 && len(cs) > o.Max && n == o.Max {
 			// More than num_entries asked for: POLL-MAX's departure.
@@ -129,6 +132,28 @@ func (m *machine) udTakenForEmpty(k, n int) bool {
 	m.fetched -= n - k
 	m.cq = append(slices.Clone(m.cq[:k]), m.cq[n:]...)
 	m.unfireLimit()
+	return true
+}
+
+// heldBack adopts, where POLL-MAX is relaxed, a poll that returned k
+// completions where it was due n (its num_entries, or all the CQ holds if
+// fewer): what it returned is checked as the CQ's first k, and the rest
+// stay in the CQ, in order, for a later poll. Each completion held back
+// is a departure. A poll with a bound (bounded) may hold back again what
+// an earlier one did (a device that miscounts num_entries does so at
+// every such poll); a poll for all the CQ holds must return it: a
+// completion that never comes is its own rule's to lose (lost), not a
+// poll's to hold.
+func (m *machine) heldBack(k, n int, bounded bool) bool {
+	m.touch(RulePollMax)
+	if !m.relaxedBroad(RulePollMax) || !bounded && slices.ContainsFunc(m.cq[k:n], func(e cqe) bool { return e.heldBack }) {
+		return false
+	}
+	m.cq = slices.Clone(m.cq) // the backing array is shared with other candidates
+	for i := k; i < n; i++ {
+		m.cq[i].heldBack = true
+		m.excuse(RulePollMax)
+	}
 	return true
 }
 
