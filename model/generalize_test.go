@@ -483,20 +483,6 @@ func TestAFailingListWhoseRestWasPostedIsBlamedOnPostOrder(t *testing.T) {
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
 
-// TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders: a WR that
-// has too many SGEs and meets a full queue, refused with EAGAIN (neither
-// check's errno), breaks the errno of a check, not POST-CHECK-ORDER, which
-// governs only which of ENOMEM and EINVAL comes.
-func TestAThirdErrnoForABadWRAtAFullQueueIsNotPostCheckOrders(t *testing.T) {
-	const eagain = 11
-	steps := trace(t, []Op{post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8)), post(WR{ID: 5, NumSGE: -1})}, map[int]Observation{
-		1: {Errno: eagain, BadWR: 0},
-	})
-	d := Diagnose(Documented(), testCaps, nil, steps)
-	require.Len(t, d.Rules, 1, "diagnosis %+v", d)
-	assert.Contains(t, []RuleID{RulePostFull, RulePostSGE}, d.Rules[0], "diagnosis %+v", d)
-}
-
 // TestUDFitsMisjudgedAlikeAreRecvFits: a UD device that counts none of a
 // WR's SGEs fails every message with a length error, seen only at the
 // poll. RECV-FIT explains the three as one way of the device's (a UD
@@ -1192,6 +1178,28 @@ func TestACheckOrderThatChangesIsBlamedOnPostCheckOrder(t *testing.T) {
 		map[int]Observation{1: {Errno: ENOMEM, BadWR: 0}, 3: {Errno: EINVAL, BadWR: 0}})
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostCheckOrder}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAThirdErrnoWhereBothChecksApplyIsPostCheckOrders: a WR with too
+// many SGEs meeting a full queue refused with ENOSPC, neither check's
+// errno, breaks POST-CHECK-ORDER, whose statement is the errno of a WR
+// that meets both checks; a full queue alone still gets ENOMEM, so it is
+// not POST-FULL's. A device that gives ENOSPC to a full queue alone as
+// well is POST-FULL's, for both (as faulty2's full-mid-list-eagain, with
+// EAGAIN, whose test this replaces: it held the third errno to be always
+// the first check's, even where nothing shows a full queue alone gets it).
+func TestAThirdErrnoWhereBothChecksApplyIsPostCheckOrders(t *testing.T) {
+	const enospc = 28
+	fill := post(wr(1, 8), wr(2, 8), wr(3, 8), wr(4, 8))
+	third := Observation{Errno: enospc, BadWR: 0}
+	steps := trace(t, []Op{fill, post(wr(5, 8)), post(wr(6, 8, 8, 8))},
+		map[int]Observation{1: {Errno: ENOMEM, BadWR: 0}, 2: third})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostCheckOrder}, d.Rules, "diagnosis %+v", d)
+	steps = trace(t, []Op{fill, post(wr(5, 8)), post(wr(6, 8, 8, 8))},
+		map[int]Observation{1: third, 2: third})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostFull}, d.Rules, "diagnosis %+v", d)
 }
 
 // TestADeviceWhoseCopiesHoldNothingIsBlamedOnPostCopy: a device that keeps
