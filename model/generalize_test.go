@@ -1548,6 +1548,22 @@ func TestAPollThatReturnsTooFewIsPollMaxs(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleRecvCompletion}, d.Rules, "a completion that never comes: %+v", d)
 }
 
+// TestExtraLimitEventsOfAnArmingBeforeARearmAreLimitOnces: an arming
+// fires as a fetch takes the count below it, and the SRQ is armed again
+// before the poll, which shows the event twice (a device that raises it
+// once per attached QP). The extra event is the fired arming's, which
+// LIMIT-ONCE governs, though the SRQ's arming now has not fired.
+func TestExtraLimitEventsOfAnArmingBeforeARearmAreLimitOnces(t *testing.T) {
+	ops := []Op{post(wr(1, 64), wr(2, 64)), Arm{Limit: 2}, send(0, 1), Arm{Limit: 1}, Poll{}}
+	right := trace(t, ops, nil)
+	got := right[len(right)-1].Obs
+	require.Equal(t, []Event{{Type: EventSRQLimitReached, QP: -1}}, got.Events)
+	got.Events = append(slices.Clone(got.Events), got.Events[0])
+	steps := trace(t, ops, map[int]Observation{4: got})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitOnce}, d.Rules, "%+v", d)
+}
+
 // TestAUDSumWrongForOneNumSGEIsRecvFits: on UD a fitting message into a
 // WR of two SGEs, far from the boundary, completes with a length error
 // (a sum that miscounts each SGE), and a later fitting message into a
