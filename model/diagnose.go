@@ -139,23 +139,14 @@ func (d *Deviation) Diagnose() Diagnosis {
 	return Diagnose(s.prof, s.caps, s.relaxed, s.steps.steps())
 }
 
-// replay steps a model relaxed in rules through steps. It returns the
-// number of steps that agreed, the error of the next one (nil when all
-// agreed), and the faults the model took.
-func replay(p Profile, c Caps, rules []RuleID, steps []Step, count ...RuleID) (int, error, []FaultUse) {
-	return replayPast(p, c, rules, steps, 0, count...)
-}
-
-// replayPast is replay, widening the beam only when the beam got past
-// step past (0-based) before it failed: a relaxation that does not even
-// get past the step where the trace first fails is not worth the wide
-// replay, whose cost grows with every fault point the rules open.
-func replayPast(p Profile, c Caps, rules []RuleID, steps []Step, past int, count ...RuleID) (int, error, []FaultUse) {
-	return replayPastBy(p, c, rules, steps, past, nil, count...)
-}
-
-// replayPastBy is replayPast charging its work to w (nil: unmetered):
-// once w's pair allowance is spent no wide replay starts (a replay that
+// replayPastBy steps a model relaxed in rules through steps. It returns
+// the number of steps that agreed, the error of the next one (nil when
+// all agreed), and the faults the model took. It widens the beam only
+// when the beam got past step past (0-based) before it failed: a
+// relaxation that does not even get past the step where the trace first
+// fails is not worth the wide replay, whose cost grows with every fault
+// point the rules open. It charges its work to w (nil: unmetered): once
+// w's pair allowance is spent no wide replay starts (a replay that
 // needed one fails with errDiagnosisEffort), and one under way stops
 // where it is, failing there with errDiagnosisEffort.
 func replayPastBy(p Profile, c Caps, rules []RuleID, steps []Step, past int, w *Meter, count ...RuleID) (int, error, []FaultUse) {
@@ -193,7 +184,7 @@ func replayConsulted(p Profile, c Caps, rules []RuleID, steps []Step, past int, 
 	return len(steps), nil, m.Faults(count...), m.consulted
 }
 
-// replayWide is replay keeping up to maxCandidates candidates; once w's
+// replayWide is replayPastBy keeping up to maxCandidates candidates; once w's
 // pair allowance is spent it stops where it is, failing there.
 func replayWide(p Profile, c Caps, rules []RuleID, steps []Step, w *Meter, count ...RuleID) (int, error, []FaultUse) {
 	m, err := NewRelaxed(p, c, rules)

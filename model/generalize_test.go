@@ -1482,17 +1482,26 @@ func TestARefusedDestroyThatDisarmsIsDestroyBusys(t *testing.T) {
 	assert.Equal(t, 2, n)
 }
 
+// twoCompletionsDue returns operations after which the CQ holds two
+// completions (two WRs posted, two messages to QP 0), and the poll for all
+// that returns both.
+func twoCompletionsDue(t *testing.T) ([]Op, Observation) {
+	t.Helper()
+	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
+	ops := []Op{post(wr(1), wr(2)), send(0, 8), send(0, 8)}
+	all := trace(t, append(ops, Poll{}), nil)
+	both := all[len(all)-1].Obs
+	require.Len(t, both.Completions, 2)
+	return ops, both
+}
+
 // TestAPollPastNumEntriesIsPollMaxs: a poll asked for one completion that
 // returns both the CQ holds departs from POLL-MAX alone, and the next poll,
 // finding the CQ empty, is no second departure. Without the rule the
 // trace is explained by no rule (the catch-all RECV-COMPLETION cannot
 // take a completion the model already holds).
 func TestAPollPastNumEntriesIsPollMaxs(t *testing.T) {
-	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
-	ops := []Op{post(wr(1), wr(2)), send(0, 8), send(0, 8)}
-	all := trace(t, append(ops, Poll{}), nil)
-	both := all[len(all)-1].Obs
-	require.Len(t, both.Completions, 2)
+	ops, both := twoCompletionsDue(t)
 	empty := Observation{BadWR: -1}
 	steps := trace(t, append(ops, Poll{Max: 1}, Poll{}), map[int]Observation{3: both, 4: empty})
 	m := New(Documented(), testCaps)
@@ -1522,11 +1531,7 @@ func TestAPollPastNumEntriesIsPollMaxs(t *testing.T) {
 // completion that a poll for all does not return, and no poll ever does,
 // is its own rule's to lose, not a poll's to hold.
 func TestAPollThatReturnsTooFewIsPollMaxs(t *testing.T) {
-	wr := func(id uint64) WR { return WR{ID: id, NumSGE: 1, SGEs: []SGE{{Length: 64}}} }
-	ops := []Op{post(wr(1), wr(2)), send(0, 8), send(0, 8)}
-	all := trace(t, append(ops, Poll{}), nil)
-	both := all[len(all)-1].Obs
-	require.Len(t, both.Completions, 2)
+	ops, both := twoCompletionsDue(t)
 	first := Observation{BadWR: -1, Completions: both.Completions[:1]}
 	second := Observation{BadWR: -1, Completions: both.Completions[1:]}
 	empty := Observation{BadWR: -1}

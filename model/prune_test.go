@@ -77,7 +77,7 @@ func TestPruningUnconsultedRulesChangesNoDiagnosis(t *testing.T) {
 				k = 4 + rng.IntN(len(steps)-4)
 				steps = steps[:k+1]
 				steps[k].Obs = perturb(rng, steps[k].Obs)
-				if _, err, _ := replay(p, testCaps, nil, steps); err != nil {
+				if _, err, _ := replayPastBy(p, testCaps, nil, steps, 0, nil); err != nil {
 					break
 				}
 			}
