@@ -47,12 +47,22 @@ var sets = map[string]func() []bug{
 		}
 		return out
 	},
+	"faulty4": func() []bug {
+		var out []bug
+		for _, b := range faulty2.Fourth() {
+			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
+		}
+		return out
+	},
 }
 
 // setSource names where set's bugs are defined, for a report's title.
 func setSource(set string) string {
-	if set == "faulty3" {
+	switch set {
+	case "faulty3":
 		return "drivers/faulty2, Third"
+	case "faulty4":
+		return "drivers/faulty2, Fourth"
 	}
 	return "drivers/" + set
 }

@@ -18,12 +18,17 @@
 // written in session 14 from the rule statements alone, not from any
 // diagnosis code, and is kept out of All.
 //
+// A fourth batch (bugs_fourth.go, Fourth, srqblame's -set faulty4) was
+// written in session 21 the same way, from the rule statements alone, one
+// bug a rule, and is kept out of All too.
+//
 // Every bug has a witness, a short hand-written script on which its
 // transcript differs from the plain emulator's (Transcript, Differs).
 //
-// Where to read: bug.go (Bug, All, Third, Select, ByName), wrap.go (the wrapper:
-// its shadow of the SRQ and the hooks a bug overrides), script.go (the
-// witness scripts and their transcripts), then the bugs by area:
-// bugs_post.go, bugs_attr.go (create, query, resize, destroy),
-// bugs_limit.go, bugs_qp.go, bugs_recv.go; the third batch in bugs_third.go.
+// Where to read: bug.go (Bug, All, Third, Fourth, Select, ByName), wrap.go
+// (the wrapper: its shadow of the SRQ and the hooks a bug overrides),
+// script.go (the witness scripts and their transcripts), then the bugs by
+// area: bugs_post.go, bugs_attr.go (create, query, resize, destroy),
+// bugs_limit.go, bugs_qp.go, bugs_recv.go; the third batch in
+// bugs_third.go and the fourth in bugs_fourth.go.
 package faulty2

@@ -11,13 +11,13 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// both returns the bugs of both batches, All then Third.
-func both() []Bug { return append(All(), Third()...) }
+// every returns the bugs of every batch: All, Third, then Fourth.
+func every() []Bug { return append(append(All(), Third()...), Fourth()...) }
 
-// TestEveryWitnessShowsItsBug wants each bug's witness transcript, of both
-// batches, to differ from the plain emulator's.
+// TestEveryWitnessShowsItsBug wants each bug's witness transcript, of every
+// batch, to differ from the plain emulator's.
 func TestEveryWitnessShowsItsBug(t *testing.T) {
-	for _, b := range both() {
+	for _, b := range every() {
 		at, plain, buggy := Differs(b, b.Witness)
 		if at < 0 {
 			t.Errorf("bug %s: witness transcript equals the emulator's, want a difference:\n%s", b.Name, strings.Join(plain, "\n"))
@@ -44,7 +44,7 @@ func TestSubtleBugsQuietOnTrivialRun(t *testing.T) {
 		t.Fatalf("the trivial run on the emulator completed nothing, want WRs 1 and 2 completed:\n%s", joined)
 	}
 	subtle := 0
-	for _, b := range both() {
+	for _, b := range every() {
 		if !b.Subtle {
 			continue
 		}
@@ -64,7 +64,7 @@ func TestSubtleBugsQuietOnTrivialRun(t *testing.T) {
 func TestWrapperWithoutBugIsTheEmulator(t *testing.T) {
 	none := Bug{Name: "none"}
 	scripts := []func(*Script){Trivial}
-	for _, b := range both() {
+	for _, b := range every() {
 		scripts = append(scripts, b.Witness)
 	}
 	for i, sc := range scripts {
@@ -135,18 +135,33 @@ func TestSelectAndByName(t *testing.T) {
 // three a rule, over at least 25 rules, with names unique across All and
 // Third; ByName finds them, and All holds none of them.
 func TestThirdLabelsAndNames(t *testing.T) {
-	third := Third()
+	checkBatch(t, "third", Third(), All(), 3, 25)
+}
+
+// TestFourthLabelsAndNames wants the same of the fourth batch, at most two
+// bugs a rule over at least 30 rules, with names unique across All, Third
+// and Fourth.
+func TestFourthLabelsAndNames(t *testing.T) {
+	checkBatch(t, "fourth", Fourth(), append(All(), Third()...), 2, 30)
+}
+
+// checkBatch wants batch to hold at least 30 bugs, each labelled with a
+// rule of the catalogue, described and witnessed, at most perRule a rule,
+// over at least minRules rules, sorted by rule and name, with names unique
+// across earlier and batch; ByName finds them.
+func checkBatch(t *testing.T, name string, batch, earlier []Bug, perRule, minRules int) {
+	t.Helper()
 	names := map[string]bool{}
-	for _, b := range All() {
+	for _, b := range earlier {
 		if names[b.Name] {
-			t.Errorf("bug name %q is used twice in All", b.Name)
+			t.Errorf("bug name %q is used twice before the %s batch", b.Name, name)
 		}
 		names[b.Name] = true
 	}
 	rules := map[string]int{}
-	for _, b := range third {
+	for _, b := range batch {
 		if names[b.Name] {
-			t.Errorf("third-batch bug name %q is already used", b.Name)
+			t.Errorf("%s-batch bug name %q is already used", name, b.Name)
 		}
 		names[b.Name] = true
 		if _, ok := model.RuleByID(b.Rule); !ok {
@@ -161,17 +176,17 @@ func TestThirdLabelsAndNames(t *testing.T) {
 		rules[b.Rule]++
 	}
 	for r, n := range rules {
-		if n > 3 {
-			t.Errorf("rule %s labels %d third-batch bugs, want at most 3", r, n)
+		if n > perRule {
+			t.Errorf("rule %s labels %d %s-batch bugs, want at most %d", r, n, name, perRule)
 		}
 	}
-	if len(third) < 30 || len(rules) < 25 {
-		t.Errorf("%d third-batch bugs over %d rules, want at least 30 over at least 25", len(third), len(rules))
+	if len(batch) < 30 || len(rules) < minRules {
+		t.Errorf("%d %s-batch bugs over %d rules, want at least 30 over at least %d", len(batch), name, len(rules), minRules)
 	}
-	for i := 1; i < len(third); i++ {
-		a, b := third[i-1], third[i]
+	for i := 1; i < len(batch); i++ {
+		a, b := batch[i-1], batch[i]
 		if a.Rule > b.Rule || a.Rule == b.Rule && a.Name > b.Name {
-			t.Errorf("Third() is not sorted by rule and name: %s %s before %s %s", a.Rule, a.Name, b.Rule, b.Name)
+			t.Errorf("the %s batch is not sorted by rule and name: %s %s before %s %s", name, a.Rule, a.Name, b.Rule, b.Name)
 		}
 	}
 }
