@@ -808,6 +808,20 @@ func TestALimitReadArmedAfterTheEventIsLimitAfterFire(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleLimitAfterFire}, d.Rules, "diagnosis %+v", d)
 }
 
+// TestALimitReadAsAnyValueAfterTheEventIsLimitAfterFire: srq_limit read
+// after the limit event as a value that is neither 0 nor the armed limit
+// (here the count of WRs left at the event) breaks LIMIT-AFTER-FIRE,
+// whose statement covers every read after the event, not QUERY-LIMIT: the
+// relaxation admits any read there, not the shapes foreseen.
+func TestALimitReadAsAnyValueAfterTheEventIsLimitAfterFire(t *testing.T) {
+	ops := []Op{post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 3}, Query{}, send(0, 8), Poll{}, Query{}}
+	steps := trace(t, ops, map[int]Observation{
+		5: {BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 2}},
+	})
+	d := DiagnoseBy(Documented(), testCaps, nil, steps, 0)
+	assert.Equal(t, []RuleID{RuleLimitAfterFire}, d.Rules, "diagnosis %+v", d)
+}
+
 // TestAnRTSQPThatTakesNoWRIsQPFetchStates: an RC QP brought back to RTS
 // from SQD that answers RNR to every message while a WR is queued breaks
 // QP-FETCH-STATES once (it takes no WR until its state changes), not
@@ -1011,6 +1025,22 @@ func TestAnExCreateRefusedFollowsFromRefusedCreates(t *testing.T) {
 	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with CREATE-ATTR adopted: diagnosis %+v, want the trace consistent", d)
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleCreateEx}, d.Rules, "alone: diagnosis %+v", d)
+}
+
+// TestAnExCreateWritingBackWrongSizesIsCreateExs: an ibv_create_srq_ex
+// that succeeds but writes back sizes CREATE-ATTR does not allow (here a
+// zeroed struct) is CREATE-EX's departure first, as a refused ex create is;
+// once CREATE-ATTR is adopted (plain creates write back the same), the ex
+// form's write-back is no second departure.
+func TestAnExCreateWritingBackWrongSizesIsCreateExs(t *testing.T) {
+	steps := []Step{{Op: CreateSRQ{MaxWR: 8, MaxSGE: 2, Variant: CreateEx}, Obs: Observation{BadWR: -1}}}
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleCreateEx}, d.Rules, "alone: diagnosis %+v", d)
+	d = Diagnose(Documented(), testCaps, []RuleID{RuleCreateAttr}, steps)
+	assert.True(t, len(d.Rules) == 0 && !d.Unexplained, "with CREATE-ATTR adopted: diagnosis %+v, want the trace consistent", d)
+	plain := []Step{{Op: CreateSRQ{MaxWR: 8, MaxSGE: 2}, Obs: Observation{BadWR: -1}}}
+	d = Diagnose(Documented(), testCaps, nil, plain)
+	assert.Equal(t, []RuleID{RuleCreateAttr}, d.Rules, "the plain form: diagnosis %+v", d)
 }
 
 // TestAResizeMisreportedIsBlamedOnItsResizeRule: a resize below the

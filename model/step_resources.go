@@ -191,7 +191,10 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		case uint64(a.MaxSGE) > mostHeld(o.MaxSGE, m.caps.MaxSRQSGE):
 			d = dev(RuleCreateAttr, "max_sge written back", fmt.Sprintf(">= %d and at most %d (max_srq_sge, or the request rounded up)", o.MaxSGE, mostHeld(o.MaxSGE, m.caps.MaxSRQSGE)), a.MaxSGE)
 		}
-		if d != nil && !m.excuse(RuleCreateAttr) {
+		if d != nil && o.Variant == CreateEx {
+			d.Rule = RuleCreateEx // the ex form writes back what the plain one would not
+		}
+		if d != nil && !m.excuse(d.Rule) && !(o.Variant == CreateEx && m.exWrittenBackAsPlain()) {
 			return obs, d
 		}
 		adopted = d != nil
@@ -243,6 +246,22 @@ func createRefusedRule(o CreateSRQ) RuleID {
 // limits, is CREATE-MAX's (createRefusedRule).
 func (m *machine) exRefusedAsPlain(got *Observation) bool {
 	if got == nil || got.Errno == 0 || got.Errno == EINVAL || !m.relaxedBroad(RuleCreateAttr) || !m.excuse(RuleCreateAttr) {
+		return false
+	}
+	m.depart(RuleCreateAttr)
+	return true
+}
+
+// exWrittenBackAsPlain reports whether sizes an ibv_create_srq_ex (BASIC)
+// wrote back that CREATE-ATTR does not allow are excused as the plain
+// create's departure: CREATE-ATTR governs what a create writes back, and
+// CREATE-EX promises only that the ex form makes what ibv_create_srq makes.
+// Like exRefusedAsPlain it counts as two departures (the ex form's sizes,
+// and the plain form's presumed the same), so that a trace showing only the
+// ex form's sizes wrong reads as CREATE-EX's, while a run whose plain
+// creates write back the same is CREATE-ATTR's alone.
+func (m *machine) exWrittenBackAsPlain() bool {
+	if !m.relaxedBroad(RuleCreateAttr) || !m.excuse(RuleCreateAttr) {
 		return false
 	}
 	m.depart(RuleCreateAttr)
@@ -370,10 +389,11 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		// The arm LIMIT-ARM's departure left undone has taken effect.
 		m.armed, m.limit, m.threshold, m.firesThisArming, m.armLate = true, a.SRQLimit, a.SRQLimit, 0, 0
 	}
-	if a.SRQLimit != m.limit && !m.armed && m.firesThisArming > 0 && (a.SRQLimit == 0 || a.SRQLimit == m.threshold) &&
+	if a.SRQLimit != m.limit && !m.armed && m.firesThisArming > 0 &&
 		m.relaxedBroad(RuleLimitAfterFire) && m.excuse(RuleLimitAfterFire) {
-		// After the limit event srq_limit read the armed value, or 0,
-		// not what the model held: LIMIT-AFTER-FIRE governs that read,
+		// After the limit event srq_limit read what the model did not
+		// hold (the armed value, 0, the count left at the event, any
+		// value): LIMIT-AFTER-FIRE governs every read after the event,
 		// whenever it comes (before the event was polled, or after).
 		return *got, nil
 	}
