@@ -483,6 +483,38 @@ func TestAFailingListWhoseRestWasPostedIsBlamedOnPostOrder(t *testing.T) {
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
 
+// TestAFailingListThatLostTheLastOfItsPrefixIsBlamedOnPostOrder: a list
+// that fails at its third WR (EINVAL) while the device's error path took
+// back the second WR too (posted before it, so it must stay posted) is
+// POST-ORDER's departure, though the first WR stayed: the relaxation
+// admits any tail of the prefix lost at each failing list, not only the
+// whole prefix (one WR left out alone explains one such list, not two).
+func TestAFailingListThatLostTheLastOfItsPrefixIsBlamedOnPostOrder(t *testing.T) {
+	steps := trace(t, []Op{post(wr(1, 8), wr(2, 8), WR{ID: 3, NumSGE: -1}), send(0, 1), send(0, 1), Poll{}, post(wr(5, 8)), send(0, 0), Poll{}}, map[int]Observation{
+		0: {Errno: EINVAL, BadWR: 2},
+		1: {BadWR: -1}, 2: {BadWR: -1, Peer: PeerRNR},
+		3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+		6: {BadWR: -1, Completions: []Completion{{WRID: 5, QP: 0, Opcode: WCRecv}}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+	// Relaxed alone, POST-ORDER explains the failure up to the RNR, as a
+	// run's unify asks of it.
+	checked := steps[:len(steps)-4]
+	n, ok, _ := DeparturesWithin(Documented(), testCaps, nil, checked, []RuleID{RulePostOrder}, nil)
+	assert.True(t, ok && n > 0, "POST-ORDER alone: %d departures, consistent %v; want consistent with a departure", n, ok)
+	// Two such lists, each losing the last WR of its prefix and keeping
+	// the first: POST-ORDER alone explains both.
+	bad := WR{ID: 9, NumSGE: -1}
+	twice := trace(t, []Op{post(wr(1, 8), wr(2, 8), bad), post(wr(4, 8), wr(5, 8), bad), send(0, 1), send(0, 1), send(0, 1), Poll{}}, map[int]Observation{
+		0: {Errno: EINVAL, BadWR: 2}, 1: {Errno: EINVAL, BadWR: 2},
+		2: {BadWR: -1}, 3: {BadWR: -1}, 4: {BadWR: -1, Peer: PeerRNR},
+		5: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}, {WRID: 4, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+	})
+	_, ok, _ = DeparturesWithin(Documented(), testCaps, nil, twice, []RuleID{RulePostOrder}, nil)
+	assert.True(t, ok, "two lists each losing the last of its prefix: want POST-ORDER alone to explain them")
+}
+
 // TestUDFitsMisjudgedAlikeAreRecvFits: a UD device that counts none of a
 // WR's SGEs fails every message with a length error, seen only at the
 // poll. RECV-FIT explains the three as one way of the device's (a UD

@@ -78,8 +78,9 @@ func (m *machine) post(o Post, got *Observation) (Observation, error) {
 
 func errnoIs(got, want int) bool { return got == want || got == -want }
 
-// dropsPrefix reports whether a failing list's prefix is dropped with it:
-// a relaxed POST-ORDER device may do so from its first failing list on.
+// dropsPrefix reports whether a failing list's prefix is dropped with it
+// (relaxed broad, the last WRs of it, as many as each list chooses): a
+// relaxed POST-ORDER device may do so from its first failing list on.
 func (m *machine) dropsPrefix() bool { return m.order() == orderDropsPrefix }
 
 // postsSuffix reports whether the valid WRs after a failing list's
@@ -386,8 +387,14 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 	}
 	if i > 0 && m.dropsPrefix() {
 		// The failing list's prefix was dropped with it (what of it
-		// the queue still holds: a departure may have taken some).
-		k := min(queued, len(m.queue))
+		// the queue still holds: a departure may have taken some), or,
+		// relaxed broad, the last k WRs of it, any k from none to all,
+		// at each failing list: an error path that takes back too many.
+		k := queued
+		if queued > 0 && m.relaxedBroad(RulePostOrder) {
+			k = queued - m.branch(queued+1)
+		}
+		k = min(k, len(m.queue))
 		m.queue = clip(m.queue[:len(m.queue)-k]) // clipped: clones share what lies past it
 		m.posted -= k
 	}
