@@ -14,6 +14,15 @@
 //	srqmutants [-seeds 1,2,3] [-budget 5s] [-sample N] [-parallel 2]
 //	           [-format md|json] [-o FILE] [-scripts 2000] [-steps 80]
 //	           [-mutants ID,ID]
+//	srqmutants -review VERDICTS.json -report SWEEP.json
+//
+// With -review it sweeps nothing: it compares the blame of a sweep report
+// (-format json) with an independent reviewer's verdicts on some of its
+// mutants (a JSON list of {id, observable, broken, primary, primary_tie,
+// why}: the rules whose statements the mutant breaks, and the one a
+// driver author should be told of) and prints how the caught runs' blame
+// meets the label, the reviewer's primary rule and the rules the reviewer
+// found broken (review.go).
 //
 // Bad flags: one line on stderr, exit 2. A sweep that cannot run (the
 // generator or the unmutated runner failing) exits 1. Interrupted
@@ -21,6 +30,7 @@
 // are no failure: the command measures.
 //
 // Where to read: main.go (flags and run), sweep.go (generate, build,
-// run each mutant and search witnesses), figures.go (the report). The
+// run each mutant and search witnesses), figures.go (the report),
+// review.go (-review). The
 // runner it builds is cmd/srqmutants/runner.
 package main

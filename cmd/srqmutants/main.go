@@ -27,6 +27,9 @@ type options struct {
 	cfg    config
 	format string
 	out    string
+	// review and report, set together, ask for the comparison of a
+	// sweep report with a reviewer's verdicts (review.go), not a sweep.
+	review, report string
 }
 
 // usageText is -h's answer: the usage, for standard output.
@@ -55,6 +58,8 @@ func parseFlags(args []string) (options, error) {
 	scripts := fs.Int("scripts", 2000, "witness scripts per mutant no seed catches")
 	steps := fs.Int("steps", 80, "random steps per witness script")
 	only := fs.String("mutants", "", "comma-separated mutant IDs to sweep (default: all, or the sample)")
+	reviewFile := fs.String("review", "", "compare a sweep report (-report) with a reviewer's verdicts in FILE, and sweep nothing")
+	reportFile := fs.String("report", "", "the sweep report (-format json) that -review compares")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, helpRequest(fs)
@@ -64,7 +69,10 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	o := options{format: *format, out: *out, cfg: config{Budget: *budget, Sample: *sample, Parallel: *parallel, Scripts: *scripts, Steps: *steps}}
+	if (*reviewFile == "") != (*reportFile == "") {
+		return options{}, fmt.Errorf("-review %q -report %q: want both or neither", *reviewFile, *reportFile)
+	}
+	o := options{format: *format, out: *out, review: *reviewFile, report: *reportFile, cfg: config{Budget: *budget, Sample: *sample, Parallel: *parallel, Scripts: *scripts, Steps: *steps}}
 	for _, s := range strings.Split(*seeds, ",") {
 		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 		if err != nil || n == 0 {
@@ -100,6 +108,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "srqmutants: %v\n", err)
 		return 2
+	}
+	if o.review != "" {
+		f, err := review(o.report, o.review)
+		if err != nil {
+			fmt.Fprintf(stderr, "srqmutants: -review: %v\n", err)
+			return 2
+		}
+		writeReview(stdout, f)
+		return 0
 	}
 	rep, err := sweepAll(ctx, o.cfg, stderr)
 	if rep == nil {
