@@ -515,6 +515,28 @@ func TestAFailingListThatLostTheLastOfItsPrefixIsBlamedOnPostOrder(t *testing.T)
 	assert.True(t, ok, "two lists each losing the last of its prefix: want POST-ORDER alone to explain them")
 }
 
+// TestACallThatChangedWhatItPromisedToLeaveIsBlamedOnThatCall: a limit
+// modify after which query reads max_sge 1 and WRs of two SGEs are refused
+// with EINVAL changed max_sge, which its mask did not name: one departure
+// of MODIFY-ONLY-MASKED, not POST-SGE at every refused post and QUERY-ATTR.
+// A destroy refused with EBUSY after which every post fails left the SRQ
+// not working as before: one departure of DESTROY-BUSY, not POST-SGE at
+// every post.
+func TestACallThatChangedWhatItPromisedToLeaveIsBlamedOnThatCall(t *testing.T) {
+	attr := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1, SRQLimit: 1}}
+	steps := trace(t, []Op{Arm{Limit: 1}, Query{}, post(wr(1, 8, 8)), post(wr(2, 8, 8)), post(wr(3, 8))}, map[int]Observation{
+		1: attr, 2: {Errno: EINVAL, BadWR: 0}, 3: {Errno: EINVAL, BadWR: 0},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "max_sge changed by a limit modify: diagnosis %+v", d)
+
+	steps = trace(t, []Op{DestroySRQ{}, post(wr(1, 8)), post(wr(2, 8)), post(wr(3, 8))}, map[int]Observation{
+		1: {Errno: EINVAL, BadWR: 0}, 2: {Errno: EINVAL, BadWR: 0}, 3: {Errno: EINVAL, BadWR: 0},
+	})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleDestroyBusy}, d.Rules, "posts refused after a refused destroy: diagnosis %+v", d)
+}
+
 // TestUDFitsMisjudgedAlikeAreRecvFits: a UD device that counts none of a
 // WR's SGEs fails every message with a length error, seen only at the
 // poll. RECV-FIT explains the three as one way of the device's (a UD

@@ -143,6 +143,13 @@ type machine struct {
 	// what follows a disarm, so one limit event may come at any fetch
 	// until the SRQ is armed again.
 	looseDisarm bool
+	// sgeLoose says a modify, under a relaxed MODIFY-ONLY-MASKED,
+	// changed max_sge too: maxSGE is what the device last showed of it
+	// (a query, a post it refused or took), not what it was created with.
+	sgeLoose bool
+	// dying says a destroy refused under a relaxed DESTROY-BUSY left
+	// the SRQ not working as before: it may refuse any post.
+	dying bool
 
 	threshold uint32 // the count below which an armed limit fires
 	// limitFree says a relaxed LIMIT-BOUND took an arm above the bound:
@@ -640,7 +647,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.capPinned), uint64(m.beforeRTRWays), uint64(m.udFitFlip)|uint64(uint8(m.udFitSGEs))<<8, b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm), b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm)|b(m.sgeLoose)<<1|b(m.dying)<<2, b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))

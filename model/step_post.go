@@ -237,6 +237,7 @@ func (m *machine) postStopAt(n int, got *Observation) (int, error) {
 // queue full for it, or naming an invalid key.
 type wrClass struct {
 	bad, full, invalidKey bool
+	numSGE                int // the WR's num_sge
 }
 
 // classifyWR classifies one WR of a post, of which the device took
@@ -282,7 +283,7 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 	if invalidKey {
 		m.touch(RulePostNoKeyCheck)
 	}
-	return wrClass{bad: bad, full: full, invalidKey: invalidKey}, nil
+	return wrClass{bad: bad, full: full, invalidKey: invalidKey, numSGE: w.NumSGE}, nil
 }
 
 // postTaken checks WR i of a post, which the device took: only a relaxed
@@ -290,6 +291,9 @@ func (m *machine) classifyWR(w WR, taken bool, got *Observation, notReady bool) 
 // relaxed POST-FULL device holds more: the model learns how many).
 func (m *machine) postTaken(o Post, got *Observation, i int, c wrClass) error {
 	w := o.WRs[i]
+	if c.bad && m.sgeLoose && w.NumSGE > int(m.maxSGE) && w.NumSGE <= int(m.caps.MaxSRQSGE) {
+		c.bad, m.maxSGE = false, uint32(w.NumSGE) // the modify raised max_sge: it holds this many
+	}
 	if c.bad && !m.excuse(RulePostSGE) {
 		return dev(RulePostSGE, "result", fmt.Sprintf("EINVAL with bad_wr=%d (wr%d)", i, w.ID), got.Describe(o))
 	}
@@ -335,8 +339,18 @@ func (m *machine) refusals(got *Observation, c *wrClass, notReady bool) []refusa
 		// It holds more, and refused the WR as bad only.
 		rs = append(rs, refusal{RulePostFull, func() { c.full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
 	}
+	if !c.bad && m.sgeLoose && c.numSGE > 0 && errnoIs(got.Errno, EINVAL) {
+		// A modify changed max_sge (MODIFY-ONLY-MASKED's departure,
+		// counted there): the device holds fewer SGEs than this WR's.
+		rs = append(rs, refusal{0, func() { c.bad, m.maxSGE = true, uint32(c.numSGE-1) }, false})
+	}
 	if !c.bad && m.relaxed(RulePostSGE) {
 		rs = append(rs, refusal{RulePostSGE, func() { c.bad = true }, false})
+	}
+	if m.dying {
+		// A refused destroy left the SRQ not working (DESTROY-BUSY's
+		// departure, counted there): it may refuse any post.
+		rs = append(rs, refusal{0, nil, true})
 	}
 	if notReady && m.relaxed(RulePostAnyState) && m.refusedForState() {
 		rs = append(rs, refusal{RulePostAnyState, nil, true})

@@ -134,6 +134,11 @@ func (m *machine) destroySRQ(got *Observation) (Observation, error) {
 	m.destroyed = obs.Errno == 0
 	if got != nil && obs.Errno != 0 {
 		m.failedTouched(RuleDestroyBusy)
+		if !m.dying && m.relaxedBroad(RuleDestroyBusy) && m.may(RuleDestroyBusy) {
+			// Refused, but the SRQ does not keep working as before:
+			// the destroy went part of the way, and posts may fail.
+			m.dying = true
+		}
 	}
 	return obs, nil
 }
@@ -332,6 +337,10 @@ func (m *machine) query(got *Observation) (Observation, error) {
 			m.touch(RuleModifyOnlyMasked)
 		}
 	}
+	if m.sgeLoose && a.MaxSGE != m.maxSGE && a.MaxSGE <= m.caps.MaxSRQSGE {
+		// What the modify that changed max_sge left it at: pinned now.
+		m.maxSGE, m.sgeLoose = a.MaxSGE, false
+	}
 	switch {
 	case a.MaxWR < m.capacity && m.capRaisedTo == m.capacity && a.MaxWR >= m.capRaisedFrom &&
 		m.relaxedBroad(RulePostFull) && m.excuse(RulePostFull):
@@ -506,12 +515,17 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		}
 		return m.plainResult(RuleLimitArm, 0, got)
 	}
-	if got != nil && !refusedArmed && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
+	if got != nil && !refusedArmed && m.relaxedBroad(RuleModifyOnlyMasked) {
 		// MODIFY-ONLY-MASKED governs what a modify leaves alone: this
-		// arm touched max_wr too. The SRQ holds some other number of
-		// WRs, at least those it holds; the next query or ENOMEM says
-		// which.
-		m.capacity, m.capExact = uint32(m.occupied()), false
+		// arm touched max_wr, or max_sge, too. The SRQ holds some other
+		// number of WRs, at least those it holds, or of SGEs a WR: the
+		// next query, ENOMEM or EINVAL says which.
+		switch m.choose(RuleModifyOnlyMasked, 3) {
+		case 1:
+			m.capacity, m.capExact = uint32(m.occupied()), false
+		case 2:
+			m.sgeLoose = true
+		}
 	}
 	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
 	m.looseDisarm = false
