@@ -653,6 +653,9 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		// cached attributes, limit bit set): armed again at it.
 		m.armed, m.limit, m.firesThisArming = true, m.threshold, 0
 	}
+	if !m.sgeLoose && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
+		m.sgeLoose = true // the resize touched max_sge too: learnt as after an arm that did
+	}
 	m.resized = true
 	m.wbWR, m.wbSGE, m.queryWR = 0, 0, 0
 	m.resizeReq, m.resizeShort = o.MaxWR, short
