@@ -107,6 +107,22 @@ func genCase(t *rapid.T, s *session, maxSteps int) {
 		variant = model.CreateEx
 	}
 	s.do(model.CreateSRQ{MaxWR: maxWR, MaxSGE: maxSGE, Limit: limit, Variant: variant})
+	if intRange(0, 3).Draw(t, "srq_first?") == 0 {
+		// Applications post to an SRQ, and arm it, before they make its
+		// QPs: a driver may route an SRQ verb through a QP's context,
+		// and lose it while none is attached.
+		for range intRange(1, 4).Draw(t, "srq_first") {
+			v := s.view()
+			switch intRange(0, 2).Draw(t, "srq_first_kind") {
+			case 0:
+				genPost(t, s, v)
+			case 1:
+				genArm(t, s, v)
+			default:
+				s.do(model.Query{})
+			}
+		}
+	}
 	nqp := intRange(1, 4).Draw(t, "qps")
 	for i := range nqp {
 		s.do(model.CreateQP{Type: drawQPType(t, info, "ud")})
@@ -133,15 +149,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 	qp := live[intRange(0, len(live)-1).Draw(t, "qp")]
 	switch kind {
 	case kindPost:
-		n := intRange(1, 4).Draw(t, "list")
-		if intRange(0, 5).Draw(t, "flood?") == 0 {
-			n = int(v.Capacity) - v.Occupied + intRange(0, 2).Draw(t, "over")
-		}
-		ws := make([]model.WR, max(n, 1))
-		for i := range ws {
-			ws[i] = genWR(t, s, v)
-		}
-		s.post(ws...)
+		genPost(t, s, v)
 	case kindArrive:
 		genArrival(t, s, v, qp)
 	case kindPoll:
@@ -149,8 +157,7 @@ func genStep(t *rapid.T, s *session, kind int) {
 	case kindQuery:
 		s.do(model.Query{})
 	case kindArm:
-		c := uint32(v.Outstanding)
-		s.do(model.Arm{Limit: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity, v.Capacity + 1}).Draw(t, "limit")})
+		genArm(t, s, v)
 	case kindModify:
 		if v.FillingAny[qp] {
 			s.do(model.ModifyQP{QP: qp, State: model.Err}) // valid whether or not it is filling
@@ -278,6 +285,27 @@ func drawQPType(t *rapid.T, info drivers.Info, label string) model.QPType {
 }
 
 // liveQPs lists the QPs of v not destroyed, in order.
+// genPost posts a list of random WRs, some long enough to meet a full
+// queue.
+func genPost(t *rapid.T, s *session, v model.View) {
+	n := intRange(1, 4).Draw(t, "list")
+	if intRange(0, 5).Draw(t, "flood?") == 0 {
+		n = int(v.Capacity) - v.Occupied + intRange(0, 2).Draw(t, "over")
+	}
+	ws := make([]model.WR, max(n, 1))
+	for i := range ws {
+		ws[i] = genWR(t, s, v)
+	}
+	s.post(ws...)
+}
+
+// genArm arms the SRQ at a limit around the outstanding count or the
+// capacity, or disarms it (limit 0).
+func genArm(t *rapid.T, s *session, v model.View) {
+	c := uint32(v.Outstanding)
+	s.do(model.Arm{Limit: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity, v.Capacity + 1}).Draw(t, "limit")})
+}
+
 func liveQPs(v model.View) []int {
 	live := make([]int, 0, len(v.QPTypes))
 	for q := range v.QPTypes {

@@ -519,7 +519,7 @@ func TestAFailingListThatLostTheLastOfItsPrefixIsBlamedOnPostOrder(t *testing.T)
 // modify after which query reads max_sge 1 and WRs of two SGEs are refused
 // with EINVAL changed max_sge, which its mask did not name: one departure
 // of MODIFY-ONLY-MASKED, not POST-SGE at every refused post and QUERY-ATTR;
-// so too after a resize. A destroy refused with EBUSY after which every post fails left the SRQ
+// so too after a resize or a disarm. A destroy refused with EBUSY after which every post fails left the SRQ
 // not working as before: one departure of DESTROY-BUSY, not POST-SGE at
 // every post.
 func TestACallThatChangedWhatItPromisedToLeaveIsBlamedOnThatCall(t *testing.T) {
@@ -534,6 +534,11 @@ func TestACallThatChangedWhatItPromisedToLeaveIsBlamedOnThatCall(t *testing.T) {
 	})
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "max_sge changed by a resize: diagnosis %+v", d)
+	steps = trace(t, []Op{Arm{Limit: 0}, post(wr(1, 8, 8)), post(wr(2, 8, 8)), post(wr(3, 8))}, map[int]Observation{
+		1: {Errno: EINVAL, BadWR: 0}, 2: {Errno: EINVAL, BadWR: 0},
+	})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleModifyOnlyMasked}, d.Rules, "max_sge changed by a disarm: diagnosis %+v", d)
 
 	steps = trace(t, []Op{DestroySRQ{}, post(wr(1, 8)), post(wr(2, 8)), post(wr(3, 8))}, map[int]Observation{
 		1: {Errno: EINVAL, BadWR: 0}, 2: {Errno: EINVAL, BadWR: 0}, 3: {Errno: EINVAL, BadWR: 0},

@@ -418,6 +418,27 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	return *got, nil
 }
 
+// modifyTouched is what MODIFY-ONLY-MASKED, relaxed broad, admits of a
+// modify that succeeded: it touched an attribute its mask did not name,
+// max_wr (where wr says the mask did not name it) or max_sge. The SRQ
+// then holds some other number of WRs, at least those it holds, or of
+// SGEs a WR (sgeLoose): the next query, ENOMEM or EINVAL says which.
+func (m *machine) modifyTouched(wr bool) {
+	if !m.relaxedBroad(RuleModifyOnlyMasked) {
+		return
+	}
+	ways := 2
+	if wr {
+		ways = 3
+	}
+	switch m.choose(RuleModifyOnlyMasked, ways) {
+	case 1:
+		m.sgeLoose = true
+	case 2:
+		m.capacity, m.capExact = uint32(m.occupied()), false
+	}
+}
+
 func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	m.limitFree = false
 	if o.Limit == 0 {
@@ -441,6 +462,9 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 			// Relaxed, LIMIT-DISARM admits a limit event after the
 			// disarm, at whatever level the device left armed.
 			m.looseDisarm = m.relaxedBroad(RuleLimitDisarm) // a refused disarm returned above
+		}
+		if got != nil && got.Errno == 0 {
+			m.modifyTouched(true)
 		}
 		return m.plainResult(RuleLimitDisarm, 0, got)
 	}
@@ -515,17 +539,8 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		}
 		return m.plainResult(RuleLimitArm, 0, got)
 	}
-	if got != nil && !refusedArmed && m.relaxedBroad(RuleModifyOnlyMasked) {
-		// MODIFY-ONLY-MASKED governs what a modify leaves alone: this
-		// arm touched max_wr, or max_sge, too. The SRQ holds some other
-		// number of WRs, at least those it holds, or of SGEs a WR: the
-		// next query, ENOMEM or EINVAL says which.
-		switch m.choose(RuleModifyOnlyMasked, 3) {
-		case 1:
-			m.capacity, m.capExact = uint32(m.occupied()), false
-		case 2:
-			m.sgeLoose = true
-		}
+	if got != nil && !refusedArmed {
+		m.modifyTouched(true)
 	}
 	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
 	m.looseDisarm = false
@@ -653,9 +668,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 		// cached attributes, limit bit set): armed again at it.
 		m.armed, m.limit, m.firesThisArming = true, m.threshold, 0
 	}
-	if !m.sgeLoose && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
-		m.sgeLoose = true // the resize touched max_sge too: learnt as after an arm that did
-	}
+	m.modifyTouched(false) // max_wr is the resize's own
 	m.resized = true
 	m.wbWR, m.wbSGE, m.queryWR = 0, 0, 0
 	m.resizeReq, m.resizeShort = o.MaxWR, short
