@@ -38,6 +38,7 @@ const (
 	featUnder
 	featExact
 	featOver
+	featNoQP
 )
 
 // featureTracker counts features in one session.
@@ -86,6 +87,9 @@ func (f *featureTracker) observe(op model.Op, before model.View, got model.Obser
 		}
 		if got.Errno == 0 {
 			f.limit = o.Limit
+			if noQPAttached(before) {
+				f.hit(featNoQP)
+			}
 		}
 	case model.Poll:
 		for _, e := range got.Events {
@@ -124,6 +128,9 @@ func (f *featureTracker) observePost(o model.Post, before model.View, got model.
 	taken := len(o.WRs)
 	if got.Errno != 0 && got.BadWR >= 0 {
 		taken = got.BadWR
+	}
+	if taken > 0 && noQPAttached(before) {
+		f.hit(featNoQP)
 	}
 	f.postedIn += taken
 	if !f.wrapped && before.Capacity > 0 && f.postedIn > int(before.Capacity) {
@@ -175,3 +182,14 @@ func (f *featureTracker) observeArrive(o model.Arrive, before model.View) {
 
 // hit counts one occurrence of feature i.
 func (f *featureTracker) hit(i int) { f.counts[FeatureNames[i]]++ }
+
+// noQPAttached reports whether no QP of the view is attached: none made,
+// or every one destroyed.
+func noQPAttached(v model.View) bool {
+	for q := range v.QPTypes {
+		if q >= len(v.QPGone) || !v.QPGone[q] {
+			return false
+		}
+	}
+	return true
+}

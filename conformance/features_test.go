@@ -27,7 +27,12 @@ func TestFeatureTrackerCountsWhatItNames(t *testing.T) {
 	f.observe(model.ModifyQP{QP: 0, State: model.SQD}, up, ok)
 	f.observe(model.ModifyQP{QP: 0, State: model.RTS}, up, ok)
 	f.observe(model.Arrive{QP: 0, Msg: model.Message{Opcode: model.Send, Len: 7}}, up, ok)
+	none := model.View{QPStates: []model.QPState{model.RTS}, QPTypes: []model.QPType{model.RC}, QPGone: []bool{true}, Capacity: 4}
+	f.observe(model.Post{WRs: make([]model.WR, 1)}, none, ok)
+	f.observe(model.Arm{Limit: 2}, none, ok)
+	f.observe(model.Post{WRs: make([]model.WR, 1)}, none, model.Observation{Errno: model.EINVAL, BadWR: 0})
 	assert.Equal(t, map[string]int{
+		FeatureNames[featNoQP]:        2, // a post and an arm with the only QP gone; the refused post is none
 		FeatureNames[featRevived]:     2, // traffic after the QP came back up (SQD -> RTS keeps it so)
 		FeatureNames[featExact]:       1, // 8 bytes into an 8-byte head WR
 		FeatureNames[featUnder]:       1, // 7 bytes
@@ -39,7 +44,7 @@ func TestFeatureTrackerCountsWhatItNames(t *testing.T) {
 		FeatureNames[featRearmedSame]: 1, // with the value that fired
 		FeatureNames[featResumed]:     1, // traffic after SQD -> RTS
 	}, f.counts)
-	assert.Len(t, FeatureNames, featOver+1, "a feature constant per name")
+	assert.Len(t, FeatureNames, featNoQP+1, "a feature constant per name")
 }
 
 func TestEveryReportCountsFeatures(t *testing.T) {

@@ -42,4 +42,6 @@ var Features = []Feature{
 	{"message one byte under the head WR", "Length checks at the fit boundary, with the UD GRH area counted."},
 	{"message exactly the head WR", "As above: exactly the WR's size, the case a strict comparison refuses."},
 	{"message one byte over the head WR", "As above: one byte over, the case a loose comparison accepts."},
+	{"SRQ posted to or armed with no QP attached",
+		"Applications post and arm before they make the SRQ's QPs, and again after they destroy them: a driver that routes an SRQ verb through an attached QP's context, or counts attached QPs, loses it while none is attached."},
 }
