@@ -74,7 +74,13 @@ func newExecutor(dev drivers.Device, opts Options) *executor {
 	case x.info.Synchronous:
 		x.wait, x.settle, x.bound, x.recheck = 0, 0, 0, 0
 		if opts.OpTimeout > 0 {
-			x.guard = newSyncGuard(syncBound(opts))
+			var deadline time.Time
+			if opts.Duration > 0 {
+				// A little past runEnd, when the run has ended its
+				// last shrink and writes its report.
+				deadline = time.Now().Add(runEnd(opts.Duration) + opts.Duration/8)
+			}
+			x.guard = newSyncGuard(syncBound(opts), deadline)
 		}
 	case x.settle == 0:
 		// On rxe a message's completion and events exist before the ACK

@@ -153,3 +153,40 @@ func TestADriverPanicIsAHarnessError(t *testing.T) {
 		t.Error("the partial report holds no steps")
 	}
 }
+
+// TestASlowCallInFlightAtTheRunsDeadlineStopsTheRun: a synchronous
+// driver's call still in flight past the run's deadline is given up on,
+// though it has not run for the guard's bound (an hour here): a driver
+// whose calls each take seconds cannot carry a run past its end. The
+// report says the run's time ran out with the call in flight.
+func TestASlowCallInFlightAtTheRunsDeadlineStopsTheRun(t *testing.T) {
+	x := &executor{guard: newSyncGuard(time.Hour, time.Now().Add(200*time.Millisecond))}
+	defer x.guard.release()
+	release := make(chan struct{})
+	defer close(release)
+	done := make(chan bool, 1)
+	go func() {
+		done <- x.guarded(func() { x.guard.call("arrive qp0 SEND len=0", func() { <-release }) })
+	}()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("guarded returned true for a call still in flight past the deadline")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the call in flight past the deadline was not given up on within a minute")
+	}
+	if want := "arrive qp0 SEND len=0 before the run's time ran out"; !strings.Contains(x.hung, want) {
+		t.Errorf("x.hung = %q, want it to contain %q", x.hung, want)
+	}
+
+	// Without a deadline, the same call is given up on only past the bound.
+	y := &executor{guard: newSyncGuard(time.Hour, time.Time{})}
+	defer y.guard.release()
+	go func() { y.guarded(func() { y.guard.call("arrive", func() { <-release }) }) }()
+	select {
+	case <-y.guard.stuck:
+		t.Error("a guard with no deadline gave up on a call long before its bound")
+	case <-time.After(time.Second):
+	}
+}

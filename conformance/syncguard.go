@@ -29,7 +29,18 @@ type syncGuard struct {
 	seq   atomic.Uint64
 	stuck chan struct{} // closed by the watchdog when a call overran bound
 	stop  chan struct{}
+	// deadline, when set, is when the run must be done: past it the
+	// watchdog looks every lateTick and gives up on any call in flight
+	// at two looks running (pastEnd, then set, is read only once stuck
+	// is closed), so that a driver whose calls each take seconds, none
+	// past bound, cannot carry the run past it by more than a tick.
+	deadline time.Time
+	pastEnd  bool
 }
+
+// lateTick is how often the watchdog looks past the run's deadline: the
+// emulator's calls take microseconds, a slow driver's seconds.
+const lateTick = 50 * time.Millisecond
 
 const abandoned = 1 << 63
 
@@ -39,7 +50,8 @@ const abandoned = 1 << 63
 // emulator's calls take microseconds; a busy machine under the race
 // detector does not make one take seconds. A hang met as late as two
 // and a half budgets into a run (shrinking, diagnosing) still ends the
-// run within four.
+// run within four; a driver whose calls each take seconds, none past the
+// bound, is stopped at the run's deadline (newSyncGuard).
 func syncBound(opts Options) time.Duration {
 	b := opts.ShrinkTime
 	if opts.Duration > 0 {
@@ -48,9 +60,10 @@ func syncBound(opts Options) time.Duration {
 	return min(max(b, 5*time.Second), opts.OpTimeout)
 }
 
-// newSyncGuard starts the guard's watchdog; release stops it.
-func newSyncGuard(bound time.Duration) *syncGuard {
-	g := &syncGuard{bound: bound, stuck: make(chan struct{}), stop: make(chan struct{})}
+// newSyncGuard starts the guard's watchdog, with the run's deadline (zero:
+// none); release stops it.
+func newSyncGuard(bound time.Duration, deadline time.Time) *syncGuard {
+	g := &syncGuard{bound: bound, stuck: make(chan struct{}), stop: make(chan struct{}), deadline: deadline}
 	go g.watch()
 	return g
 }
@@ -61,18 +74,27 @@ func newSyncGuard(bound time.Duration) *syncGuard {
 func (g *syncGuard) watch() {
 	t := time.NewTicker(g.bound / 4)
 	defer t.Stop()
+	var late <-chan time.Time
+	if !g.deadline.IsZero() {
+		lt := time.NewTimer(time.Until(g.deadline))
+		defer lt.Stop()
+		late = lt.C
+	}
 	var seen uint64
 	var since time.Time
 	for {
 		select {
 		case <-g.stop:
 			return
+		case <-late:
+			late, g.pastEnd = nil, true
+			t.Reset(lateTick)
 		case now := <-t.C:
 			s := g.seq.Load()
 			switch {
 			case s%2 == 0 || s != seen:
 				seen, since = s, now
-			case now.Sub(since) >= g.bound && g.seq.CompareAndSwap(s, s|abandoned):
+			case (now.Sub(since) >= g.bound || g.pastEnd) && g.seq.CompareAndSwap(s, s|abandoned):
 				close(g.stuck)
 				return
 			}
@@ -133,6 +155,9 @@ func (x *executor) guarded(body func()) bool {
 		return true
 	case <-x.guard.stuck:
 		x.hung = fmt.Sprintf("%v within %v", x.guard.what, x.guard.bound)
+		if x.guard.pastEnd {
+			x.hung = fmt.Sprintf("%v before the run's time ran out (it was still in flight then)", x.guard.what)
+		}
 		return false
 	}
 }
