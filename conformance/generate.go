@@ -284,7 +284,6 @@ func drawQPType(t *rapid.T, info drivers.Info, label string) model.QPType {
 	return model.RC
 }
 
-// liveQPs lists the QPs of v not destroyed, in order.
 // genPost posts a list of random WRs, some long enough to meet a full
 // queue.
 func genPost(t *rapid.T, s *session, v model.View) {
@@ -306,6 +305,7 @@ func genArm(t *rapid.T, s *session, v model.View) {
 	s.do(model.Arm{Limit: rapid.SampledFrom([]uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity, v.Capacity + 1}).Draw(t, "limit")})
 }
 
+// liveQPs lists the QPs of v not destroyed, in order.
 func liveQPs(v model.View) []int {
 	live := make([]int, 0, len(v.QPTypes))
 	for q := range v.QPTypes {

@@ -199,7 +199,7 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		if d != nil && o.Variant == CreateEx {
 			d.Rule = RuleCreateEx // the ex form writes back what the plain one would not
 		}
-		if d != nil && !m.excuse(d.Rule) && !(o.Variant == CreateEx && m.exWrittenBackAsPlain()) {
+		if d != nil && !m.excuse(d.Rule) && !(o.Variant == CreateEx && m.exAsPlain()) {
 			return obs, d
 		}
 		adopted = d != nil
@@ -240,32 +240,24 @@ func createRefusedRule(o CreateSRQ) RuleID {
 }
 
 // exRefusedAsPlain reports whether a refused ibv_create_srq_ex (BASIC,
-// within the device's limits) is excused as the plain create's departure:
-// CREATE-ATTR governs whether a create within the limits succeeds, and
-// CREATE-EX promises only that the ex form makes what ibv_create_srq
-// makes, so a device that refuses every create is one departure of
-// CREATE-ATTR. It counts as two (the ex form refused, and the plain form
-// presumed refused too), so that a trace showing only the ex form refused
-// reads as CREATE-EX's first, while a run whose plain creates are refused
-// as well is CREATE-ATTR's alone. EINVAL, the errno of a create above the
-// limits, is CREATE-MAX's (createRefusedRule).
+// within the device's limits) is excused as the plain create's departure
+// (exAsPlain): a device that refuses every create is one departure of
+// CREATE-ATTR. EINVAL, the errno of a create above the limits, is
+// CREATE-MAX's (createRefusedRule).
 func (m *machine) exRefusedAsPlain(got *Observation) bool {
-	if got == nil || got.Errno == 0 || got.Errno == EINVAL || !m.relaxedBroad(RuleCreateAttr) || !m.excuse(RuleCreateAttr) {
-		return false
-	}
-	m.depart(RuleCreateAttr)
-	return true
+	return got != nil && got.Errno != 0 && got.Errno != EINVAL && m.exAsPlain()
 }
 
-// exWrittenBackAsPlain reports whether sizes an ibv_create_srq_ex (BASIC)
-// wrote back that CREATE-ATTR does not allow are excused as the plain
-// create's departure: CREATE-ATTR governs what a create writes back, and
-// CREATE-EX promises only that the ex form makes what ibv_create_srq makes.
-// Like exRefusedAsPlain it counts as two departures (the ex form's sizes,
-// and the plain form's presumed the same), so that a trace showing only the
-// ex form's sizes wrong reads as CREATE-EX's, while a run whose plain
-// creates write back the same is CREATE-ATTR's alone.
-func (m *machine) exWrittenBackAsPlain() bool {
+// exAsPlain reports whether what an ibv_create_srq_ex (BASIC) did that
+// CREATE-EX does not allow (refused, or sizes written back that CREATE-ATTR
+// does not allow) is excused as the plain create's departure: CREATE-ATTR
+// governs whether a create within the limits succeeds and what it writes
+// back, and CREATE-EX promises only that the ex form makes what
+// ibv_create_srq makes. It counts as two departures (the ex form's, and
+// the plain form's presumed the same), so that a trace showing only the ex
+// form's reads as CREATE-EX's, while a run whose plain creates do the same
+// is CREATE-ATTR's alone.
+func (m *machine) exAsPlain() bool {
 	if !m.relaxedBroad(RuleCreateAttr) || !m.excuse(RuleCreateAttr) {
 		return false
 	}

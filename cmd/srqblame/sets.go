@@ -33,27 +33,18 @@ var sets = map[string]func() []bug{
 		}
 		return out
 	},
-	"faulty2": func() []bug {
-		var out []bug
-		for _, b := range faulty2.All() {
-			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
-		}
-		return out
-	},
-	"faulty3": func() []bug {
-		var out []bug
-		for _, b := range faulty2.Third() {
-			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
-		}
-		return out
-	},
-	"faulty4": func() []bug {
-		var out []bug
-		for _, b := range faulty2.Fourth() {
-			out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
-		}
-		return out
-	},
+	"faulty2": func() []bug { return fromFaulty2(faulty2.All()) },
+	"faulty3": func() []bug { return fromFaulty2(faulty2.Third()) },
+	"faulty4": func() []bug { return fromFaulty2(faulty2.Fourth()) },
+}
+
+// fromFaulty2 makes bugs of a batch of drivers/faulty2.
+func fromFaulty2(bs []faulty2.Bug) []bug {
+	out := make([]bug, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, bug{Name: b.Name, Rule: b.Rule, Description: b.Description, driver: b.Driver})
+	}
+	return out
 }
 
 // setSource names where set's bugs are defined, for a report's title.
