@@ -550,15 +550,10 @@ func genArrival(t *rapid.T, s *session, v model.View, qp int) {
 	if op == model.CmpSwap || op == model.FetchAdd {
 		n = 8
 	}
-	// An RC write-with-immediate that meets an empty SRQ is refused (RNR)
-	// on its last packet, after the responder took the others; the responder
-	// then waits for that packet's retry, and the peer, reset instead, can
-	// send nothing new (IBTA: RNR NAKs a send's first or a write's last
-	// packet). Such a message stays within one packet (the path MTU).
-	if typ == model.RC && op == model.WriteImm && (v.Outstanding == 0 || v.SRQError) && info.MaxUDMessage > 0 {
-		n = min(n, uint64(info.MaxUDMessage))
-	}
 	msg := model.Message{Opcode: op, Len: uint32(n), Imm: rapid.Uint32().Draw(t, "imm")}
+	if stallsResponder(info, v, qp, msg) {
+		msg.Len = info.MaxUDMessage // one packet: see stallsResponder
+	}
 	// (In RTR or RTS only: a device whose departure from QP-FETCH-STATES
 	// the run adopted may not fetch in SQD or SQE.)
 	st := v.QPStates[qp]

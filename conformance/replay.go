@@ -112,9 +112,16 @@ func (rf *ReplayFile) ProfileOf() (model.Profile, error) {
 	return model.EmbeddedProfile("replay file", rf.Profile, rf.ProfileFile)
 }
 
+// ErrStepNotMade is wrapped by Replay's error when a step of the trace is
+// one the harness cannot make on the device (the verb is unsupported, a
+// QP it needs was not created, or the step would test the harness, not
+// the device); the trace up to that step is returned with it.
+var ErrStepNotMade = errors.New("cannot be made")
+
 // Replay re-runs a saved trace on the device drv opens, with the rules in
 // relaxed adopted from the device, and returns the new trace: a failing one,
-// diagnosed, when the deviation reproduces.
+// diagnosed, when the deviation reproduces. A step that cannot be made
+// ends it with an error wrapping ErrStepNotMade.
 func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model.Profile, relaxed []model.RuleID, ops []model.Op, opts Options) (tr Trace, err error) {
 	opts.Profile = p
 	opts.defaults()
@@ -133,14 +140,19 @@ func Replay(ctx context.Context, drv drivers.Driver, cfg drivers.Config, p model
 	}()
 	x = newExecutor(dev, opts)
 	defer x.guard.release()
+	var skip string
 	if !x.guarded(func() {
-		tr, _, _ = run(ctx, p, relaxed, x, func(s *session) {
+		tr, skip, _ = run(ctx, p, relaxed, x, func(s *session) {
 			for _, op := range ops {
 				s.do(op)
 			}
 		})
 	}) {
 		return Trace{}, harness("the driver did not return from %s: it hangs", x.hung)
+	}
+	if skip != "" && !tr.Failed() {
+		n := min(len(tr.Steps), len(ops)-1)
+		return tr, fmt.Errorf("replay: step %d (%s) %w on this %s device: %s", n+1, ops[n], ErrStepNotMade, drv.Name(), skip)
 	}
 	if tr.Deviation != nil {
 		d := tr.diagnose(p, capsOf(x.info), relaxed)
