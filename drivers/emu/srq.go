@@ -778,17 +778,29 @@ func (s *srq) scatter(w wqe, msg drivers.Message, grh uint64) string {
 		offs[k].off += l
 		pos += n
 	}
+	// Room first, then the bytes. Unzeroed where it reuses room: scatter
+	// reads back only the bytes it has just written. For the same reason
+	// a buffer too small is replaced, not grown, before anything is
+	// written: growing copies and clears it in calls the Go runtime cannot
+	// preempt, which for an SGE of gigabytes stall every goroutine, the
+	// run's watchdog among them, for seconds; a new one is cleared in
+	// preemptible chunks, if at all.
 	for _, p := range places {
 		if p.key < 0 || p.key >= len(s.regions) {
 			continue
 		}
 		r := &s.regions[p.key]
 		if end := p.off + p.n; uint64(len(r.buf)) < end {
-			// Unzeroed where it reuses room: scatter reads back only
-			// the bytes it has just written.
-			r.buf = slices.Grow(r.buf, int(end)-len(r.buf))[:end]
+			if uint64(cap(r.buf)) < end {
+				r.buf = make([]byte, end)
+			}
+			r.buf = r.buf[:end]
 		}
-		fillStream(r.buf[p.off:p.off+p.n], p.pos, grh, msg.Pattern)
+	}
+	for _, p := range places {
+		if p.key >= 0 && p.key < len(s.regions) {
+			fillStream(s.regions[p.key].buf[p.off:p.off+p.n], p.pos, grh, msg.Pattern)
+		}
 	}
 	var got uint64
 	for _, p := range places {
