@@ -392,8 +392,8 @@ func cmUnmade(st model.QPState) bool { return st == model.Reset || st == model.I
 
 // stallsResponder says whether msg, arriving at qp, is an RC RDMA Write
 // with Immediate longer than one packet (the path MTU, Info.MaxUDMessage)
-// that some candidate of v has meet an SRQ with no WR to give, or one in
-// error. The responder takes the message's first packets and refuses
+// that would, in some candidate state of v, meet an SRQ with no WR to
+// give, or one in error. The responder takes the message's first packets and refuses
 // the last with an RNR NAK (an RNR NAK answers a Send's first packet or
 // a Write with Immediate's last: InfiniBand Architecture Specification,
 // volume 1, chapter 9, receiver not ready), then waits for that packet's
