@@ -36,6 +36,7 @@ var sets = map[string]func() []bug{
 	"faulty2": func() []bug { return fromFaulty2(faulty2.All()) },
 	"faulty3": func() []bug { return fromFaulty2(faulty2.Third()) },
 	"faulty4": func() []bug { return fromFaulty2(faulty2.Fourth()) },
+	"faulty5": func() []bug { return fromFaulty2(faulty2.Fifth()) },
 }
 
 // fromFaulty2 makes bugs of a batch of drivers/faulty2.
@@ -54,6 +55,8 @@ func setSource(set string) string {
 		return "drivers/faulty2, Third"
 	case "faulty4":
 		return "drivers/faulty2, Fourth"
+	case "faulty5":
+		return "drivers/faulty2, Fifth"
 	}
 	return "drivers/" + set
 }

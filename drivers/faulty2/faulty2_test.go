@@ -11,8 +11,8 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// every returns the bugs of every batch: All, Third, then Fourth.
-func every() []Bug { return append(append(All(), Third()...), Fourth()...) }
+// every returns the bugs of every batch: All, Third, Fourth, then Fifth.
+func every() []Bug { return append(append(append(All(), Third()...), Fourth()...), Fifth()...) }
 
 // TestEveryWitnessShowsItsBug wants each bug's witness transcript, of every
 // batch, to differ from the plain emulator's.
@@ -143,6 +143,13 @@ func TestThirdLabelsAndNames(t *testing.T) {
 // and Fourth.
 func TestFourthLabelsAndNames(t *testing.T) {
 	checkBatch(t, "fourth", Fourth(), append(All(), Third()...), 2, 30)
+}
+
+// TestFifthLabelsAndNames wants the same of the fifth batch, at most two
+// bugs a rule over at least 30 rules, with names unique across All, Third,
+// Fourth and Fifth.
+func TestFifthLabelsAndNames(t *testing.T) {
+	checkBatch(t, "fifth", Fifth(), append(append(All(), Third()...), Fourth()...), 2, 30)
 }
 
 // checkBatch wants batch to hold at least 30 bugs, each labelled with a
