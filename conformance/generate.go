@@ -176,7 +176,9 @@ func genStep(t *rapid.T, s *session, kind int) {
 		s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom(model.QPStates).Draw(t, "state")})
 	case kindResize:
 		c := uint32(v.Occupied)
-		sizes := []uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity * 2, 1}
+		// Around the count, and past the device's max_srq_wr: a bound a
+		// device may check at one resize and not at the next.
+		sizes := []uint32{0, max(c, 1) - 1, c, c + 1, v.Capacity * 2, 1, info.MaxSRQWR + 1}
 		if v.Armed && v.Limit > 1 {
 			sizes = append(sizes, v.Limit-1) // below the armed limit
 		}

@@ -302,7 +302,9 @@ func refused(errno int) Observation { return Observation{Errno: errno, BadWR: -1
 // advertises resize, a resize above max_srq_wr refused with ENOMEM, or
 // one to exactly the outstanding count or to max_srq_wr refused with
 // EINVAL (a check placed one off), breaks the bound or count check, not
-// RESIZE-OPTIONAL (whose relaxation would explain any refusal).
+// RESIZE-OPTIONAL (whose relaxation would explain any refusal). Refused
+// as not supported (EOPNOTSUPP), out of bounds or below the count, it
+// breaks RESIZE-OPTIONAL: that answer says resize does not work.
 func TestAResizeRefusedWithAnotherErrnoIsBlamedOnItsCheck(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -314,6 +316,10 @@ func TestAResizeRefusedWithAnotherErrnoIsBlamedOnItsCheck(t *testing.T) {
 		{"at max_srq_wr, EINVAL", []Op{Resize{MaxWR: testCaps.MaxSRQWR}}, map[int]Observation{0: refused(EINVAL)}, RuleResizeBounds},
 		{"below the count, ENOMEM", []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(ENOMEM)}, RuleResizeBelowCount},
 		{"at the count, EINVAL", []Op{post(wr(1, 8), wr(2, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(EINVAL)}, RuleResizeBelowCount},
+		{"above max_srq_wr, EOPNOTSUPP", []Op{Resize{MaxWR: testCaps.MaxSRQWR + 1}}, map[int]Observation{0: refused(EOPNOTSUPP)}, RuleResizeOptional},
+		{"below the count, EOPNOTSUPP", []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(EOPNOTSUPP)}, RuleResizeOptional},
+		{"after a resize that worked, above max_srq_wr, EOPNOTSUPP", []Op{Resize{MaxWR: 8}, Resize{MaxWR: testCaps.MaxSRQWR + 1}}, map[int]Observation{1: refused(EOPNOTSUPP)}, RuleResizeOptional},
+		{"after a resize that worked, below the count, EOPNOTSUPP", []Op{Resize{MaxWR: 8}, post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{2: refused(EOPNOTSUPP)}, RuleResizeOptional},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Diagnose(Documented(), testCaps, nil, trace(t, c.ops, c.got))

@@ -605,6 +605,7 @@ func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
 	if int(o.MaxWR) < m.occupied() {
 		m.touch(RuleResizeBelowCount)
 		if errnoDiffers(0, got) && m.excuse(RuleResizeBelowCount) {
+			m.unsupportedCountsTwice(RuleResizeBelowCount, got)
 			return *got, nil // refused for the request, not the rounded size
 		}
 	}
@@ -693,10 +694,34 @@ func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation
 	return obs, err
 }
 
+// unsupportedAnswer reports whether RESIZE-OPTIONAL, relaxed, explains a
+// resize a device that advertises resize refused as not supported
+// (EOPNOTSUPP): that answer is about whether resize works, what
+// RESIZE-OPTIONAL governs, whatever the request, out of bounds or below
+// the count included. Nothing changes.
+func (m *machine) unsupportedAnswer(got *Observation) bool {
+	return got != nil && m.caps.Resize && errnoIs(got.Errno, EOPNOTSUPP) && m.relaxed(RuleResizeOptional) && m.excuse(RuleResizeOptional)
+}
+
+// unsupportedCountsTwice records a second departure of rule, the bound or
+// count check that excused got, where got refused the resize as not
+// supported (EOPNOTSUPP) on a device that advertises resize: that answer
+// is about whether resize works, what RESIZE-OPTIONAL governs whatever
+// the request, so alone it stays RESIZE-OPTIONAL's.
+func (m *machine) unsupportedCountsTwice(rule RuleID, got *Observation) {
+	if got != nil && m.caps.Resize && errnoIs(got.Errno, EOPNOTSUPP) {
+		m.depart(rule)
+	}
+}
+
 // resizeOutOfBounds is a resize to 0 or past max_srq_wr.
 func (m *machine) resizeOutOfBounds(o Resize, got *Observation) (Observation, error) {
 	m.touch(RuleResizeBounds)
+	if m.unsupportedAnswer(got) {
+		return *got, nil
+	}
 	if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBounds) {
+		m.unsupportedCountsTwice(RuleResizeBounds, got)
 		if got.Errno == 0 {
 			// Accepted out of bounds: what it holds now is unknown, at
 			// least what it holds, and a query may report the request
@@ -727,7 +752,11 @@ func (m *machine) resizeBelowCount(newCap uint32, exact bool, got *Observation) 
 	if !exact && got != nil && got.Errno == 0 {
 		return Observation{}, nil, false
 	}
+	if m.unsupportedAnswer(got) {
+		return *got, nil, true
+	}
 	if got != nil && got.Errno != EINVAL && m.excuse(RuleResizeBelowCount) {
+		m.unsupportedCountsTwice(RuleResizeBelowCount, got)
 		if got.Errno != 0 {
 			return *got, nil, true // refused with another errno: nothing changes
 		}
