@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -655,6 +656,7 @@ func (c *checker) shrinkFor() time.Duration {
 // relaxed as well. The result is 1-minimal: no single step can go. Every
 // attempt runs on the device; the attempts stop at the shrink budget.
 func (c *checker) minimize(f *Failure) {
+	defer c.preferSpecific(f)
 	without := c.minimizeOnce(f)
 	// Each move of the blame may let steps go that only the rules first
 	// blamed needed, and the shorter trace tell apart more: a few rounds.
@@ -805,6 +807,57 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
 	nd.Also = left[1:]
 	nd.Refuted = append(slices.Clone(d.Refuted), out...)
+	f.Trace.Diagnosis = &nd
+	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
+	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
+	c.reblame(old, set)
+	return true
+}
+
+// preferSpecific moves the blame of f, a minimized counterexample blamed
+// on a catch-all rule (model.Generic), to the first set of as many rules
+// with fewer catch-alls that explains its trace, evidence included, with
+// fewer departures (its diagnosis's alternatives, none refuted): the
+// catch-all was chosen on the trace before shrinking, which may have
+// needed it for what shrinking took away, and on the trace reported the
+// specific rule is the simpler account. Where the two need as many
+// departures the trace before shrinking, which told them apart, decides.
+// It reports whether the blame moved.
+func (c *checker) preferSpecific(f *Failure) bool {
+	d := f.Trace.Diagnosis
+	generic := func(set []model.RuleID) int {
+		n := 0
+		for _, r := range set {
+			if slices.Contains(model.Generic, r) {
+				n++
+			}
+		}
+		return n
+	}
+	if d == nil || len(d.Rules) == 0 || generic(d.Rules) == 0 || c.ctx.Err() != nil {
+		return false
+	}
+	base := f.Replay.Relaxed
+	steps, clock := f.Trace.modelSteps(), c.work.Clock()
+	departures := func(set []model.RuleID) int {
+		n, ok, _ := model.DeparturesWithin(c.opts.Profile, c.caps, base, steps, set, clock)
+		if !ok {
+			return math.MaxInt
+		}
+		return n
+	}
+	now := departures(d.Rules)
+	i := slices.IndexFunc(d.Also, func(set []model.RuleID) bool {
+		return len(set) == len(d.Rules) && generic(set) < generic(d.Rules) &&
+			!slices.ContainsFunc(d.Refuted, func(r []model.RuleID) bool { return slices.Equal(r, set) }) &&
+			departures(set) < now
+	})
+	if i < 0 {
+		return false
+	}
+	old, set := f.Rules, d.Also[i]
+	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
+	nd.Also = append(append([][]model.RuleID{d.Rules}, d.Also[:i]...), d.Also[i+1:]...)
 	f.Trace.Diagnosis = &nd
 	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
 	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
