@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"flag"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,6 +31,13 @@ func (d rxeMTU) Info() drivers.Info {
 func TestRandomCasesMakeOnlyStepsTheHarnessCanMake(t *testing.T) {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
+	// A run before this test may have left rapid's flags at its own
+	// number of cases (setRapid): 100 here, and back after.
+	checks := flag.Lookup("rapid.checks")
+	require.NotNil(t, checks)
+	was := checks.Value.String()
+	require.NoError(t, flag.Set("rapid.checks", "100"))
+	defer func() { _ = flag.Set("rapid.checks", was) }()
 	ctx := context.Background()
 	dev, err := emu.New().Open(ctx, drivers.Config{})
 	require.NoError(t, err)
