@@ -825,32 +825,31 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 // It reports whether the blame moved.
 func (c *checker) preferSpecific(f *Failure) bool {
 	d := f.Trace.Diagnosis
-	generic := func(set []model.RuleID) int {
-		n := 0
+	catchAlls := func(set []model.RuleID) (n int) {
 		for _, r := range set {
-			if slices.Contains(model.Generic, r) {
-				n++
-			}
+			n += generic(r)
 		}
 		return n
 	}
-	if d == nil || len(d.Rules) == 0 || generic(d.Rules) == 0 || c.ctx.Err() != nil {
+	if d == nil || len(d.Rules) == 0 || catchAlls(d.Rules) == 0 || c.ctx.Err() != nil {
 		return false
 	}
 	base := f.Replay.Relaxed
 	steps, clock := f.Trace.modelSteps(), c.work.Clock()
-	departures := func(set []model.RuleID) int {
-		n, ok, _ := model.DeparturesWithin(c.opts.Profile, c.caps, base, steps, set, clock)
-		if !ok {
-			return math.MaxInt
-		}
-		return n
+	now, ok, cut := model.DeparturesWithin(c.opts.Profile, c.caps, base, steps, d.Rules, clock)
+	if cut {
+		return false // out of effort: nothing to compare with
 	}
-	now := departures(d.Rules)
+	if !ok {
+		now = math.MaxInt // the catch-all does not explain the evidence
+	}
 	i := slices.IndexFunc(d.Also, func(set []model.RuleID) bool {
-		return len(set) == len(d.Rules) && generic(set) < generic(d.Rules) &&
-			!slices.ContainsFunc(d.Refuted, func(r []model.RuleID) bool { return slices.Equal(r, set) }) &&
-			departures(set) < now
+		if len(set) != len(d.Rules) || catchAlls(set) >= catchAlls(d.Rules) ||
+			slices.ContainsFunc(d.Refuted, func(r []model.RuleID) bool { return slices.Equal(r, set) }) {
+			return false
+		}
+		n, ok, cut := model.DeparturesWithin(c.opts.Profile, c.caps, base, steps, set, clock)
+		return ok && !cut && n < now
 	})
 	if i < 0 {
 		return false

@@ -700,7 +700,7 @@ func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation
 // RESIZE-OPTIONAL governs, whatever the request, out of bounds or below
 // the count included. Nothing changes.
 func (m *machine) unsupportedAnswer(got *Observation) bool {
-	return got != nil && m.caps.Resize && errnoIs(got.Errno, EOPNOTSUPP) && m.relaxed(RuleResizeOptional) && m.excuse(RuleResizeOptional)
+	return got != nil && m.caps.Resize && errnoIs(got.Errno, EOPNOTSUPP) && m.excuse(RuleResizeOptional)
 }
 
 // unsupportedCountsTwice records a second departure of rule, the bound or
