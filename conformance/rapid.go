@@ -14,8 +14,19 @@ import (
 	"pgregory.net/rapid"
 )
 
-// rapidMu serialises rapid runs: rapid's settings are process-wide flags.
+// rapidMu guards rapid's settings, process-wide flags, while a run needs
+// them: rapid.Check reads the number of checks and the seed before it
+// first calls the property, and the shrink time after it has reproduced a
+// failure, before it calls the property with the first shrink candidate.
+// A run holds rapidMu across each of those windows only (randomRun), so
+// runs of other goroutines (srqblame -parallel, a caller's parallel tests)
+// generate and shrink at the same time. Held for a whole run, as it once
+// was, one run's random cases waited for another's, and the waiting run's
+// budget ran out before it made a case.
 var rapidMu sync.Mutex
+
+// rapidOnce sets the flags every run shares.
+var rapidOnce sync.Once
 
 // randomResult is what one rapid run of random cases gave.
 type randomResult struct {
@@ -36,7 +47,11 @@ type randomResult struct {
 // shrinking: a case cut short is not a failure.
 func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, cases int, relaxed []model.RuleID, done, total int) (randomResult, error) {
 	rapidMu.Lock()
-	defer rapidMu.Unlock()
+	started := sync.OnceFunc(rapidMu.Unlock) // rapid has read checks and seed
+	defer started()
+	shrinking := func() {} // rapid has read the shrink time
+	defer func() { shrinking() }()
+	sinceFail := 0 // calls of the property since the first failure
 	res := randomResult{coverage: map[model.RuleID]int{}, features: map[string]int{}}
 	o := opts
 	o.Seed, o.Cases = seed, cases
@@ -51,6 +66,14 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 	tb := &progTB{}
 	var firstFail time.Time
 	prop := func(t *rapid.T) {
+		started()
+		if failed {
+			// The first call after the failure reproduces it; the
+			// second is the first shrink candidate.
+			if sinceFail++; sinceFail == 2 {
+				shrinking()
+			}
+		}
 		if !failed && !opts.deadline.IsZero() && time.Now().After(opts.deadline) {
 			return // the time budget is spent: no new case
 		}
@@ -110,6 +133,12 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 		}
 		if !failed {
 			firstFail = time.Now()
+			// rapid reads the shrink time once it has reproduced this
+			// failure; another run may have set it since this one
+			// started.
+			rapidMu.Lock()
+			shrinking = sync.OnceFunc(rapidMu.Unlock)
+			_ = flag.Set("rapid.shrinktime", opts.ShrinkTime.String()) // as setRapid did, without error
 		}
 		last, failed = tr, true
 		if tr.Deviation == nil {
@@ -155,17 +184,11 @@ func randomRun(ctx context.Context, x *executor, opts Options, seed uint64, case
 	return res, nil
 }
 
-// setRapid points rapid's process-wide settings at this run.
+// setRapid points rapid's process-wide settings at this run: the number
+// of checks, the seed and the shrink time. The caller holds rapidMu.
 func setRapid(o Options) error {
-	if flag.Lookup("test.short") == nil {
-		// Outside go test: rapid reads the testing flags. A caller that
-		// parsed its own flags first has not registered them.
-		testing.Init()
-	}
-	if !flag.Parsed() {
-		if err := flag.CommandLine.Parse(nil); err != nil {
-			return fmt.Errorf("prepare rapid flags: %w", err)
-		}
+	if err := rapidShared(); err != nil {
+		return err
 	}
 	checks := o.Cases
 	if testing.Short() {
@@ -173,12 +196,37 @@ func setRapid(o Options) error {
 		// number of cases is its caller's, not the test flags'.
 		checks *= 5
 	}
-	for k, v := range map[string]string{
+	return setFlags(map[string]string{
 		"rapid.checks":     strconv.Itoa(checks),
 		"rapid.seed":       strconv.FormatUint(o.Seed, 10),
-		"rapid.nofailfile": "true",
 		"rapid.shrinktime": o.ShrinkTime.String(),
-	} {
+	})
+}
+
+// rapidShared sets, once, what every rapid run shares: the testing flags
+// rapid reads, and no fail file (rapid reads that flag after a shrink,
+// outside rapidMu). The caller holds rapidMu.
+func rapidShared() error {
+	var err error
+	rapidOnce.Do(func() {
+		if flag.Lookup("test.short") == nil {
+			// Outside go test: rapid reads the testing flags. A caller
+			// that parsed its own flags first has not registered them.
+			testing.Init()
+		}
+		if !flag.Parsed() {
+			if err = flag.CommandLine.Parse(nil); err != nil {
+				err = fmt.Errorf("prepare rapid flags: %w", err)
+				return
+			}
+		}
+		err = setFlags(map[string]string{"rapid.nofailfile": "true"})
+	})
+	return err
+}
+
+func setFlags(kv map[string]string) error {
+	for k, v := range kv {
 		if err := flag.Set(k, v); err != nil {
 			return fmt.Errorf("set %s=%s: %w", k, v, err)
 		}
