@@ -201,7 +201,13 @@ func genStep(t *rapid.T, s *session, kind int) {
 		if up(s, qp) {
 			// Drivers keep state across a reset that they should not,
 			// and one brought back may take messages only from RTS.
-			s.to(qp, model.Reset, model.Init, model.RTR)
+			s.to(qp, model.Reset, model.Init)
+			if !info.CMStates && intRange(0, 3).Draw(t, "revive_skip?") == 0 {
+				// A state INIT cannot reach: a driver that kept the
+				// QP's old connection may let it skip RTR.
+				s.do(model.ModifyQP{QP: qp, State: rapid.SampledFrom([]model.QPState{model.RTS, model.SQD}).Draw(t, "revive_skip")})
+			}
+			s.to(qp, model.RTR)
 			if intRange(0, 2).Draw(t, "revive_rtr?") > 0 {
 				s.to(qp, model.RTS)
 			}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"flag"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,20 +25,28 @@ func (d rxeMTU) Info() drivers.Info {
 	return i
 }
 
+// rapidChecks holds rapidMu and sets rapid's number of checks to n for a
+// test that calls rapid.Check itself (a run before it may have left the
+// flag at its own number of cases: setRapid); the function it returns
+// sets the flag back and lets go of rapidMu.
+func rapidChecks(t *testing.T, n int) func() {
+	rapidMu.Lock()
+	checks := flag.Lookup("rapid.checks")
+	require.NotNil(t, checks)
+	was := checks.Value.String()
+	require.NoError(t, flag.Set("rapid.checks", strconv.Itoa(n)))
+	return func() {
+		_ = flag.Set("rapid.checks", was)
+		rapidMu.Unlock()
+	}
+}
+
 // TestRandomCasesMakeOnlyStepsTheHarnessCanMake: the generator issues no
 // step that session.cannot refuses (an RC RDMA Write with Immediate longer
 // than one packet to an SRQ that may have no WR, among others) on a
 // device that supports every verb, so no random case is cut short.
 func TestRandomCasesMakeOnlyStepsTheHarnessCanMake(t *testing.T) {
-	rapidMu.Lock()
-	defer rapidMu.Unlock()
-	// A run before this test may have left rapid's flags at its own
-	// number of cases (setRapid): 100 here, and back after.
-	checks := flag.Lookup("rapid.checks")
-	require.NotNil(t, checks)
-	was := checks.Value.String()
-	require.NoError(t, flag.Set("rapid.checks", "100"))
-	defer func() { _ = flag.Set("rapid.checks", was) }()
+	defer rapidChecks(t, 100)()
 	ctx := context.Background()
 	dev, err := emu.New().Open(ctx, drivers.Config{})
 	require.NoError(t, err)
