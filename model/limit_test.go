@@ -417,3 +417,30 @@ func TestADisarmRefusedThatDisarmedIsLimitDisarmAlone(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestALimitEventOwedPastTheNextFetchIsLimitFireAlone: a device that
+// disarms at the fetch that leaves fewer WRs than the limit and raises
+// the event only later, past the next fetch (when a message it counted
+// completes), or never. A query reads the SRQ armed after the arm, and
+// disarmed after that fetch. When the event comes is what LIMIT-FIRE
+// governs, however late: one rule (it was let come one fetch late only).
+func TestALimitEventOwedPastTheNextFetchIsLimitFireAlone(t *testing.T) {
+	recv := func(id uint64, evs ...Event) Observation {
+		return Observation{BadWR: -1, Completions: []Completion{{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 1}}, Events: evs}
+	}
+	disarmed := Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}}
+	limit := Event{Type: EventSRQLimitReached, QP: -1}
+	for name, last := range map[string]Observation{
+		"raised two fetches late": {BadWR: -1, Events: []Event{limit}},
+		"never raised":            {BadWR: -1},
+	} {
+		steps := trace(t, []Op{
+			post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 3}, Query{},
+			send(0, 1), Poll{}, Query{}, send(0, 1), Poll{}, Poll{},
+		}, map[int]Observation{
+			4: recv(1), 5: disarmed, 7: recv(2), 8: last,
+		})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{RuleLimitFire}, d.Rules, "%s: diagnosis %+v", name, d)
+	}
+}

@@ -157,8 +157,8 @@ type machine struct {
 	// until a query reads it.
 	limitFree bool
 	// lateLimit is a limit event a relaxed LIMIT-FIRE let the device
-	// raise one fetch late: the SRQ disarmed at the fetch that should
-	// have raised it, and the next fetch raises it.
+	// raise late: the SRQ disarmed at the fetch that should have raised
+	// it, and a later fetch or poll raises it, or none does (owedLimit).
 	lateLimit int
 	copyMode  int // POST-COPY: 0 undecided, 1 copies, copyCaller, copyGarbled
 	fifoMode  int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
@@ -445,10 +445,7 @@ func (m *machine) fire(ev EventType, qpn int) {
 // Relaxed LIMIT-FIRE lets the event come at the count equal to the limit,
 // or at any fetch above it (a miscount), late, or not at all.
 func (m *machine) checkLimit() {
-	if m.lateLimit > 0 {
-		m.lateLimit = 0 // the event owed by the last fetch comes with this one
-		m.fire(EventSRQLimitReached, -1)
-	}
+	m.owedLimit()
 	if !m.armed {
 		if m.looseDisarm && m.may(RuleLimitDisarm) {
 			// The disarm left the SRQ armed at some level: its event.
@@ -478,7 +475,19 @@ func (m *machine) checkLimit() {
 	}
 }
 
-// fireLate is fireLimit with the event owed to the next fetch.
+// owedLimit raises the limit event a relaxed LIMIT-FIRE let come late
+// (lateLimit), now or not yet: a device raises it when what it waited for
+// happens (the next fetch, the end of a message it counted, a poll), or
+// never. The lateness was the departure (fireLate): when the event comes
+// is what it left open.
+func (m *machine) owedLimit() {
+	if m.lateLimit > 0 && m.branch(2) == 1 {
+		m.lateLimit = 0
+		m.fire(EventSRQLimitReached, -1)
+	}
+}
+
+// fireLate is fireLimit with the event owed to a later step (owedLimit).
 func (m *machine) fireLate() {
 	m.lateLimit = 1
 	m.disarmOnFire()

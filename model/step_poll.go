@@ -6,6 +6,9 @@ import (
 )
 
 func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
+	if o.Scope != PollCQ {
+		m.owedLimit()
+	}
 	if o.Scope == PollEventsArrived {
 		return m.pollArrived(got)
 	}
