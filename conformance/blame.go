@@ -656,7 +656,10 @@ func (c *checker) shrinkFor() time.Duration {
 // relaxed as well. The result is 1-minimal: no single step can go. Every
 // attempt runs on the device; the attempts stop at the shrink budget.
 func (c *checker) minimize(f *Failure) {
-	defer c.preferSpecific(f)
+	defer func() {
+		c.vary(f)
+		c.preferSpecific(f)
+	}()
 	without := c.minimizeOnce(f)
 	// Each move of the blame may let steps go that only the rules first
 	// blamed needed, and the shorter trace tell apart more: a few rounds.

@@ -1,0 +1,197 @@
+package conformance
+
+import (
+	"slices"
+	"time"
+
+	"github.com/srqconform/srqconform/model"
+)
+
+// maxVariants bounds the variants of one counterexample that vary runs on
+// the device.
+const maxVariants = 24
+
+// vary re-blames a minimized counterexample that other rule sets explain
+// as well as its own (Diagnosis.Also, none refuted), by its neighbours:
+// the traces that change one value of one step (an
+// SGE's length or key, a message's length or opcode, a QP's type, a
+// limit, a size) or read the SRQ's attributes right after an arming or a
+// resize, run on the device. Each neighbour that departs too is
+// a failure the device shows, and one root cause is one rule: a set that
+// explains more of those neighbours, with the rules the run had relaxed,
+// accounts for the device with fewer broken promises than one that needs
+// another rule for them. The blame moves to the set that explains the
+// most, when that is strictly more than its own set explains; a set of
+// more rules, or of more catch-alls (model.Generic), than its own is
+// never chosen. It reports whether the blame moved.
+func (c *checker) vary(f *Failure) bool {
+	d := f.Trace.Diagnosis
+	if d == nil || len(d.Rules) == 0 || len(d.Also) == 0 || !c.work.PairsLeft() || c.ctx.Err() != nil {
+		return false
+	}
+	catchAlls := func(set []model.RuleID) (n int) {
+		for _, r := range set {
+			n += generic(r)
+		}
+		return n
+	}
+	sets := [][]model.RuleID{d.Rules}
+	for _, set := range d.Also {
+		if len(set) <= len(d.Rules) && catchAlls(set) <= catchAlls(d.Rules) &&
+			!slices.ContainsFunc(d.Refuted, func(r []model.RuleID) bool { return slices.Equal(r, set) }) {
+			sets = append(sets, set)
+		}
+	}
+	if len(sets) < 2 {
+		return false
+	}
+	base := f.Replay.Relaxed
+	clock := c.work.Clock()
+	began := time.Now()
+	deadline := began.Add(c.shrinkFor())
+	defer func() { c.shrinkLeft -= time.Since(began) }()
+	explained := make([]int, len(sets))
+	for _, cand := range neighbours(f.Trace.Ops()) {
+		if time.Now().After(deadline) || c.ctx.Err() != nil || !c.work.PairsLeft() {
+			break
+		}
+		c.x.timing.enter(StageDiagnosis)
+		t, skip, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
+			for _, op := range cand {
+				s.do(op)
+			}
+		})
+		c.rep.StepsRun += len(t.Steps)
+		if t.Deviation == nil || t.Err != "" || skip != "" {
+			continue
+		}
+		for i, set := range sets {
+			if replayOnModel(c.opts.Profile, c.caps, append(slices.Clone(base), set...), t, clock) == nil {
+				explained[i]++
+			}
+		}
+	}
+	best := 0
+	for i := range sets {
+		if explained[i] > explained[best] {
+			best = i
+		}
+	}
+	if best == 0 {
+		return false
+	}
+	old, set := f.Rules, sets[best]
+	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
+	nd.Also = nil
+	for _, s := range append([][]model.RuleID{d.Rules}, d.Also...) {
+		if !slices.Equal(s, set) {
+			nd.Also = append(nd.Also, s)
+		}
+	}
+	f.Trace.Diagnosis = &nd
+	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
+	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
+	c.reblame(old, set)
+	return true
+}
+
+// neighbours returns the traces that differ from ops in one value of one
+// step, or that query the SRQ right after an arming or a resize, the last
+// steps first (the nearest the failure), at most maxVariants of them.
+// Every step counts: each rule set departs at a step of its own.
+func neighbours(ops []model.Op) [][]model.Op {
+	var out [][]model.Op
+	with := func(i int, op model.Op) {
+		if len(out) < maxVariants {
+			cand := slices.Clone(ops)
+			cand[i] = op
+			out = append(out, cand)
+		}
+	}
+	// query reads the SRQ's attributes right after step i: whether an
+	// arming or a resize took, which the steps after it may leave open.
+	query := func(i int) {
+		if _, next := ops[min(i+1, len(ops)-1)].(model.Query); !next && len(out) < maxVariants {
+			out = append(out, slices.Insert(slices.Clone(ops), i+1, model.Op(model.Query{})))
+		}
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		switch o := ops[i].(type) {
+		case model.Post:
+			for w, wr := range o.WRs {
+				for g, sge := range wr.SGEs {
+					for _, v := range sgeVariants(sge) {
+						wrs := slices.Clone(o.WRs)
+						wrs[w].SGEs = slices.Clone(wr.SGEs)
+						wrs[w].SGEs[g] = v
+						with(i, model.Post{WRs: wrs})
+					}
+				}
+			}
+		case model.Arrive:
+			for _, m := range msgVariants(o.Msg) {
+				n := o
+				n.Msg = m
+				with(i, n)
+			}
+		case model.CreateQP:
+			n := o
+			n.Type = model.RC
+			if o.Type == model.RC {
+				n.Type = model.UD
+			}
+			with(i, n)
+		case model.Arm:
+			query(i)
+			with(i, model.Arm{Limit: o.Limit + 1})
+			if o.Limit > 1 {
+				with(i, model.Arm{Limit: o.Limit - 1})
+			}
+		case model.Resize:
+			query(i)
+			with(i, model.Resize{MaxWR: o.MaxWR + 1})
+			if o.MaxWR > 1 {
+				with(i, model.Resize{MaxWR: o.MaxWR - 1})
+			}
+		}
+	}
+	return out
+}
+
+// sgeVariants are an SGE's neighbours: another length (an empty SGE
+// given bytes, a non-empty one half or twice and one as long), and a
+// valid key for an invalid one.
+func sgeVariants(g model.SGE) []model.SGE {
+	var out []model.SGE
+	if g.Length == 0 {
+		out = append(out, model.SGE{Length: 64, Key: g.Key})
+	} else {
+		out = append(out, model.SGE{Length: 2*g.Length + 1, Key: g.Key})
+		if g.Length > 1 {
+			out = append(out, model.SGE{Length: g.Length / 2, Key: g.Key})
+		}
+	}
+	if g.Key != 0 {
+		out = append(out, model.SGE{Length: g.Length, Key: 0})
+	}
+	return out
+}
+
+// msgVariants are a message's neighbours: longer, shorter, empty, and a
+// Send with or without immediate data for the other.
+func msgVariants(m model.Message) []model.Message {
+	out := []model.Message{{Opcode: m.Opcode, Len: m.Len + m.Len/2 + 1, Imm: m.Imm}}
+	if m.Len > 1 {
+		out = append(out, model.Message{Opcode: m.Opcode, Len: m.Len / 2, Imm: m.Imm})
+	}
+	if m.Len > 0 {
+		out = append(out, model.Message{Opcode: m.Opcode, Len: 0, Imm: m.Imm})
+	}
+	switch m.Opcode {
+	case model.Send:
+		out = append(out, model.Message{Opcode: model.SendImm, Len: m.Len, Imm: m.Imm})
+	case model.SendImm:
+		out = append(out, model.Message{Opcode: model.Send, Len: m.Len, Imm: m.Imm})
+	}
+	return out
+}
