@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/srqconform/srqconform/drivers"
 	"github.com/srqconform/srqconform/model"
 )
 
@@ -54,6 +55,9 @@ func (c *checker) vary(f *Failure) bool {
 	for _, cand := range neighbours(f.Trace.Ops()) {
 		if time.Now().After(deadline) || c.ctx.Err() != nil || !c.work.PairsLeft() {
 			break
+		}
+		if !makeable(c.x.info, cand) {
+			continue
 		}
 		c.x.timing.enter(StageDiagnosis)
 		t, skip, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
@@ -194,4 +198,33 @@ func msgVariants(m model.Message) []model.Message {
 		out = append(out, model.Message{Opcode: model.Send, Len: m.Len, Imm: m.Imm})
 	}
 	return out
+}
+
+// makeable says whether the generator could have made ops' messages (a
+// neighbour may not): each no longer than its QP type's largest message,
+// of an opcode the device sends, and on UD a Send, with or without
+// immediate data, sent whole.
+func makeable(info drivers.Info, ops []model.Op) bool {
+	var types []model.QPType
+	for _, op := range ops {
+		switch o := op.(type) {
+		case model.CreateQP:
+			types = append(types, o.Type)
+		case model.Arrive:
+			if o.QP >= len(types) || !opcodeOK(info, o.Msg.Opcode) {
+				return false
+			}
+			limit := info.MaxMessage
+			if types[o.QP] == model.UD {
+				limit = info.MaxUDMessage
+				if o.FirstPacketOnly || o.Msg.Opcode != model.Send && o.Msg.Opcode != model.SendImm {
+					return false
+				}
+			}
+			if o.Msg.Len > limit {
+				return false
+			}
+		}
+	}
+	return true
 }

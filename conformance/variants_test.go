@@ -92,3 +92,18 @@ func TestTheNeighboursOfACounterexampleChooseAmongTheSetsThatExplainIt(t *testin
 		assert.Equal(t, []model.RuleID{model.RuleRecvBadKey}, blamed, "seed %d", seed)
 	}
 }
+
+// TestANeighbourTheGeneratorCouldNotMakeIsNotRun: a neighbour whose
+// message is longer than its QP type takes, or not a Send on UD, is left
+// out (a UD message past the path MTU never arrives on rxe).
+func TestANeighbourTheGeneratorCouldNotMakeIsNotRun(t *testing.T) {
+	info := drivers.Info{MaxMessage: 1 << 20, MaxUDMessage: 1024}
+	to := func(typ model.QPType, m model.Message) []model.Op {
+		return []model.Op{model.CreateSRQ{MaxWR: 4, MaxSGE: 1}, model.CreateQP{Type: typ}, model.Arrive{QP: 0, Msg: m}}
+	}
+	assert.True(t, makeable(info, to(model.UD, model.Message{Opcode: model.Send, Len: 1024})))
+	assert.False(t, makeable(info, to(model.UD, model.Message{Opcode: model.Send, Len: 1025})))
+	assert.False(t, makeable(info, to(model.UD, model.Message{Opcode: model.WriteImm, Len: 8})))
+	assert.True(t, makeable(info, to(model.RC, model.Message{Opcode: model.WriteImm, Len: 1025})))
+	assert.False(t, makeable(info, to(model.RC, model.Message{Opcode: model.Send, Len: 1<<20 + 1})))
+}
