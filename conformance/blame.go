@@ -754,37 +754,11 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 		return false
 	}
 	base := f.Replay.Relaxed
-	steps := f.Trace.modelSteps()
-	clock := c.work.Clock()
-	refuted := func(set []model.RuleID) bool {
-		k, ok := model.DepartureStep(c.opts.Profile, c.caps, base, steps, set, clock)
-		if !ok || k > len(f.Trace.Ops()) {
-			return false
-		}
-		var before []uint64
-		for i, t := range without {
-			if i+1 >= k {
-				// Left out at or after the departure: a relaxation may
-				// decide there what shows only later (a limit that fires
-				// again, an arm that takes late), so the same departure
-				// need not leave the same trace.
-				continue
-			}
-			other := t.modelSteps()
-			if before == nil {
-				if before, ok = model.StateBefore(c.opts.Profile, c.caps, base, steps, k, clock); !ok {
-					return false
-				}
-			}
-			if s, ok := model.StateBefore(c.opts.Profile, c.caps, base, other, k-1, clock); !ok || !slices.Equal(s, before) {
-				continue // another state there: the departure need not come again
-			}
-			if !model.DepartureRecurs(c.opts.Profile, c.caps, base, steps, k, other, k-1, set, clock) {
-				return true
-			}
-		}
-		return false
+	var passed []passer
+	for i, t := range without {
+		passed = append(passed, passer{tr: t, at: i, shift: -1})
 	}
+	refuted := func(set []model.RuleID) bool { return c.refutes(f, set, passed) }
 	if !refuted(d.Rules) {
 		return false
 	}
@@ -815,6 +789,53 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
 	c.reblame(old, set)
 	return true
+}
+
+// passer is a run the device passed that is a counterexample's trace but
+// for its step at (0-based): left out (shift -1), changed (0), or a step
+// put in there (1).
+type passer struct {
+	tr        Trace
+	at, shift int
+}
+
+// refutes says whether a run in passed refutes set as what broke in f's
+// counterexample: one that differs from it before the step where set
+// departs (k) and still reaches the state the counterexample had there,
+// where the same operations followed: a deterministic device breaking
+// set's rules would have departed again the same way, and the run passed,
+// or did what the departure left does not fit (model.DepartureRecurs). A
+// run that differs at or after the departure tells nothing: a relaxation
+// may decide there what shows only later (a limit that fires again, an
+// arm that takes late), so the same departure need not leave the same
+// trace.
+func (c *checker) refutes(f *Failure, set []model.RuleID, passed []passer) bool {
+	base := f.Replay.Relaxed
+	steps := f.Trace.modelSteps()
+	clock := c.work.Clock()
+	k, ok := model.DepartureStep(c.opts.Profile, c.caps, base, steps, set, clock)
+	if !ok || k > len(f.Trace.Ops()) {
+		return false
+	}
+	var before []uint64
+	for _, p := range passed {
+		if p.at+1 >= k {
+			continue
+		}
+		other := p.tr.modelSteps()
+		if before == nil {
+			if before, ok = model.StateBefore(c.opts.Profile, c.caps, base, steps, k, clock); !ok {
+				return false
+			}
+		}
+		if s, ok := model.StateBefore(c.opts.Profile, c.caps, base, other, k+p.shift, clock); !ok || !slices.Equal(s, before) {
+			continue // another state there: the departure need not come again
+		}
+		if !model.DepartureRecurs(c.opts.Profile, c.caps, base, steps, k, other, k+p.shift, set, clock) {
+			return true
+		}
+	}
+	return false
 }
 
 // preferSpecific moves the blame of f, a minimized counterexample blamed

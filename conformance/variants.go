@@ -52,36 +52,44 @@ func (c *checker) vary(f *Failure) bool {
 	deadline := began.Add(c.shrinkFor())
 	defer func() { c.shrinkLeft -= time.Since(began) }()
 	explained := make([]int, len(sets))
-	for _, cand := range neighbours(f.Trace.Ops()) {
+	var passed []passer
+	for _, n := range neighbours(f.Trace.Ops()) {
 		if time.Now().After(deadline) || c.ctx.Err() != nil || !c.work.PairsLeft() {
 			break
 		}
-		if !makeable(c.x.info, cand) {
+		if !makeable(c.x.info, n.ops) {
 			continue
 		}
 		c.x.timing.enter(StageDiagnosis)
 		t, skip, _ := run(c.ctx, c.opts.Profile, base, c.x, func(s *session) {
-			for _, op := range cand {
+			for _, op := range n.ops {
 				s.do(op)
 			}
 		})
 		c.rep.StepsRun += len(t.Steps)
-		if t.Deviation == nil || t.Err != "" || skip != "" {
-			continue
-		}
-		for i, set := range sets {
-			if replayOnModel(c.opts.Profile, c.caps, append(slices.Clone(base), set...), t, clock) == nil {
-				explained[i]++
+		switch {
+		case t.Err != "" || skip != "" || t.Inconclusive != nil || t.Interrupted:
+		case t.Deviation == nil:
+			passed = append(passed, passer{tr: t, at: n.at, shift: n.shift})
+		default:
+			for i, set := range sets {
+				if replayOnModel(c.opts.Profile, c.caps, append(slices.Clone(base), set...), t, clock) == nil {
+					explained[i]++
+				}
 			}
 		}
 	}
-	best := 0
-	for i := range sets {
-		if explained[i] > explained[best] {
+	// A set a passing neighbour refutes is out; among those left, the
+	// one that explains the most failing neighbours, the diagnosis's
+	// order deciding a tie, unless its own set is left and explains as
+	// many.
+	best := -1
+	for i, set := range sets {
+		if (best < 0 || explained[i] > explained[best]) && !c.refutes(f, set, passed) {
 			best = i
 		}
 	}
-	if best == 0 {
+	if best <= 0 {
 		return false
 	}
 	old, set := f.Rules, sets[best]
@@ -99,24 +107,31 @@ func (c *checker) vary(f *Failure) bool {
 	return true
 }
 
+// neighbour is a trace that differs from a counterexample's operations in
+// its step at (0-based): changed (shift 0), or a step put in there (1).
+type neighbour struct {
+	ops       []model.Op
+	at, shift int
+}
+
 // neighbours returns the traces that differ from ops in one value of one
 // step, or that query the SRQ right after an arming or a resize, the last
 // steps first (the nearest the failure), at most maxVariants of them.
 // Every step counts: each rule set departs at a step of its own.
-func neighbours(ops []model.Op) [][]model.Op {
-	var out [][]model.Op
+func neighbours(ops []model.Op) []neighbour {
+	var out []neighbour
 	with := func(i int, op model.Op) {
 		if len(out) < maxVariants {
 			cand := slices.Clone(ops)
 			cand[i] = op
-			out = append(out, cand)
+			out = append(out, neighbour{ops: cand, at: i})
 		}
 	}
 	// query reads the SRQ's attributes right after step i: whether an
 	// arming or a resize took, which the steps after it may leave open.
 	query := func(i int) {
 		if _, next := ops[min(i+1, len(ops)-1)].(model.Query); !next && len(out) < maxVariants {
-			out = append(out, slices.Insert(slices.Clone(ops), i+1, model.Op(model.Query{})))
+			out = append(out, neighbour{ops: slices.Insert(slices.Clone(ops), i+1, model.Op(model.Query{})), at: i + 1, shift: 1})
 		}
 	}
 	for i := len(ops) - 1; i >= 0; i-- {

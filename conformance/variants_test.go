@@ -32,25 +32,29 @@ func TestNeighboursChangeOneValueOfOneStep(t *testing.T) {
 	require.NotEmpty(t, ns)
 	assert.LessOrEqual(t, len(ns), maxVariants)
 	has := func(want []model.Op) bool {
-		return slices.ContainsFunc(ns, func(n []model.Op) bool { return slices.EqualFunc(n, want, opsEqual) })
+		return slices.ContainsFunc(ns, func(n neighbour) bool { return slices.EqualFunc(n.ops, want, opsEqual) })
 	}
 	with := func(i int, op model.Op) []model.Op {
 		out := slices.Clone(ops)
 		out[i] = op
 		return out
 	}
-	for _, n := range ns {
+	for _, nb := range ns {
+		n := nb.ops
 		switch len(n) {
 		case len(ops):
-			differ := 0
+			var differ []int
 			for i := range ops {
 				if !opsEqual(ops[i], n[i]) {
-					differ++
+					differ = append(differ, i)
 				}
 			}
-			assert.Equal(t, 1, differ, "neighbour %v", n)
+			assert.Equal(t, []int{nb.at}, differ, "neighbour %v", n)
+			assert.Zero(t, nb.shift)
 		case len(ops) + 1:
 			assert.Equal(t, model.Query{}, n[4], "an inserted step is a query after the arm: %v", n)
+			assert.Equal(t, 4, nb.at)
+			assert.Equal(t, 1, nb.shift)
 		default:
 			t.Errorf("neighbour of %d steps: %v", len(n), n)
 		}
