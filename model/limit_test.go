@@ -444,3 +444,29 @@ func TestALimitEventOwedPastTheNextFetchIsLimitFireAlone(t *testing.T) {
 		assert.Equal(t, []RuleID{RuleLimitFire}, d.Rules, "%s: diagnosis %+v", name, d)
 	}
 }
+
+// TestAnArmRecordedButNotProgrammedIsLimitArmsToExplain: a driver that
+// keeps a new limit for query but does not program it leaves the SRQ
+// armed at the old level (or disarmed): query reads the new limit, the
+// event comes at the old one. That is a departure in what LIMIT-ARM
+// governs, the arming a modify makes, so LIMIT-ARM alone explains it,
+// as LIMIT-FIRE (never raised at the new level) does; the device's
+// runs tell them apart (conformance's tellApart and neighbours).
+func TestAnArmRecordedButNotProgrammedIsLimitArmsToExplain(t *testing.T) {
+	recv := func(id uint64, evs ...Event) Observation {
+		return Observation{BadWR: -1, Completions: []Completion{{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 1}}, Events: evs}
+	}
+	armedAt := func(l uint32) Observation {
+		return Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: l}}
+	}
+	steps := trace(t, []Op{
+		post(wr(1, 64), wr(2, 64), wr(3, 64)), Arm{Limit: 1}, Arm{Limit: 2}, Query{},
+		send(0, 1), send(0, 1), Poll{}, Query{}, send(0, 1), Poll{},
+	}, map[int]Observation{
+		3: armedAt(2), 6: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1}, {WRID: 2, QP: 0, Opcode: WCRecv, ByteLen: 1}}},
+		7: armedAt(2), 9: recv(3, Event{Type: EventSRQLimitReached, QP: -1}),
+	})
+	assert.NoError(t, Consistent(Documented(), testCaps, []RuleID{RuleLimitArm}, steps, nil))
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, d.Explains(), []RuleID{RuleLimitArm}, "diagnosis %+v", d)
+}

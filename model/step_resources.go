@@ -386,9 +386,19 @@ func (m *machine) query(got *Observation) (Observation, error) {
 		m.limit, m.threshold = a.SRQLimit, a.SRQLimit
 	}
 	m.limitFree = false
-	if m.armLate != 0 && !m.armed && a.SRQLimit == m.armLate {
-		// The arm LIMIT-ARM's departure left undone has taken effect.
-		m.armed, m.limit, m.threshold, m.firesThisArming, m.armLate = true, a.SRQLimit, a.SRQLimit, 0, 0
+	if m.armLate != 0 && a.SRQLimit == m.armLate {
+		if m.branch(2) == 0 {
+			// The arm LIMIT-ARM's departure left undone has taken
+			// effect.
+			m.armed, m.limit, m.threshold, m.firesThisArming = true, a.SRQLimit, a.SRQLimit, 0
+		} else {
+			// The device recorded the limit the query reads and left
+			// its arming as it was (a driver that keeps the value and
+			// does not program it): disarmed, or armed at the old
+			// level.
+			m.limit = a.SRQLimit
+		}
+		m.armLate = 0
 	}
 	if a.SRQLimit != m.limit && !m.armed && m.firesThisArming > 0 &&
 		m.relaxedBroad(RuleLimitAfterFire) && m.excuse(RuleLimitAfterFire) {
