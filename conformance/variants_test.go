@@ -82,9 +82,9 @@ func TestTheNeighboursOfACounterexampleChooseAmongTheSetsThatExplainIt(t *testin
 	}
 	b, err := faulty2.ByName("only-first-sge-key-checked")
 	require.NoError(t, err)
-	// Seeds whose counterexample was blamed on SGE-LEN0 (3) and on
-	// RECV-FIT (6) without the neighbours.
-	for _, seed := range []uint64{3, 6} {
+	// A seed whose counterexample was blamed on SGE-LEN0 without the
+	// neighbours (6 was RECV-FIT's).
+	for _, seed := range []uint64{3} {
 		rep, err := Check(context.Background(), b.Driver(), drivers.Config{}, Options{
 			Profile: model.Documented(), Seed: seed, Cases: 100, Steps: 40, ShrinkTime: 10 * time.Second})
 		require.NoError(t, err)
