@@ -1743,3 +1743,22 @@ func TestAResizeTakenBelowTheCountShowsWRsLeftOut(t *testing.T) {
 	require.True(t, ok, "WRs left out by the posts")
 	assert.Equal(t, 1, n)
 }
+
+// TestAQPInErrThatFailsAnotherMessageIsQPNoFetchStatesAlone: an RC QP
+// that a message too long moved to ERR goes on processing messages as if
+// it were ready (a responder testing a cached state): the next message
+// too long takes a WR, completes with an error and takes the QP into ERR
+// again, with another LAST_WQE_REACHED. What follows from processing the
+// message as if ready is QP-NOFETCH-STATES' one departure, not a second
+// rule's (QP-LAST-WQE).
+func TestAQPInErrThatFailsAnotherMessageIsQPNoFetchStatesAlone(t *testing.T) {
+	lastWQE := Event{Type: EventQPLastWQEReached, QP: 0}
+	steps := trace(t, []Op{
+		post(wr(1, 8), wr(2, 8)), send(0, 64), send(0, 64), Poll{},
+	}, map[int]Observation{
+		1: {BadWR: -1, Peer: PeerError}, 2: {BadWR: -1, Peer: PeerError},
+		3: {BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Status: WCLocLenErr}, {WRID: 2, QP: 0, Status: WCLocLenErr}}, Events: []Event{lastWQE, lastWQE}},
+	})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQPNoFetchStates}, d.Rules, "diagnosis %+v", d)
+}

@@ -160,9 +160,14 @@ type machine struct {
 	// raise late: the SRQ disarmed at the fetch that should have raised
 	// it, and a later fetch or poll raises it, or none does (owedLimit).
 	lateLimit int
-	copyMode  int // POST-COPY: 0 undecided, 1 copies, copyCaller, copyGarbled
-	fifoMode  int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
-	grhMode   int // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
+	// readyInErr is QP n+1 when the step is a message that QP, in ERR,
+	// processes as if it were ready (a relaxed QP-NOFETCH-STATES): an
+	// error completion may take it into ERR again (enterErr). 0: none.
+	// Cleared at every step.
+	readyInErr int
+	copyMode   int // POST-COPY: 0 undecided, 1 copies, copyCaller, copyGarbled
+	fifoMode   int // FETCH-FIFO: 0 undecided, 1 head first, 2 newest first
+	grhMode    int // UD-GRH: 0 undecided, 1 GRH area kept, 2 none
 	// capRaisedFrom is the capacity the model knew before posts the
 	// device took raised it to capRaisedTo (step_post.go classifyWR).
 	capRaisedFrom, capRaisedTo uint32
@@ -549,6 +554,12 @@ func (m *machine) completeLoose(c Completion, allowed StatusSet, rule RuleID, lo
 func (m *machine) enterErr(n int) {
 	q := m.qps.mut(n)
 	if q.state == Err {
+		if m.readyInErr == n+1 && m.lastWQE() == Raise && m.branch(2) == 1 {
+			// A QP in ERR that processed a message as if it were
+			// ready (QP-NOFETCH-STATES' departure) may also enter ERR
+			// again as a ready one would: its event once more.
+			m.fire(EventQPLastWQEReached, n)
+		}
 		return
 	}
 	m.qps.setState(n, Err)

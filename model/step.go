@@ -57,6 +57,7 @@ func dev(rule RuleID, what string, want, got any) *Deviation {
 // check noticed the difference; which rule the device broke is the
 // diagnosis's to say (Diagnose).
 func (m *machine) step(op Op, got *Observation) (Observation, error) {
+	m.readyInErr = 0
 	if _, ok := op.(CreateSRQ); !ok && !m.created {
 		return Observation{}, unmodelled("%s before create_srq", op.Name())
 	}

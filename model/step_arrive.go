@@ -156,6 +156,9 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		}
 		// The departure: the QP processes the message as if it were ready.
 		m.stakeOn(RuleQPNoFetchStates)
+		if q.state == Err {
+			m.readyInErr = o.QP + 1
+		}
 	} else if q.state != RTS {
 		if m.may(RuleQPFetchStates) {
 			obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
