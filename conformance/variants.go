@@ -123,9 +123,10 @@ type neighbour struct {
 	at, shift int
 }
 
-// neighbours returns the traces that differ from ops in one value of one
-// step, or that query the SRQ right after an arming or a resize, the last
-// steps first (the nearest the failure), at most maxVariants of them.
+// neighbours returns the traces that query the SRQ right after an arming
+// or a resize, then those that differ from ops in one value of one step,
+// the last steps first (the nearest the failure), at most maxVariants of
+// them.
 // Every step counts: each rule set departs at a step of its own.
 func neighbours(ops []model.Op) []neighbour {
 	var out []neighbour
@@ -141,6 +142,15 @@ func neighbours(ops []model.Op) []neighbour {
 	query := func(i int) {
 		if _, next := ops[min(i+1, len(ops)-1)].(model.Query); !next && len(out) < maxVariants {
 			out = append(out, neighbour{ops: slices.Insert(slices.Clone(ops), i+1, model.Op(model.Query{})), at: i + 1, shift: 1})
+		}
+	}
+	// The queries first: one run each tells whether an arming or a
+	// resize took, which a limit that never fires leaves open, and the
+	// time left for neighbours may be short.
+	for i := len(ops) - 1; i >= 0; i-- {
+		switch ops[i].(type) {
+		case model.Arm, model.Resize:
+			query(i)
 		}
 	}
 	for i := len(ops) - 1; i >= 0; i-- {
@@ -170,13 +180,11 @@ func neighbours(ops []model.Op) []neighbour {
 			}
 			with(i, n)
 		case model.Arm:
-			query(i)
 			with(i, model.Arm{Limit: o.Limit + 1})
 			if o.Limit > 1 {
 				with(i, model.Arm{Limit: o.Limit - 1})
 			}
 		case model.Resize:
-			query(i)
 			with(i, model.Resize{MaxWR: o.MaxWR + 1})
 			if o.MaxWR > 1 {
 				with(i, model.Resize{MaxWR: o.MaxWR - 1})
