@@ -12,13 +12,16 @@
 // that rule explains it), and the run then adopts the device's behaviour
 // for that rule (the model relaxes it) and goes on, so that one root cause
 // shows as one failing rule. The Report holds a row per rule, the failures
-// with their traces, and where the time went.
+// with their traces, and where the time went. Runs may be made from
+// several goroutines at once: each makes and shrinks its own cases.
 //
 // Where to read:
 //
 //   - check.go: Options and Check, the run from start to end; report.go:
 //     the Report schema; blame.go: the diagnosis across traces (settling a
-//     failure on a rule, unifying, shrinking); rapid.go: the adapter that
+//     failure on a rule, unifying, shrinking); variants.go: a
+//     counterexample's neighbours, which tell apart the rules that
+//     explain it alike; rapid.go: the adapter that
 //     runs random cases under rapid; testing.go: Test, the same from a go
 //     test.
 //   - session.go: one session of model and device side by side; exec.go:
