@@ -849,12 +849,6 @@ func (c *checker) refutes(f *Failure, set []model.RuleID, passed []passer) bool 
 // It reports whether the blame moved.
 func (c *checker) preferSpecific(f *Failure) bool {
 	d := f.Trace.Diagnosis
-	catchAlls := func(set []model.RuleID) (n int) {
-		for _, r := range set {
-			n += generic(r)
-		}
-		return n
-	}
 	if d == nil || len(d.Rules) == 0 || catchAlls(d.Rules) == 0 || c.ctx.Err() != nil {
 		return false
 	}
@@ -886,6 +880,14 @@ func (c *checker) preferSpecific(f *Failure) bool {
 	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
 	c.reblame(old, set)
 	return true
+}
+
+// catchAlls counts the catch-all rules of set (generic).
+func catchAlls(set []model.RuleID) (n int) {
+	for _, r := range set {
+		n += generic(r)
+	}
+	return n
 }
 
 // blamedElsewhere is 1 when another counterexample of the run than f is

@@ -14,19 +14,21 @@ const maxVariants = 24
 
 // vary re-blames a minimized counterexample that other rule sets explain
 // as well as its own (Diagnosis.Also, none refuted), by its neighbours:
-// the traces that change one value of one step (an
-// SGE's length or key, a message's length or opcode, a QP's type, a
-// limit, a size) or read the SRQ's attributes right after an arming or a
-// resize, run on the device. Each neighbour that departs too is
-// a failure the device shows, and one root cause is one rule: a set that
-// explains more of those neighbours, with the rules the run had relaxed,
-// accounts for the device with fewer broken promises than one that needs
-// another rule for them. The blame moves to the set that explains the
-// most, when that is strictly more than its own set explains; a set of
-// more rules, or of more catch-alls (model.Generic), than its own is
-// never chosen. Only a synchronous device (drivers.Info.Synchronous, the
-// emulator and drivers built on it) is asked: its runs repeat. It reports
-// whether the blame moved.
+// the traces that change one value of one step (an SGE's length or key, a
+// message's length or opcode, a QP's type, a limit, a size) or read the
+// SRQ's attributes right after an arming or a resize, run on the device.
+// A neighbour the device passes refutes a set whose departure would have
+// come again from the same state (checker.refutes). Each neighbour that
+// departs too is a failure the device shows, and one root cause is one
+// rule: a set that explains more of those neighbours, with the rules the
+// run had relaxed, accounts for the device with fewer broken promises
+// than one that needs another rule for them. The blame moves to the set
+// not refuted that explains the most, when that is strictly more than its
+// own set explains, or to the first set not refuted when its own set is;
+// a set of more rules, or of more catch-alls (model.Generic), than its
+// own is never chosen. Only a synchronous device (drivers.Info.Synchronous,
+// the emulator and drivers built on it) is asked: its runs repeat. It
+// reports whether the blame moved.
 func (c *checker) vary(f *Failure) bool {
 	d := f.Trace.Diagnosis
 	if d == nil || len(d.Rules) == 0 || len(d.Also) == 0 || !c.work.PairsLeft() || c.ctx.Err() != nil {
@@ -38,12 +40,6 @@ func (c *checker) vary(f *Failure) bool {
 		// run and not the next: a neighbour it passed is weak evidence,
 		// and each costs seconds there.
 		return false
-	}
-	catchAlls := func(set []model.RuleID) (n int) {
-		for _, r := range set {
-			n += generic(r)
-		}
-		return n
 	}
 	sets := [][]model.RuleID{d.Rules}
 	for _, set := range d.Also {
@@ -93,8 +89,11 @@ func (c *checker) vary(f *Failure) bool {
 	// order deciding a tie, unless its own set is left and explains as
 	// many.
 	best := -1
+	var refuted [][]model.RuleID
 	for i, set := range sets {
-		if (best < 0 || explained[i] > explained[best]) && !c.refutes(f, set, passed) {
+		if c.refutes(f, set, passed) {
+			refuted = append(refuted, set)
+		} else if best < 0 || explained[i] > explained[best] {
 			best = i
 		}
 	}
@@ -104,8 +103,9 @@ func (c *checker) vary(f *Failure) bool {
 	old, set := f.Rules, sets[best]
 	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
 	nd.Also = nil
+	nd.Refuted = append(slices.Clone(d.Refuted), refuted...)
 	for _, s := range append([][]model.RuleID{d.Rules}, d.Also...) {
-		if !slices.Equal(s, set) {
+		if !slices.Equal(s, set) && !slices.ContainsFunc(refuted, func(r []model.RuleID) bool { return slices.Equal(r, s) }) {
 			nd.Also = append(nd.Also, s)
 		}
 	}
@@ -126,8 +126,7 @@ type neighbour struct {
 // neighbours returns the traces that query the SRQ right after an arming
 // or a resize, then those that differ from ops in one value of one step,
 // the last steps first (the nearest the failure), at most maxVariants of
-// them.
-// Every step counts: each rule set departs at a step of its own.
+// them. Every step counts: each rule set departs at a step of its own.
 func neighbours(ops []model.Op) []neighbour {
 	var out []neighbour
 	with := func(i int, op model.Op) {
