@@ -207,7 +207,7 @@ func Alternatives(d model.Diagnosis) string {
 	}
 	var out []string
 	if len(d.Refuted) > 0 {
-		out = append(out, fmt.Sprintf("it fitted as well: %s, which the device refuted, run without a step before that departure from the same state", sets(d.Refuted)))
+		out = append(out, fmt.Sprintf("it fitted as well: %s, which the device refuted, run with a step before that departure left out or changed, from the same state", sets(d.Refuted)))
 	}
 	if len(d.Also) > 0 {
 		out = append(out, fmt.Sprintf("this trace alone fits as well: %s; it cannot tell them apart, and the diagnosis names %s as the more specific (model.Specificity)",
