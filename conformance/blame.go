@@ -753,7 +753,6 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 	if d == nil || len(d.Also) == 0 || len(without) == 0 || !c.work.PairsLeft() {
 		return false
 	}
-	base := f.Replay.Relaxed
 	var passed []passer
 	for i, t := range without {
 		passed = append(passed, passer{tr: t, at: i, shift: -1})
@@ -780,15 +779,24 @@ func (c *checker) tellApart(f *Failure, without map[int]Trace) bool {
 	// One root cause, one rule: a set another counterexample of the run
 	// is blamed on comes first.
 	slices.SortStableFunc(left, func(a, b []model.RuleID) int { return c.blamedElsewhere(f, b) - c.blamedElsewhere(f, a) })
-	old, set := f.Rules, left[0]
+	c.moveBlame(f, left[0], left[1:], out)
+	return true
+}
+
+// moveBlame blames f, a minimized counterexample, on set instead, with
+// also as the sets that still explain it alike and refuted added to those
+// the device refuted, and moves the run's list of broken rules with it.
+func (c *checker) moveBlame(f *Failure, set []model.RuleID, also, refuted [][]model.RuleID) {
+	d := f.Trace.Diagnosis
+	base := f.Replay.Relaxed
+	old := f.Rules
 	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
-	nd.Also = left[1:]
-	nd.Refuted = append(slices.Clone(d.Refuted), out...)
+	nd.Also = also
+	nd.Refuted = append(slices.Clone(d.Refuted), refuted...)
 	f.Trace.Diagnosis = &nd
 	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
 	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
 	c.reblame(old, set)
-	return true
 }
 
 // passer is a run the device passed that is a counterexample's trace but
@@ -872,13 +880,7 @@ func (c *checker) preferSpecific(f *Failure) bool {
 	if i < 0 {
 		return false
 	}
-	old, set := f.Rules, d.Also[i]
-	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
-	nd.Also = append(append([][]model.RuleID{d.Rules}, d.Also[:i]...), d.Also[i+1:]...)
-	f.Trace.Diagnosis = &nd
-	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
-	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
-	c.reblame(old, set)
+	c.moveBlame(f, d.Also[i], append(append([][]model.RuleID{d.Rules}, d.Also[:i]...), d.Also[i+1:]...), nil)
 	return true
 }
 

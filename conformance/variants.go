@@ -100,19 +100,14 @@ func (c *checker) vary(f *Failure) bool {
 	if best <= 0 {
 		return false
 	}
-	old, set := f.Rules, sets[best]
-	nd := chooseDiagnosis(*d, set, c.opts.Profile, c.caps, base, f.Trace, c.work.Clock())
-	nd.Also = nil
-	nd.Refuted = append(slices.Clone(d.Refuted), refuted...)
+	set := sets[best]
+	var also [][]model.RuleID
 	for _, s := range append([][]model.RuleID{d.Rules}, d.Also...) {
 		if !slices.Equal(s, set) && !slices.ContainsFunc(refuted, func(r []model.RuleID) bool { return slices.Equal(r, s) }) {
-			nd.Also = append(nd.Also, s)
+			also = append(also, s)
 		}
 	}
-	f.Trace.Diagnosis = &nd
-	f.Rules, f.Rule = nd.Rules, nd.Rules[0]
-	f.Replay = c.replay(f.Trace.Ops(), f.Rule, f.Source, base)
-	c.reblame(old, set)
+	c.moveBlame(f, set, also, refuted)
 	return true
 }
 
