@@ -928,12 +928,14 @@ func (c *checker) reblame(old, set []model.RuleID) {
 }
 
 // shortestPerRule keeps one counterexample per diagnosis, the shortest, in
-// the order they were found. A trace in which a call killed its process
-// (made in a child process: drivers.Info.PostRecvUnsafe,
-// NegativeSGEUnsafe) is kept apart from the rule's other traces: a crash
-// is a finding of its own, with its own replay file.
-func shortestPerRule(fs []Failure) []Failure {
-	var out []Failure
+// the order they were found, and returns beside it, for each one kept, the
+// others of its diagnosis, shortest first (standIns). A trace in which a
+// call killed its process (made in a child process:
+// drivers.Info.PostRecvUnsafe, NegativeSGEUnsafe) is kept apart from the
+// rule's other traces: a crash is a finding of its own, with its own
+// replay file.
+func shortestPerRule(fs []Failure) (kept []Failure, others [][]Failure) {
+	var groups [][]Failure
 	at := map[string]int{}
 	for _, f := range fs {
 		k := strings.Join(model.RuleNames(f.Rules), "+")
@@ -945,20 +947,62 @@ func shortestPerRule(fs []Failure) []Failure {
 		}
 		i, ok := at[k]
 		if !ok {
-			at[k] = len(out)
-			out = append(out, f)
+			at[k] = len(groups)
+			groups = append(groups, nil)
+			i = len(groups) - 1
+		}
+		groups[i] = append(groups[i], f)
+	}
+	for _, g := range groups {
+		// Stable: of traces as long, the first found stands.
+		slices.SortStableFunc(g, func(a, b Failure) int { return len(a.Trace.Steps) - len(b.Trace.Steps) })
+		kept = append(kept, standFor(g))
+		others = append(others, g[1:])
+	}
+	return kept, others
+}
+
+// standFor returns g's first failure with the sources of the others in
+// AlsoIn.
+func standFor(g []Failure) Failure {
+	f := g[0]
+	f.AlsoIn = nil
+	for _, o := range g[1:] {
+		f.AlsoIn = append(f.AlsoIn, o.Source)
+	}
+	return f
+}
+
+// maxStandIns is how many counterexamples of one diagnosis are minimized
+// in turn when each one's blame moves elsewhere (minimizeAll).
+const maxStandIns = 3
+
+// minimizeAll minimizes each counterexample shortestPerRule kept. When
+// minimizing moves one's blame to other rules, the runs it stood for
+// were diagnosed on their own as it first was, and may be right: the next
+// of them (standIns[i], shortest first) is minimized in turn and reported
+// beside it, up to maxStandIns a diagnosis. Without this a device that
+// breaks two rules lost one of them whenever the shorter counterexample
+// of that rule turned out, minimized, to be the other's (siw's bad-key
+// status behind its zero-length SGE).
+func (c *checker) minimizeAll(standIns [][]Failure) {
+	tries := make([]int, len(standIns))
+	for i := 0; i < len(c.rep.Failures) && c.ctx.Err() == nil; i++ {
+		f := &c.rep.Failures[i]
+		was := slices.Clone(f.Rules)
+		c.minimize(f)
+		if i >= len(standIns) || len(standIns[i]) == 0 || slices.Equal(was, f.Rules) {
 			continue
 		}
-		keep, other := out[i], f
-		if len(f.Trace.Steps) < len(keep.Trace.Steps) {
-			keep, other = f, keep
-			keep.AlsoIn = other.AlsoIn
-			other.AlsoIn = nil
+		f.AlsoIn = nil // they failed on the rules it was first blamed on
+		if tries[i]++; tries[i] >= maxStandIns {
+			continue
 		}
-		keep.AlsoIn = append(keep.AlsoIn, other.Source)
-		out[i] = keep
+		next := standFor(standIns[i])
+		c.rep.Failures = append(c.rep.Failures, next)
+		standIns = append(standIns, standIns[i][1:])
+		tries = append(tries, tries[i])
 	}
-	return out
 }
 
 // replayOnModel steps a model, with rules relaxed, through a trace's

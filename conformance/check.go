@@ -393,11 +393,10 @@ func (c *checker) finish() {
 		c.unify()
 		c.prune()
 	}
-	rep.Failures = shortestPerRule(rep.Failures)
+	var standIns [][]Failure
+	rep.Failures, standIns = shortestPerRule(rep.Failures)
 	if c.ctx.Err() == nil {
-		for i := range rep.Failures {
-			c.minimize(&rep.Failures[i])
-		}
+		c.minimizeAll(standIns)
 		c.fold()
 	}
 	c.x.timing.enter(StageReport)
