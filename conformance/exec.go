@@ -40,6 +40,9 @@ type executor struct {
 	// behind, and nothing touches the device again.
 	bound time.Duration
 	hung  string
+	// crash is the panic of the case's call the driver crashed in, until
+	// the case ends (close); "" when none did.
+	crash string
 	// guard bounds the calls of a synchronous driver (see syncGuard);
 	// nil on an asynchronous one, whose calls bound bounds.
 	guard *syncGuard
@@ -141,6 +144,11 @@ func optional(what string, err error, a ...any) error {
 }
 
 func (x *executor) close() error {
+	if x.crash != "" {
+		// A crashed call may have left them half changed: they stay.
+		x.srq, x.qps, x.crash = nil, nil, ""
+		return nil
+	}
 	if x.srq == nil || x.hung != "" {
 		return nil // a hung driver keeps its resources: its call may still hold them
 	}
@@ -261,14 +269,16 @@ func (x *executor) needsWant(op model.Op) bool {
 }
 
 // do is exec without the bound. A panic in the driver's call is the
-// device's crash (a Go driver's bug, as an oops is a kernel driver's): it
-// stops the run with a harness error that names the call, and the report
-// keeps what ran before it.
+// device's crash (a Go driver's bug, as an oops is a kernel driver's): the
+// call is observed as crashed (model.Observation.Crashed), a departure
+// from the call's rule (model.CallRule), and the case ends there
+// (session.do). Its resources are left where they are (x.crash), and
+// the next case makes its own.
 func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) (obs model.Observation, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			x.hung = fmt.Sprintf("%s (it panicked: %v)", op.Name(), r)
-			obs, err = model.Observation{BadWR: -1}, harness("the driver panicked in %s: %v; the run stops here and leaves the device's resources to the process's exit", op.Name(), r)
+			x.crash = fmt.Sprintf("%v", r)
+			obs, err = model.Observation{BadWR: -1, Crashed: x.crash}, nil
 		}
 	}()
 	obs = model.Observation{BadWR: -1}

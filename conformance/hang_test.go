@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,22 +136,41 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 	}
 }
 
-// TestADriverPanicIsAHarnessError: a driver call that panics stops the
-// run with a harness error that names the call and the panic, the report
-// holding what ran before it; the process lives on.
-func TestADriverPanicIsAHarnessError(t *testing.T) {
-	rep, err := Check(context.Background(), hangDriver{Driver: emu.New(), panics: true}, drivers.Config{},
-		Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0}, Cases: 5})
-	if err == nil || rep == nil {
-		t.Fatalf("Check = %v, %v; want a partial report and a harness error", rep, err)
+// TestADriverPanicIsADepartureFromTheCallsRule: a driver call that
+// panics (a message of length 0 here) is the device's crash in that call:
+// a departure from the rule the call keeps by returning (model.CallRule:
+// RECV-COMPLETION for a message), whose counterexample is minimized and
+// replays. The run goes on with its other cases; the process lives on.
+func TestADriverPanicIsADepartureFromTheCallsRule(t *testing.T) {
+	drv := hangDriver{Driver: emu.New(), panics: true}
+	rep, err := Check(context.Background(), drv, drivers.Config{},
+		Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0}, Cases: 5, Seed: 1})
+	if err != nil || rep == nil || rep.Error != "" {
+		t.Fatalf("Check = %v, %v; want a report with no harness error", rep, err)
 	}
-	for _, want := range []string{"panicked in arrive", "index out of range"} {
-		if !strings.Contains(rep.Error, want) {
-			t.Errorf("Report.Error = %q, want it to contain %q", rep.Error, want)
+	if len(rep.Failures) != 1 {
+		t.Fatalf("%d counterexamples, want 1 (the crash)", len(rep.Failures))
+	}
+	f := rep.Failures[0]
+	if !slices.Equal(f.Rules, []model.RuleID{model.RuleRecvCompletion}) {
+		t.Errorf("the crash is blamed on %v, want RECV-COMPLETION", model.RuleNames(f.Rules))
+	}
+	last := f.Trace.Steps[len(f.Trace.Steps)-1]
+	for _, want := range []string{"crashed", "index out of range"} {
+		if !strings.Contains(last.Got, want) {
+			t.Errorf("the last step's observation %q does not contain %q", last.Got, want)
 		}
 	}
-	if rep.StepsRun == 0 {
-		t.Error("the partial report holds no steps")
+	if a, ok := last.Op.(model.Arrive); !ok || a.Msg.Len != hangLen {
+		t.Errorf("the trace ends with %v, want the message of length %d", last.Op, hangLen)
+	}
+	// create_srq, create_qp, INIT, RTR, the post, the message.
+	if n := len(f.Trace.Ops()); n > 6 {
+		t.Errorf("the counterexample has %d steps, want at most 6:\n%s", n, f.Trace.Text())
+	}
+	tr, err := Replay(context.Background(), drv, drivers.Config{}, model.Documented(), nil, f.Trace.Ops(), Options{})
+	if err != nil || tr.Deviation == nil || tr.Deviation.Rule != model.RuleRecvCompletion {
+		t.Errorf("the replay = %+v, %v; want the same departure", tr.Deviation, err)
 	}
 }
 

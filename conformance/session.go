@@ -113,9 +113,13 @@ func (s *session) do(op model.Op) model.Observation {
 	}
 	s.x.timing.add(PhaseModel, t1-modelTime)
 	if err != nil {
-		if s.trace.Deviation != nil {
+		if s.trace.Deviation != nil && got.Crashed == "" {
 			s.evidence(op, before)
 		}
+		panic(stop{})
+	}
+	if got.Crashed != "" {
+		// A crash the diagnosis excuses: the case cannot go on.
 		panic(stop{})
 	}
 	return got

@@ -244,12 +244,19 @@ type Observation struct {
 	// (a driver that knows a call can crash makes it in a child process
 	// and reports how that child ended); "" when the call returned.
 	Killed string `json:"killed,omitempty"`
+	// Crashed says the call did not return: a driver written in Go
+	// panicked in it (the panic's value, as text). Nothing else of the
+	// observation was seen, and the trace ends with the call.
+	Crashed string `json:"crashed,omitempty"`
 }
 
 // Describe prints the parts of an observation that matter for op.
 func (o Observation) Describe(op Op) string {
 	if o.Killed != "" {
 		return "the process making the call was killed by " + o.Killed
+	}
+	if o.Crashed != "" {
+		return "the driver crashed in the call: " + o.Crashed
 	}
 	switch op.(type) {
 	case Post, PostRecv:

@@ -64,6 +64,9 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	if _, ok := op.(Poll); !ok && m.destroyed {
 		return Observation{}, unmodelled("%s after destroy_srq succeeded", op.Name())
 	}
+	if got != nil && got.Crashed != "" {
+		return m.crashed(op, got)
+	}
 	switch o := op.(type) {
 	case CreateSRQ:
 		return m.createSRQ(o, got)
@@ -180,4 +183,56 @@ func errnoDiffers(want int, got *Observation) bool {
 		return got.Errno != 0
 	}
 	return got.Errno == 0
+}
+
+// CallRule is the rule whose promise a call of op keeps by returning at
+// all: the rule that governs what the call returns (for a message, what
+// receiving it does). A driver that crashes in the call departs from it.
+func CallRule(op Op) RuleID {
+	switch o := op.(type) {
+	case CreateSRQ:
+		return RuleCreateAttr
+	case CreateOther:
+		if o.Variant != CreatePlain {
+			return RuleCreateEx
+		}
+		return RuleCreateMax
+	case CreateQP:
+		return RuleQPCreate
+	case Post:
+		return RulePostReturn
+	case PostRecv:
+		return RulePostQPRQ
+	case Query:
+		return RuleQueryAttr
+	case Arm:
+		return RuleLimitArm
+	case Resize:
+		return RuleResizeCapacity
+	case ModifyQP, InjectSQE:
+		return RuleQPTransitions
+	case Invalidate:
+		return RuleRecvBadKey
+	case Arrive, ArriveRest:
+		return RuleRecvCompletion
+	case Poll:
+		return RulePollMax
+	case DestroyQP, DestroySRQ:
+		return RuleDestroyBusy
+	case InjectSRQError:
+		return RuleSRQErrEvent
+	}
+	return RuleRecvCompletion
+}
+
+// crashed checks a call the driver crashed in (Observation.Crashed): a
+// departure from the call's rule (CallRule). Relaxed, the crash is that
+// rule's, and nothing after it is modelled: the trace ends with the call.
+func (m *machine) crashed(op Op, got *Observation) (Observation, error) {
+	rule := CallRule(op)
+	err := dev(rule, "call", "returns", "crashed ("+got.Crashed+")")
+	if m.excuse(rule) {
+		return *got, nil
+	}
+	return Observation{BadWR: -1}, err
 }

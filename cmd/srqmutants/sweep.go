@@ -56,8 +56,9 @@ const (
 	statusPanic   = "panic"
 	statusHang    = "hang"
 	// statusDriverFailed: no seed failed a rule, some ended in the
-	// driver's own failure (a panic in a verb, or an error where the model
-	// expects a result).
+	// driver's own failure (an error where the model expects a result, a
+	// hang, a panic outside a verb). A panic in a verb fails the verb's
+	// rule (model.CallRule).
 	statusDriverFailed = "driver failed"
 )
 
