@@ -1762,3 +1762,31 @@ func TestAQPInErrThatFailsAnotherMessageIsQPNoFetchStatesAlone(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleQPNoFetchStates}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAWRLeftOutSeenOnUDIsBlamedOnPostOrder: a post that returned 0 but
+// never queued its WR shows on UD only as a missing completion (the
+// sender hears nothing either way). When the next WR posted is the one a
+// later message fills, the WR was gone, not skipped by the QP or taken
+// for an empty SRQ and kept (RECV-RNR, QP-FETCH-STATES): POST-ORDER's.
+func TestAWRLeftOutSeenOnUDIsBlamedOnPostOrder(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	do := func(op Op) Observation {
+		obs := mustRun(t, m, op)
+		steps = append(steps, Step{Op: op, Obs: obs})
+		return obs
+	}
+	for _, op := range fixtureOps() {
+		do(op)
+	}
+	do(post(wr(1, 64)))
+	ud := Arrive{QP: 1, Msg: Message{Opcode: Send, Len: 8}}
+	steps = append(steps, Step{Op: ud, Obs: Observation{BadWR: -1, Peer: PeerOK}})
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1}}) // wr1's completion missing
+	steps = append(steps, Step{Op: post(wr(2, 64)), Obs: Observation{BadWR: -1}})
+	steps = append(steps, Step{Op: ud, Obs: Observation{BadWR: -1, Peer: PeerOK}})
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+		{WRID: 2, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}

@@ -106,14 +106,21 @@ func (m *machine) pollArrived(got *Observation) (Observation, error) {
 	return obs, nil
 }
 
-// udTakenForEmpty adopts, where RECV-RNR or QP-FETCH-STATES is relaxed,
-// the completions due from the k-th to the n-th missing, when every one is
-// of a message to a UD QP: the device took no WR for those messages and
-// dropped them, and their WRs are still queued, at the head, in order.
-// Either rule governs it: RECV-RNR when the device took the SRQ for empty,
-// QP-FETCH-STATES when the QP, in a state that fetches, took nothing (on
-// UD the sender hears the same).
+// udTakenForEmpty adopts, where RECV-RNR, QP-FETCH-STATES or POST-ORDER
+// is relaxed, the completions due from the k-th to the n-th missing, when
+// every one is of a message to a UD QP: the device took no WR for those
+// messages and dropped them. Each rule governs it: RECV-RNR when the
+// device took the SRQ for empty, QP-FETCH-STATES when the QP, in a state
+// that fetches, took nothing (on UD the sender hears the same); their WRs
+// are still queued, at the head, in order. POST-ORDER when the SRQ was
+// empty: the posts that returned 0 left those WRs out of the device's
+// queue (as leftOut adopts where RC's sender hears RNR), and they are
+// gone.
 func (m *machine) udTakenForEmpty(k, n int) bool {
+	// POST-ORDER is asked before the WRs are looked at: an unrelaxed
+	// model keeps none in its completions (wr), and a diagnosis tries
+	// only the rules its replay asked.
+	leftOut := m.relaxedBroad(RulePostOrder)
 	for _, e := range m.cq[k:n] {
 		q := e.c.QP
 		if q < 0 || q >= m.qps.len() || m.qps.at(q).typ != UD || e.loose || e.wr.ID != e.c.WRID || e.holds {
@@ -124,14 +131,24 @@ func (m *machine) udTakenForEmpty(k, n int) bool {
 	if !m.relaxedBroad(rule) {
 		rule = RuleQPFetchStates
 	}
-	if !m.relaxedBroad(rule) || !m.excuse(rule) {
+	if !m.relaxedBroad(rule) {
+		if !leftOut {
+			return false
+		}
+		rule = RulePostOrder
+	}
+	if !m.excuse(rule) {
 		return false
 	}
-	back := make([]entry, 0, n-k+len(m.queue))
-	for _, e := range m.cq[k:n] {
-		back = append(back, entry{wr: e.wr})
+	if rule == RulePostOrder {
+		m.posted -= n - k
+	} else {
+		back := make([]entry, 0, n-k+len(m.queue))
+		for _, e := range m.cq[k:n] {
+			back = append(back, entry{wr: e.wr})
+		}
+		m.queue = append(back, m.queue...)
 	}
-	m.queue = append(back, m.queue...)
 	m.fetched -= n - k
 	m.cq = append(slices.Clone(m.cq[:k]), m.cq[n:]...)
 	m.unfireLimit()
