@@ -37,6 +37,7 @@ var sets = map[string]func() []bug{
 	"faulty3": func() []bug { return fromFaulty2(faulty2.Third()) },
 	"faulty4": func() []bug { return fromFaulty2(faulty2.Fourth()) },
 	"faulty5": func() []bug { return fromFaulty2(faulty2.Fifth()) },
+	"faulty6": func() []bug { return fromFaulty2(faulty2.Sixth()) },
 }
 
 // fromFaulty2 makes bugs of a batch of drivers/faulty2.
@@ -57,6 +58,8 @@ func setSource(set string) string {
 		return "drivers/faulty2, Fourth"
 	case "faulty5":
 		return "drivers/faulty2, Fifth"
+	case "faulty6":
+		return "drivers/faulty2, Sixth"
 	}
 	return "drivers/" + set
 }

@@ -26,14 +26,26 @@
 // this package, one bug a rule over 51 rules, and committed before the
 // suite first ran on it.
 //
+// A sixth batch (bugs_sixth.go, Sixth, -set faulty6) was written in
+// session 24 by a helper from the rule statements, the profiles, the
+// driver interface and the emulator alone, not from any diagnosis code,
+// one bug a rule over 45 rules (POST-ATOMIC, POST-COPY,
+// MODIFY-ONLY-MASKED, QP-NOFETCH-STATES, RESIZE-CAPACITY, SRQ-ERR-NOFETCH,
+// FETCH-ONCE, RECV-NUMSGE0, POLL-MAX, SLOT-FREE and QP-CREATE left out),
+// all of them showing only after a particular history: an SRQ made by
+// ibv_create_srq_ex, a resize, a ring that wrapped, a QP recycled through
+// RESET or ERR, a second QP, a half-delivered message, a list of several
+// WRs, one opcode or QP type, an arming followed by fetches. It was
+// committed before the suite first ran on it, and is kept out of All.
+//
 // Every bug has a witness, a short hand-written script on which its
 // transcript differs from the plain emulator's (Transcript, Differs).
 //
-// Where to read: bug.go (Bug, All, Third, Fourth, Fifth, Select, ByName), wrap.go
+// Where to read: bug.go (Bug, All, Third, Fourth, Fifth, Sixth, Select, ByName), wrap.go
 // (the wrapper: its shadow of the SRQ and the hooks a bug overrides),
 // script.go (the witness scripts and their transcripts), then the bugs by
 // area: bugs_post.go, bugs_attr.go (create, query, resize, destroy),
 // bugs_limit.go, bugs_qp.go, bugs_recv.go; the third batch in
-// bugs_third.go, the fourth in bugs_fourth.go and the fifth in
-// bugs_fifth.go.
+// bugs_third.go, the fourth in bugs_fourth.go, the fifth in
+// bugs_fifth.go and the sixth in bugs_sixth.go.
 package faulty2

@@ -11,8 +11,11 @@ import (
 	"github.com/srqconform/srqconform/model"
 )
 
-// every returns the bugs of every batch: All, Third, Fourth, then Fifth.
-func every() []Bug { return append(append(append(All(), Third()...), Fourth()...), Fifth()...) }
+// every returns the bugs of every batch: All, Third, Fourth, Fifth, then
+// Sixth.
+func every() []Bug {
+	return append(append(append(append(All(), Third()...), Fourth()...), Fifth()...), Sixth()...)
+}
 
 // TestEveryWitnessShowsItsBug wants each bug's witness transcript, of every
 // batch, to differ from the plain emulator's.
@@ -150,6 +153,13 @@ func TestFourthLabelsAndNames(t *testing.T) {
 // Fourth and Fifth.
 func TestFifthLabelsAndNames(t *testing.T) {
 	checkBatch(t, "fifth", Fifth(), append(append(All(), Third()...), Fourth()...), 2, 30)
+}
+
+// TestSixthLabelsAndNames wants the same of the sixth batch, at most two
+// bugs a rule over at least 30 rules, with names unique across All, Third,
+// Fourth, Fifth and Sixth.
+func TestSixthLabelsAndNames(t *testing.T) {
+	checkBatch(t, "sixth", Sixth(), append(append(append(All(), Third()...), Fourth()...), Fifth()...), 2, 30)
 }
 
 // checkBatch wants batch to hold at least 30 bugs, each labelled with a
