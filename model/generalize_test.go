@@ -303,7 +303,7 @@ func refused(errno int) Observation { return Observation{Errno: errno, BadWR: -1
 // one to exactly the outstanding count or to max_srq_wr refused with
 // EINVAL (a check placed one off), breaks the bound or count check, not
 // RESIZE-OPTIONAL (whose relaxation would explain any refusal). Refused
-// as not supported (EOPNOTSUPP), out of bounds or below the count, it
+// as not supported (EOPNOTSUPP or ENOSYS), out of bounds or below the count, it
 // breaks RESIZE-OPTIONAL: that answer says resize does not work.
 func TestAResizeRefusedWithAnotherErrnoIsBlamedOnItsCheck(t *testing.T) {
 	for _, c := range []struct {
@@ -320,6 +320,10 @@ func TestAResizeRefusedWithAnotherErrnoIsBlamedOnItsCheck(t *testing.T) {
 		{"below the count, EOPNOTSUPP", []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(EOPNOTSUPP)}, RuleResizeOptional},
 		{"after a resize that worked, above max_srq_wr, EOPNOTSUPP", []Op{Resize{MaxWR: 8}, Resize{MaxWR: testCaps.MaxSRQWR + 1}}, map[int]Observation{1: refused(EOPNOTSUPP)}, RuleResizeOptional},
 		{"after a resize that worked, below the count, EOPNOTSUPP", []Op{Resize{MaxWR: 8}, post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{2: refused(EOPNOTSUPP)}, RuleResizeOptional},
+		// ENOSYS says "not supported" as well (libibverbs and providers
+		// return it for a verb they do not implement).
+		{"above max_srq_wr, ENOSYS", []Op{Resize{MaxWR: testCaps.MaxSRQWR + 1}}, map[int]Observation{0: refused(ENOSYS)}, RuleResizeOptional},
+		{"below the count, ENOSYS", []Op{post(wr(1, 8), wr(2, 8), wr(3, 8)), Resize{MaxWR: 2}}, map[int]Observation{1: refused(ENOSYS)}, RuleResizeOptional},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Diagnose(Documented(), testCaps, nil, trace(t, c.ops, c.got))

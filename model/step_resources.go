@@ -687,6 +687,12 @@ func (m *machine) resizeShowsLeftOut(newCap uint32, got *Observation) bool {
 	return got != nil && got.Errno == 0 && over <= len(m.queue) && m.leftOut(over)
 }
 
+// notSupported reports whether errno, in either sign, says a verb is not
+// supported: EOPNOTSUPP, or ENOSYS, which providers and libibverbs
+// return for a verb they do not implement as well (the profile's Query
+// field has both).
+func notSupported(errno int) bool { return errnoIs(errno, EOPNOTSUPP) || errnoIs(errno, ENOSYS) }
+
 // resizeUnsupported is a resize on a device or profile without it.
 func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation) (Observation, error) {
 	obs, err := failResult(RuleResizeOptional, EOPNOTSUPP, got)
@@ -698,7 +704,7 @@ func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation
 	// or below the count refused only as "not supported": another errno
 	// is RESIZE-BOUNDS' or RESIZE-BELOW-COUNT's.
 	invalid := outOfBounds || int(o.MaxWR) < m.occupied()
-	if err == nil && got != nil && m.caps.Resize && invalid && m.relaxed(RuleResizeOptional) && !errnoIs(got.Errno, EOPNOTSUPP) {
+	if err == nil && got != nil && m.caps.Resize && invalid && m.relaxed(RuleResizeOptional) && !notSupported(got.Errno) {
 		return obs, dev(RuleResizeOptional, "return value", ErrnoName(EOPNOTSUPP), ErrnoName(got.Errno))
 	}
 	return obs, err
@@ -706,20 +712,20 @@ func (m *machine) resizeUnsupported(o Resize, outOfBounds bool, got *Observation
 
 // unsupportedAnswer reports whether RESIZE-OPTIONAL, relaxed, explains a
 // resize a device that advertises resize refused as not supported
-// (EOPNOTSUPP): that answer is about whether resize works, what
+// (notSupported): that answer is about whether resize works, what
 // RESIZE-OPTIONAL governs, whatever the request, out of bounds or below
 // the count included. Nothing changes.
 func (m *machine) unsupportedAnswer(got *Observation) bool {
-	return got != nil && m.caps.Resize && errnoIs(got.Errno, EOPNOTSUPP) && m.excuse(RuleResizeOptional)
+	return got != nil && m.caps.Resize && notSupported(got.Errno) && m.excuse(RuleResizeOptional)
 }
 
 // unsupportedCountsTwice records a second departure of rule, the bound or
 // count check that excused got, where got refused the resize as not
-// supported (EOPNOTSUPP) on a device that advertises resize: that answer
+// supported (notSupported) on a device that advertises resize: that answer
 // is about whether resize works, what RESIZE-OPTIONAL governs whatever
 // the request, so alone it stays RESIZE-OPTIONAL's.
 func (m *machine) unsupportedCountsTwice(rule RuleID, got *Observation) {
-	if got != nil && m.caps.Resize && errnoIs(got.Errno, EOPNOTSUPP) {
+	if got != nil && m.caps.Resize && notSupported(got.Errno) {
 		m.depart(rule)
 	}
 }
