@@ -1794,3 +1794,32 @@ func TestAWRLeftOutSeenOnUDIsBlamedOnPostOrder(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestALimitGivenAtCreateArmedByALaterPostIsBlamedOnCreateLimit: a driver
+// that keeps a srq_limit given at create as a pending arming, written by
+// its next doorbell whatever was armed in between, leaves the SRQ reading
+// unarmed after create and raises the event once a post has armed it.
+// One departure of CREATE-LIMIT, not QUERY-LIMIT (query read the truth)
+// or LIMIT-FIRE.
+func TestALimitGivenAtCreateArmedByALaterPostIsBlamedOnCreateLimit(t *testing.T) {
+	limitEvent := Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}},
+		Events: []Event{{Type: EventSRQLimitReached, QP: -1}}}
+	for _, c := range []struct {
+		name string
+		ops  []Op
+	}{
+		{"query, then a post", []Op{Query{}, post(wr(1, 64), wr(2, 64)), send(0, 8), Poll{}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(Documented(), testCaps)
+			var steps []Step
+			ops := append([]Op{CreateSRQ{MaxWR: 4, MaxSGE: 2, Limit: 2}}, fixtureOps()[1:]...)
+			for _, op := range append(ops, c.ops[:len(c.ops)-1]...) {
+				steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+			}
+			steps = append(steps, Step{Op: Poll{}, Obs: limitEvent})
+			d := Diagnose(Documented(), testCaps, nil, steps)
+			assert.Equal(t, []RuleID{RuleCreateLimit}, d.Rules, "diagnosis %+v", d)
+		})
+	}
+}

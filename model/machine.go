@@ -160,6 +160,12 @@ type machine struct {
 	// raise late: the SRQ disarmed at the fetch that should have raised
 	// it, and a later fetch or poll raises it, or none does (owedLimit).
 	lateLimit int
+	// createLimit is the srq_limit given at create, where a relaxed
+	// CREATE-LIMIT let the create leave the SRQ unarmed: a later post
+	// may arm it all the same with that limit (a driver that keeps the
+	// create's limit as a pending arming its doorbell writes, whatever
+	// modifies came in between), or none does.
+	createLimit uint32
 	// readyInErr is QP n+1 when the step is a message that QP, in ERR,
 	// processes as if it were ready (a relaxed QP-NOFETCH-STATES): an
 	// error completion may take it into ERR again (enterErr). 0: none.
@@ -667,7 +673,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.capPinned), uint64(m.beforeRTRWays), uint64(m.udFitFlip)|uint64(uint8(m.udFitSGEs))<<8, b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm)|b(m.sgeLoose)<<1|b(m.dying)<<2, b(m.limitFree), uint64(m.lateLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm)|b(m.sgeLoose)<<1|b(m.dying)<<2, b(m.limitFree), uint64(m.lateLimit), uint64(m.createLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))
@@ -721,7 +727,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 // diagnosis (its clone, its fingerprint). TestStateWordsIsWhatHashStateWrites
 // keeps it in step with hashState.
 func (m *machine) stateWords() int {
-	n := 38 + 1 + len(m.recent) + 1 + 14*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
+	n := 39 + 1 + len(m.recent) + 1 + 14*len(m.cq) + 1 + 2*len(m.events) + len(m.keys) + 1 + len(m.completedHistory)
 	n++
 	for _, e := range m.queue {
 		n += 3 + 2*len(e.wr.SGEs)

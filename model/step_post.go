@@ -36,6 +36,7 @@ func (m *machine) notAllReady() bool {
 // post applies a post: checked against what the device did when got is
 // set (postObserved), else with the canonical outcome.
 func (m *machine) post(o Post, got *Observation) (Observation, error) {
+	m.armAtDoorbell()
 	if got != nil {
 		return m.postObserved(o, got)
 	}
@@ -513,6 +514,19 @@ func (m *machine) enqueue(w WR) {
 	}
 	m.queue = append(m.queue, e)
 	m.posted++
+}
+
+// armAtDoorbell arms the SRQ, where a relaxed CREATE-LIMIT left the
+// create's limit pending (createLimit), at this post or not yet: a driver
+// that keeps a limit given at create as an arming its doorbell writes
+// arms the SRQ at a later post, over whatever a modify armed in between.
+// Either way the SRQ departs from the rule's promise once, as one armed
+// at create does.
+func (m *machine) armAtDoorbell() {
+	if m.createLimit > 0 && m.may(RuleCreateLimit) {
+		m.armed, m.limit, m.threshold = true, m.createLimit, m.createLimit
+		m.createLimit = 0
+	}
 }
 
 // postKilled checks a post that killed the process making it (the driver

@@ -221,6 +221,8 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		m.touch(RuleCreateLimit)
 		if m.limitAtCreate() == Accepted {
 			m.armed, m.limit, m.threshold = true, o.Limit, o.Limit
+		} else if m.relaxedBroad(RuleCreateLimit) {
+			m.createLimit = o.Limit // armed later, or never (armAtDoorbell)
 		}
 	}
 	return obs, nil
