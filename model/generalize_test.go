@@ -1823,3 +1823,22 @@ func TestALimitGivenAtCreateArmedByALaterPostIsBlamedOnCreateLimit(t *testing.T)
 		})
 	}
 }
+
+// TestALimitGivenAtCreateArmedByAResizeIsBlamedOnCreateLimit: the pending
+// arming may come with a resize, which writes the SRQ's context too: the
+// SRQ reads unarmed after create and armed with the create's limit after
+// the resize. CREATE-LIMIT's one departure, not QUERY-LIMIT's.
+func TestALimitGivenAtCreateArmedByAResizeIsBlamedOnCreateLimit(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	ops := append([]Op{CreateSRQ{MaxWR: 4, MaxSGE: 2, Limit: 2}}, fixtureOps()[1:]...)
+	for _, op := range append(ops, Query{}, Resize{MaxWR: 8}) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	got := mustRun(t, m, Query{})
+	require.Zero(t, got.Attr.SRQLimit, "the documented SRQ is not armed")
+	got.Attr.SRQLimit = 2
+	steps = append(steps, Step{Op: Query{}, Obs: got})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleCreateLimit}, d.Rules, "diagnosis %+v", d)
+}

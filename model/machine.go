@@ -162,9 +162,10 @@ type machine struct {
 	lateLimit int
 	// createLimit is the srq_limit given at create, where a relaxed
 	// CREATE-LIMIT let the create leave the SRQ unarmed: a later post
-	// may arm it all the same with that limit (a driver that keeps the
-	// create's limit as a pending arming its doorbell writes, whatever
-	// modifies came in between), or none does.
+	// or resize may arm it all the same with that limit (a driver that
+	// keeps the create's limit as a pending arming the next write of the
+	// SRQ's context makes, whatever modifies came in between), or none
+	// does.
 	createLimit uint32
 	// readyInErr is QP n+1 when the step is a message that QP, in ERR,
 	// processes as if it were ready (a relaxed QP-NOFETCH-STATES): an

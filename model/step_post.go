@@ -517,9 +517,10 @@ func (m *machine) enqueue(w WR) {
 }
 
 // armAtDoorbell arms the SRQ, where a relaxed CREATE-LIMIT left the
-// create's limit pending (createLimit), at this post or not yet: a driver
-// that keeps a limit given at create as an arming its doorbell writes
-// arms the SRQ at a later post, over whatever a modify armed in between.
+// create's limit pending (createLimit), at this call or not yet: a driver
+// that keeps a limit given at create as a pending arming arms the SRQ
+// when a later call writes the SRQ's context (a post's doorbell, a
+// resize), over whatever a modify armed in between.
 // Either way the SRQ departs from the rule's promise once, as one armed
 // at create does.
 func (m *machine) armAtDoorbell() {

@@ -572,6 +572,7 @@ func (m *machine) limitNoOp() bool {
 }
 
 func (m *machine) resizeSRQ(o Resize, got *Observation) (Observation, error) {
+	m.armAtDoorbell() // a resize writes the SRQ's context too
 	m.touch(RuleResizeOptional)
 	outOfBounds := o.MaxWR == 0 || o.MaxWR > m.caps.MaxSRQWR
 	if m.resize() == ResizeUnsupported || !m.caps.Resize {
