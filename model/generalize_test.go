@@ -1842,3 +1842,28 @@ func TestALimitGivenAtCreateArmedByAResizeIsBlamedOnCreateLimit(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleCreateLimit}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestADisarmUndoneIsLimitDisarmsEvenWithALimitGivenAtCreate: an SRQ
+// created with a limit, filled, armed, disarmed, posted to again and
+// fetched from, raises the event. A disarm that did not take explains it
+// (LIMIT-DISARM, one departure); the create's limit armed by the second
+// post would have undone the disarm too, so it counts twice and loses.
+func TestADisarmUndoneIsLimitDisarmsEvenWithALimitGivenAtCreate(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	ops := append([]Op{CreateSRQ{MaxWR: 8, MaxSGE: 2, Limit: 2}}, fixtureOps()[1:]...)
+	ops = append(ops, post(wr(1, 64), wr(2, 64), wr(3, 64), wr(4, 64)), Arm{Limit: 3}, Arm{Limit: 0}, post(wr(5, 64)))
+	for range 4 {
+		ops = append(ops, send(0, 8))
+	}
+	for _, op := range ops {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	got := mustRun(t, m, Poll{})
+	require.Len(t, got.Completions, 4)
+	require.Empty(t, got.Events, "the documented SRQ is disarmed")
+	got.Events = []Event{{Type: EventSRQLimitReached, QP: -1}}
+	steps = append(steps, Step{Op: Poll{}, Obs: got})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "diagnosis %+v", d)
+}

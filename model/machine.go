@@ -167,6 +167,10 @@ type machine struct {
 	// SRQ's context makes, whatever modifies came in between), or none
 	// does.
 	createLimit uint32
+	// createLimitOver says a modify of srq_limit came after the create
+	// while createLimit was pending: arming with the create's limit then
+	// undoes what the modify promised too, a second departure.
+	createLimitOver bool
 	// readyInErr is QP n+1 when the step is a message that QP, in ERR,
 	// processes as if it were ready (a relaxed QP-NOFETCH-STATES): an
 	// error completion may take it into ERR again (enterErr). 0: none.
@@ -674,7 +678,7 @@ func (m *machine) appendState(buf []byte, withPicks bool) []byte {
 	}
 	w(b(m.created), b(m.destroyed), uint64(m.capacity), b(m.capExact), uint64(m.maxSGE), uint64(m.held), b(m.armed),
 		uint64(m.limit), uint64(m.threshold), b(m.srqErr), uint64(m.copyMode), uint64(m.fifoMode), uint64(m.grhMode), uint64(m.capRaisedFrom), uint64(m.capRaisedTo), uint64(m.capPinned), uint64(m.beforeRTRWays), uint64(m.udFitFlip)|uint64(uint8(m.udFitSGEs))<<8, b(m.udKeyFlip), uint64(m.orderMode), uint64(m.leaked), uint64(int64(m.slack)),
-		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm)|b(m.sgeLoose)<<1|b(m.dying)<<2, b(m.limitFree), uint64(m.lateLimit), uint64(m.createLimit), uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
+		b(m.resized), uint64(m.wbWR), uint64(m.wbSGE), uint64(m.queryWR), uint64(m.resizeReq), b(m.resizeShort), b(m.errHolds), b(m.postOK), m.postOKStates, uint64(m.armLate), b(m.looseDisarm)|b(m.sgeLoose)<<1|b(m.dying)<<2, b(m.limitFree), uint64(m.lateLimit), uint64(m.createLimit)|b(m.createLimitOver)<<32, uint64(m.posted), uint64(m.fetched), uint64(m.firesThisArming))
 	w(uint64(len(m.queue)))
 	for _, e := range m.queue {
 		w(e.wr.ID, uint64(int64(e.wr.NumSGE)), b(e.loose))

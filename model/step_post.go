@@ -520,13 +520,17 @@ func (m *machine) enqueue(w WR) {
 // create's limit pending (createLimit), at this call or not yet: a driver
 // that keeps a limit given at create as a pending arming arms the SRQ
 // when a later call writes the SRQ's context (a post's doorbell, a
-// resize), over whatever a modify armed in between.
-// Either way the SRQ departs from the rule's promise once, as one armed
-// at create does.
+// resize), over whatever a modify armed in between. Either way the SRQ
+// departs from the rule's promise once, as one armed at create does; over
+// a modify of srq_limit since the create, twice: it undid what that
+// modify promised as well, which LIMIT-ARM or LIMIT-DISARM governs.
 func (m *machine) armAtDoorbell() {
 	if m.createLimit > 0 && m.may(RuleCreateLimit) {
 		m.armed, m.limit, m.threshold = true, m.createLimit, m.createLimit
-		m.createLimit = 0
+		if m.createLimitOver {
+			m.depart(RuleCreateLimit) // it undid a modify's arming or disarming
+		}
+		m.createLimit, m.createLimitOver = 0, false
 	}
 }
 

@@ -445,6 +445,7 @@ func (m *machine) modifyTouched(wr bool) {
 
 func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	m.limitFree = false
+	m.createLimitOver = m.createLimit > 0
 	if o.Limit == 0 {
 		if errnoDiffers(0, got) && m.excuse(RuleLimitDisarm) {
 			if m.relaxedBroad(RuleLimitDisarm) && m.armed && m.choose(RuleLimitDisarm, 2) == 1 {
