@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -82,24 +81,4 @@ func outsideOrAny(res *qemuvm.Result, err error) *qemuvm.KernelCrash {
 		return res.Crash
 	}
 	return nil
-}
-
-// TestTheGuestGrowsWithParallelRuns: vm -parallel 4 boots a guest with
-// room for four runs, one run the default 1024 MiB.
-func TestTheGuestGrowsWithParallelRuns(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want int
-	}{
-		{[]string{"-kernel", "bookworm", "-runs", "4", "-parallel", "4"}, 1024 + 3*768},
-		{[]string{"-kernel", "bookworm"}, 1024},
-	} {
-		cfg, code := parseVM(c.args, io.Discard, io.Discard)
-		if cfg == nil {
-			t.Fatalf("parseVM(%v) exited %d", c.args, code)
-		}
-		if got := cfg.guestOptions("/bin/true", io.Discard).MemoryMB; got != c.want {
-			t.Errorf("vm %v: guest memory %d MiB, want %d", c.args, got, c.want)
-		}
-	}
 }

@@ -92,15 +92,6 @@ func vmInterrupted(stderr io.Writer) int {
 	return exitInterrupted
 }
 
-// guestMemoryMB sizes the guest for parallel runs of the suite at once:
-// qemuvm's 1024 MiB for one, and 768 MiB more for each other. With four
-// runs in 1024 MiB a child was once killed by SIGKILL on trixie (6.12),
-// with no report; nothing in the guest sends it but the kernel's OOM
-// killer.
-func guestMemoryMB(parallel int) int {
-	return 1024 + 768*max(0, parallel-1)
-}
-
 // guestOptions is the guest run of the suite on the program prog.
 func (c *vmConfig) guestOptions(prog string, stderr io.Writer) qemuvm.Options {
 	guestArgs := guestRunArgs(qemuvm.Device(c.provider), c.pname, c.conn, c.seed, c.cases, c.steps, c.runs, c.parallel, c.duration, c.verbose, c.fs.FlagSet)
@@ -123,7 +114,6 @@ func (c *vmConfig) guestOptions(prog string, stderr io.Writer) qemuvm.Options {
 		RDMACore:        c.rdmaCore,
 		RDMACorePatches: c.rdmaPatches,
 		Patches:         c.patches,
-		MemoryMB:        guestMemoryMB(c.parallel),
 	}
 	if c.verbose {
 		opts.Log, opts.Console = stderr, stderr
