@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -233,6 +234,7 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 		return 0, errors.New("cgo: CreateOther on a closed or destroyed SRQ")
 	}
 	a := _C_struct_ibv_srq_attr{max_wr: _C_uint32_t(attr.MaxWR), max_sge: _C_uint32_t(attr.MaxSGE)}
+	defer lockOthers()()
 	other, err := _C2_srqc_create_srq(s.dev.ctx, s.pd, s.cq, _C_int(v), &a)
 	if other == nil {
 		var e syscall.Errno
@@ -245,6 +247,28 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 		return 0, verbErr(variantName(v)+" then ibv_destroy_srq of the other SRQ", int(r))
 	}
 	return 0, nil
+}
+
+// lockOthers takes a lock that processes of this program share (flock on
+// a file in the temporary directory) and returns its release: another
+// SRQ, made at the device's limits, takes queue buffers of the kernel's
+// that several runs at once (run -parallel) ran out of. Four children on
+// rxe in a 1 GiB guest lost runs to the OOM killer, in rxe's
+// vmalloc_user, while each made one. Without the lock file the create
+// goes ahead unlocked.
+func lockOthers() func() {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "srqconform-other-srq.lock"), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return func() {}
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX) != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
 }
 
 // dead says the SRQ takes no verb: closed, or destroyed by Destroy (which
