@@ -1867,3 +1867,31 @@ func TestADisarmUndoneIsLimitDisarmsEvenWithALimitGivenAtCreate(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestACrashedCallDepartsFromItsRule: a driver that crashes in a call
+// departs from the rule the call keeps by returning (CallRule), an
+// ibv_create_srq_ex create from CREATE-EX's as its refusal would, and the
+// diagnosis names that rule alone.
+func TestACrashedCallDepartsFromItsRule(t *testing.T) {
+	crash := Observation{BadWR: -1, Crashed: "runtime error: index out of range"}
+	for _, c := range []struct {
+		ops  []Op
+		want RuleID
+	}{
+		{[]Op{CreateSRQ{MaxWR: 4, MaxSGE: 1, Variant: CreateEx}}, RuleCreateEx},
+		{[]Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}}, RuleCreateAttr},
+		{[]Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, post(wr(1, 8))}, RulePostReturn},
+		{[]Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, Poll{}}, RulePollMax},
+	} {
+		m := New(Documented(), testCaps)
+		var steps []Step
+		for _, op := range c.ops[:len(c.ops)-1] {
+			steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+		}
+		last := c.ops[len(c.ops)-1]
+		require.Equal(t, c.want, CallRule(last))
+		steps = append(steps, Step{Op: last, Obs: crash})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{c.want}, d.Rules, "%s crashed: diagnosis %+v", last, d)
+	}
+}

@@ -191,7 +191,7 @@ func errnoDiffers(want int, got *Observation) bool {
 func CallRule(op Op) RuleID {
 	switch o := op.(type) {
 	case CreateSRQ:
-		return RuleCreateAttr
+		return createRefusedRule(o)
 	case CreateOther:
 		if o.Variant != CreatePlain {
 			return RuleCreateEx

@@ -250,9 +250,9 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 }
 
 // lockOthers takes a lock that processes of this program share (flock on
-// a file in the temporary directory) and returns its release: another
-// SRQ, made at the device's limits, takes queue buffers of the kernel's
-// that several runs at once (run -parallel) ran out of. Four children on
+// a file in the temporary directory) and returns its release. Another SRQ
+// (CREATE-MAX's are made at the device's limits) takes queue buffers of
+// the kernel's that several runs at once (run -parallel) ran out of. Four children on
 // rxe in a 1 GiB guest lost runs to the OOM killer, in rxe's
 // vmalloc_user, while each made one. Without the lock file the create
 // goes ahead unlocked.
