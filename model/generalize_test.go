@@ -1895,3 +1895,87 @@ func TestACrashedCallDepartsFromItsRule(t *testing.T) {
 		assert.Equal(t, []RuleID{c.want}, d.Rules, "%s crashed: diagnosis %+v", last, d)
 	}
 }
+
+// TestAWRLeftOutSeenOnUDWithAnArmedLimitIsBlamedOnPostOrder: a WR that
+// a successful post left out of the device's queue leaves the SRQ empty,
+// so a message to a UD QP takes nothing and is dropped: no completion,
+// and no fetch to raise the limit armed above the count. Both follow
+// from the one WR left out: POST-ORDER, not LIMIT-FIRE or
+// QP-FETCH-STATES beside it.
+func TestAWRLeftOutSeenOnUDWithAnArmedLimitIsBlamedOnPostOrder(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	ops := append([]Op{CreateSRQ{MaxWR: 16, MaxSGE: 2}}, fixtureOps()[1:]...)
+	for _, op := range append(ops, post(wr(1, 128)), Arm{Limit: 6}) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	ud := Arrive{QP: 1, Msg: Message{Opcode: Send, Len: 1}}
+	steps = append(steps, Step{Op: ud, Obs: Observation{BadWR: -1, Peer: PeerOK}})
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1}}) // no completion, no event
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, append(d.Also, d.Rules), []RuleID{RulePostOrder}, "alone, the trace so far fits POST-ORDER: %+v", d)
+	// The next message takes the next WR posted: wr1 is gone, not queued.
+	steps = append(steps, Step{Op: post(wr(2, 128)), Obs: Observation{BadWR: -1}})
+	steps = append(steps, Step{Op: ud, Obs: Observation{BadWR: -1, Peer: PeerOK}})
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+		{WRID: 2, QP: 1, Opcode: WCRecv, ByteLen: 1 + UDHeader}}, Events: []Event{{Type: EventSRQLimitReached, QP: -1}}}})
+	d = Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAWRLeftOutSeenAsRoomForABadWRIsBlamedOnPostOrder: a device whose
+// successful post left its last WR out of the queue has room where the
+// model holds the queue full, so a bad WR posted then is refused as bad
+// (EINVAL) where the full check comes first, and the next good WR is
+// taken; the messages then complete every WR but the one left out. One
+// WR left out: POST-ORDER's one departure, not POST-FULL (the device
+// holding more than max_wr) with another rule for the WR that never
+// completes.
+func TestAWRLeftOutSeenAsRoomForABadWRIsBlamedOnPostOrder(t *testing.T) {
+	ok := Observation{BadWR: -1}
+	bad := WR{ID: 4, NumSGE: -1}
+	steps := []Step{
+		{Op: CreateSRQ{MaxWR: 3, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 3, MaxSGE: 1}}},
+		{Op: post(wr(1, 8), wr(2, 8), wr(3, 8)), Obs: ok},
+		{Op: post(bad), Obs: Observation{Errno: EINVAL, BadWR: 0}},
+		{Op: post(wr(5, 8), WR{ID: 6, NumSGE: -1}), Obs: Observation{Errno: ENOMEM, BadWR: 1}},
+		{Op: CreateQP{Type: RC}, Obs: ok},
+		{Op: ModifyQP{QP: 0, State: Init}, Obs: ok},
+		{Op: ModifyQP{QP: 0, State: RTR}, Obs: ok},
+	}
+	// The messages show which WR was left out: wr3, the newest of its post.
+	for range 3 {
+		steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}})
+	}
+	steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerRNR}})
+	var cs []Completion
+	for _, id := range []uint64{1, 2, 5} {
+		cs = append(cs, Completion{WRID: id, QP: 0, Opcode: WCRecv, ByteLen: 8})
+	}
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: cs}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAWRLeftOutSeenOnUDBeforeAnotherCompletionIsBlamedOnPostOrder: a WR
+// a successful post left out of the device's queue leaves a message to a
+// UD QP taking nothing (no completion), and a later message takes the
+// next WR posted. The poll returns that one's completion, with the UD
+// message's missing before it: the one WR left out, POST-ORDER's, not
+// QP-FETCH-STATES' or RECV-RNR's (the WR would still be queued, and the
+// post refused as full).
+func TestAWRLeftOutSeenOnUDBeforeAnotherCompletionIsBlamedOnPostOrder(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	ops := append([]Op{CreateSRQ{MaxWR: 1, MaxSGE: 1}}, fixtureOps()[1:]...)
+	for _, op := range append(ops, post(wr(2, 64))) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	steps = append(steps, Step{Op: Arrive{QP: 1, Msg: Message{Opcode: Send}}, Obs: Observation{BadWR: -1, Peer: PeerOK}})
+	steps = append(steps, Step{Op: post(WR{ID: 3}, WR{ID: 4, NumSGE: -1}), Obs: Observation{Errno: ENOMEM, BadWR: 1}})
+	steps = append(steps, Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}})
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+		{WRID: 3, QP: 0, Status: WCLocLenErr}}, Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}

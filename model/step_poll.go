@@ -29,6 +29,9 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 			// the completions due.
 			n = min(n, len(cs))
 		}
+		if len(cs) < n {
+			n -= m.udLeftOutBetween(cs, n)
+		}
 		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
 			n = len(cs)
 		}
@@ -122,8 +125,7 @@ func (m *machine) udTakenForEmpty(k, n int) bool {
 	// only the rules its replay asked.
 	leftOut := m.relaxedBroad(RulePostOrder)
 	for _, e := range m.cq[k:n] {
-		q := e.c.QP
-		if q < 0 || q >= m.qps.len() || m.qps.at(q).typ != UD || e.loose || e.wr.ID != e.c.WRID || e.holds {
+		if !m.udKnown(e) {
 			return false
 		}
 	}
@@ -155,6 +157,55 @@ func (m *machine) udTakenForEmpty(k, n int) bool {
 	return true
 }
 
+// udKnown says whether e is the completion of a message to a UD QP whose
+// WR the model knows, holding no slot: one the device may have dropped
+// having taken no WR for it (udTakenForEmpty, udLeftOutBetween).
+func (m *machine) udKnown(e cqe) bool {
+	q := e.c.QP
+	return q >= 0 && q < m.qps.len() && m.qps.at(q).typ == UD && !e.loose && e.wr.ID == e.c.WRID && !e.holds
+}
+
+// udLeftOutBetween adopts, where POST-ORDER is relaxed, completions due
+// to UD messages missing from among the first n the CQ holds, where the
+// completions got are the others, in order, and some come after a
+// missing one: the posts that returned 0 left those WRs out of the
+// device's queue, their messages found it empty and were dropped (on UD
+// the sender hears nothing), and the messages after them took the WRs
+// the model has them take. It returns how many it took out (0 where it
+// adopts nothing); missing completions after the last one got are
+// udTakenForEmpty's.
+func (m *machine) udLeftOutBetween(cs []Completion, n int) int {
+	if !m.relaxedBroad(RulePostOrder) {
+		return 0
+	}
+	var gone []int
+	j := 0
+	for i := 0; i < n && j < len(cs); i++ {
+		if e := m.cq[i]; e.c.WRID == cs[j].WRID && e.c.QP == cs[j].QP {
+			j++
+			continue
+		}
+		if !m.udKnown(m.cq[i]) {
+			return 0
+		}
+		gone = append(gone, i)
+	}
+	if j < len(cs) || len(gone) == 0 || !m.excuse(RulePostOrder) {
+		return 0
+	}
+	cq := make([]cqe, 0, len(m.cq)-len(gone))
+	for i, e := range m.cq {
+		if !slices.Contains(gone, i) {
+			cq = append(cq, e)
+		}
+	}
+	m.cq = cq
+	m.posted -= len(gone)
+	m.fetched -= len(gone)
+	m.unfireLimit()
+	return len(gone)
+}
+
 // heldBack adopts, where POLL-MAX is relaxed, a poll that returned k
 // completions where it was due n (its num_entries, or all the CQ holds if
 // fewer): what it returned is checked as the CQ's first k, and the rest
@@ -178,16 +229,22 @@ func (m *machine) heldBack(k, n int, bounded bool) bool {
 }
 
 // unfireLimit takes back the limit event a fetch raised that an adopted
-// departure has undone (the WRs are queued again, and the count is no
-// longer below the limit): the event, not yet read, is withdrawn and the
-// SRQ armed again, as if the fetch had not happened, so that the missing
-// event is no second departure. An event already read stays.
+// departure has undone (the WRs are queued again, or were never queued
+// and the message took nothing): the event, not yet read, is withdrawn
+// and the SRQ armed again, as if the fetch had not happened, so that the
+// missing event is no second departure. Where the count is no longer
+// below the limit, no fetch but an undone one raised it; where it still
+// is, an earlier fetch may have, and the model branches on which. An
+// event already read stays.
 func (m *machine) unfireLimit() {
-	if m.armed || m.firesThisArming == 0 || uint32(len(m.queue)) < m.threshold {
+	if m.armed || m.firesThisArming == 0 {
 		return
 	}
 	i := slices.Index(m.events, Event{Type: EventSRQLimitReached, QP: -1})
 	if i < 0 {
+		return
+	}
+	if uint32(len(m.queue)) < m.threshold && m.branch(2) == 0 {
 		return
 	}
 	m.events = slices.Delete(slices.Clone(m.events), i, i+1)
@@ -472,13 +529,19 @@ func (m *machine) dueSwapped(i int, g Completion) bool {
 // the queue, a slot counted but never written. n WRs went missing from
 // the head of the queue (the device found it empty), or, with n < 0, one
 // WR (the device had room where the model holds the queue full): the
-// model takes the oldest, without branching on which (a branch per WR of
-// a long post multiplies the candidates past any bound); a completion
-// that shows it was another fails the candidate. It reports whether it
-// took the departure.
+// model takes the oldest or the newest (a doorbell one short), without
+// branching on any other (a branch per WR of a long post multiplies the
+// candidates past any bound); a completion that shows it was another
+// fails the candidate. It reports whether it took the departure.
 func (m *machine) leftOut(n int) bool {
 	if len(m.queue) == 0 || !m.relaxedBroad(RulePostOrder) || !m.excuse(RulePostOrder) {
 		return false
+	}
+	if n < 0 && len(m.queue) > 1 && m.branch(2) == 1 {
+		// The newest: a doorbell that published one WR short.
+		m.queue = clip(m.queue[:len(m.queue)-1])
+		m.posted--
+		return true
 	}
 	n = max(min(n, len(m.queue)), 1)
 	m.queue = clip(m.queue[n:])

@@ -336,9 +336,17 @@ func (m *machine) refusals(got *Observation, c *wrClass, notReady bool) []refusa
 			// It holds fewer than the model thought.
 			rs = append(rs, refusal{RulePostFull, func() { c.full, m.slack = true, m.occupied()-int(m.capacity) }, false})
 		}
-	} else if c.bad && m.relaxed(RulePostFull) {
-		// It holds more, and refused the WR as bad only.
-		rs = append(rs, refusal{RulePostFull, func() { c.full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
+	} else if c.bad {
+		if m.relaxed(RulePostFull) {
+			// It holds more, and refused the WR as bad only.
+			rs = append(rs, refusal{RulePostFull, func() { c.full, m.slack = false, m.occupied()+1-int(m.capacity) }, false})
+		}
+		if len(m.queue) > 0 && m.relaxedBroad(RulePostOrder) {
+			// A WR posted before never reached the queue (POST-ORDER's
+			// departure, counted by leftOut): there was room, and the
+			// WR was refused as bad only.
+			rs = append(rs, refusal{0, func() { c.full = !m.leftOut(-1) }, false})
+		}
 	}
 	if !c.bad && m.sgeLoose && c.numSGE > 0 && errnoIs(got.Errno, EINVAL) {
 		// A modify changed max_sge (MODIFY-ONLY-MASKED's departure,
