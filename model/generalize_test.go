@@ -622,16 +622,20 @@ func TestAnSRQTakenForEmptyIsBlamedOnRecvRNR(t *testing.T) {
 // message the WR after the head (neither the head nor the newest), too
 // small for it, answers the sender with an error the head WR would not
 // give, and completes the second WR
-// in error (the RC QP then in ERR, with its last-WQE event). FETCH-FIFO
-// governs which WR a message takes: the sender's outcome is its
-// departure too, not a second one.
+// in error (the RC QP then in ERR, with its last-WQE event); the next
+// message takes the head, still queued. FETCH-FIFO governs which WR a
+// message takes: the sender's outcome is its departure too, not a second
+// one. (Without the next message, a head that a post left out of the
+// queue, POST-ORDER's, explains as much.)
 func TestAMessageGivenTheNextWRIsBlamedOnFetchFIFO(t *testing.T) {
 	m := fixture(t, Documented())
 	mustRun(t, m, post(wr(1, 64), wr(2, 4), wr(3, 64)))
 	steps := append(m.history.steps(),
 		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerError}},
 		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Status: WCLocLenErr}},
-			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}},
+		Step{Op: send(1, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}}})
 	assert.Equal(t, []string{"FETCH-FIFO"}, RuleNames(Diagnose(Documented(), testCaps, nil, steps).Rules))
 }
 
@@ -1965,17 +1969,74 @@ func TestAWRLeftOutSeenAsRoomForABadWRIsBlamedOnPostOrder(t *testing.T) {
 // QP-FETCH-STATES' or RECV-RNR's (the WR would still be queued, and the
 // post refused as full).
 func TestAWRLeftOutSeenOnUDBeforeAnotherCompletionIsBlamedOnPostOrder(t *testing.T) {
+	for _, max := range []int{0, 1} { // a poll for all, and one bounded to the completion it returns
+		m := New(Documented(), testCaps)
+		var steps []Step
+		ops := append([]Op{CreateSRQ{MaxWR: 1, MaxSGE: 1}}, fixtureOps()[1:]...)
+		for _, op := range append(ops, post(wr(2, 64))) {
+			steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+		}
+		steps = append(steps, Step{Op: Arrive{QP: 1, Msg: Message{Opcode: Send}}, Obs: Observation{BadWR: -1, Peer: PeerOK}})
+		steps = append(steps, Step{Op: post(WR{ID: 3}, WR{ID: 4, NumSGE: -1}), Obs: Observation{Errno: ENOMEM, BadWR: 1}})
+		steps = append(steps, Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}})
+		steps = append(steps, Step{Op: Poll{Max: max}, Obs: Observation{BadWR: -1, Completions: []Completion{
+			{WRID: 3, QP: 0, Status: WCLocLenErr}}, Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "poll max=%d: diagnosis %+v", max, d)
+	}
+}
+
+// TestAWRLeftOutSeenInAnEarlyLimitEventIsBlamedOnPostOrder: a WR that a
+// successful post left out of the device's queue leaves the count one
+// lower than the model's, so the limit event comes at the fetch that
+// leaves the model's count at the limit; the next message takes the WR
+// posted after, not the one left out. One WR left out: POST-ORDER's one
+// departure, not LIMIT-FIRE's with another rule for the missing WR.
+func TestAWRLeftOutSeenInAnEarlyLimitEventIsBlamedOnPostOrder(t *testing.T) {
 	m := New(Documented(), testCaps)
 	var steps []Step
-	ops := append([]Op{CreateSRQ{MaxWR: 1, MaxSGE: 1}}, fixtureOps()[1:]...)
-	for _, op := range append(ops, post(wr(2, 64))) {
+	ops := append(fixtureOps(), post(wr(1, 64)), post(wr(2, 64)), Arm{Limit: 1})
+	for _, op := range ops {
 		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
 	}
-	steps = append(steps, Step{Op: Arrive{QP: 1, Msg: Message{Opcode: Send}}, Obs: Observation{BadWR: -1, Peer: PeerOK}})
-	steps = append(steps, Step{Op: post(WR{ID: 3}, WR{ID: 4, NumSGE: -1}), Obs: Observation{Errno: ENOMEM, BadWR: 1}})
-	steps = append(steps, Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerError}})
-	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
-		{WRID: 3, QP: 0, Status: WCLocLenErr}}, Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}})
+	limit := []Event{{Type: EventSRQLimitReached, QP: -1}}
+	steps = append(steps,
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}, Events: limit}},
+		Step{Op: post(wr(3, 64)), Obs: Observation{BadWR: -1}},
+		Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 3, QP: 0, Opcode: WCRecv, ByteLen: 8}}}},
+	)
 	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}
+
+// TestAWRLeftOutSeenInTheSendersOutcomeIsBlamedOnPostOrder: a WR that a
+// successful post left out of the device's queue makes the next message
+// to an RC QP take the WR after it, and the sender hears that WR's
+// outcome (an error: it has no room) where the model's head would have
+// taken the message. One WR left out: POST-ORDER's one departure, not
+// RECV-FIT or RECV-COMPLETION for the outcome and another rule for the
+// completion.
+func TestAWRLeftOutSeenInTheSendersOutcomeIsBlamedOnPostOrder(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range append(fixtureOps(), post(wr(1, 64)), post(WR{ID: 2})) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	steps = append(steps,
+		Step{Op: send(0, 24), Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 2, QP: 0, Status: WCLocLenErr}},
+			Events: []Event{{Type: EventQPLastWQEReached, QP: 0}}}},
+	)
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, append(d.Also, d.Rules), []RuleID{RulePostOrder}, "alone, the trace so far fits POST-ORDER: %+v", d)
+	// The next message takes the next WR posted: wr1 is gone, not queued.
+	steps = append(steps,
+		Step{Op: post(wr(3, 64)), Obs: Observation{BadWR: -1}},
+		Step{Op: Arrive{QP: 1, Msg: Message{Opcode: Send, Len: 8}}, Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 3, QP: 1, Opcode: WCRecv, ByteLen: 8 + UDHeader}}}},
+	)
+	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }

@@ -480,7 +480,11 @@ func (m *machine) checkLimit() {
 			return
 		}
 	} else if uint32(len(m.queue)) == m.threshold {
-		if m.may(RuleLimitFire) {
+		if len(m.queue) > 0 && m.relaxedBroad(RulePostOrder) && m.branch(2) == 1 && m.leftOut(-1) {
+			// A WR a post took never reached the device's queue
+			// (POST-ORDER's departure): the count is below the limit.
+			below = true
+		} else if m.may(RuleLimitFire) {
 			below = true // raised at the limit, not below it
 		}
 	} else if m.may(RuleLimitFire) {

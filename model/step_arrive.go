@@ -342,14 +342,22 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 		return m.peerResult(RuleQPFlushInProgress, Peers(PeerOK, PeerRNR, PeerError), got)
 	}
 	var saved *machine
-	if got != nil && !loose && !m.narrow && m.relax != nil && m.relax[RuleFetchFIFO] {
+	if got != nil && !loose && !m.narrow && m.relax != nil && (m.relax[RuleFetchFIFO] || rc && m.relax[RulePostOrder] && len(m.queue) > 1) {
 		// To take back the delivery if another WR took the message. The
-		// rule counts as consulted only where the outcome departs, below.
+		// rules count as consulted only where the outcome departs, below.
 		saved = m.clone()
 	}
 	before := len(m.cq)
 	e := m.fetch()
 	obs, err := m.deliveredPeer(o.QP, rc, before, m.deliverEntry(o.QP, e, o.Msg, loose), got)
+	if err != nil && rc && m.relaxedBroad(RulePostOrder) && saved != nil && len(saved.queue) > 1 && saved.relaxedBroad(RulePostOrder) &&
+		saved.probeDelivery(o.QP, 1, o.Msg).Has(got.Peer) && saved.leftOut(1) {
+		// The sender's outcome is the next WR's: the head never reached
+		// the device's queue (POST-ORDER's departure, as leftOut adopts
+		// where the sender hears RNR). The message takes the next.
+		*m = *saved
+		return m.arriveFetch(o, m.qps.mut(o.QP), loose, got)
+	}
 	if err != nil && len(m.cq) > before && m.relaxedBroad(RuleFetchFIFO) && saved != nil &&
 		saved.anotherGives(o.QP, o.Msg, e.wr.ID, got.Peer) && saved.excuse(RuleFetchFIFO) {
 		// FETCH-FIFO governs which WR a message takes: the sender's

@@ -29,8 +29,11 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 			// the completions due.
 			n = min(n, len(cs))
 		}
-		if len(cs) < n {
-			n -= m.udLeftOutBetween(cs, n)
+		if m.udLeftOutBetween(cs) > 0 {
+			n = len(m.cq)
+			if o.Max > 0 && o.Max < n {
+				n = o.Max
+			}
 		}
 		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
 			n = len(cs)
@@ -166,21 +169,28 @@ func (m *machine) udKnown(e cqe) bool {
 }
 
 // udLeftOutBetween adopts, where POST-ORDER is relaxed, completions due
-// to UD messages missing from among the first n the CQ holds, where the
-// completions got are the others, in order, and some come after a
-// missing one: the posts that returned 0 left those WRs out of the
-// device's queue, their messages found it empty and were dropped (on UD
-// the sender hears nothing), and the messages after them took the WRs
-// the model has them take. It returns how many it took out (0 where it
-// adopts nothing); missing completions after the last one got are
-// udTakenForEmpty's.
-func (m *machine) udLeftOutBetween(cs []Completion, n int) int {
-	if !m.relaxedBroad(RulePostOrder) {
+// to UD messages missing from before those the poll got (cs), which are
+// the CQ's others, in order: the posts that returned 0 left those WRs out
+// of the device's queue, their messages found it empty and were dropped
+// (on UD the sender hears nothing), and the messages after them took the
+// WRs the model has them take. It returns how many it took out (0 where
+// it adopts nothing); missing completions after the last one got are
+// udTakenForEmpty's. POST-ORDER is asked only where a completion got is
+// not the model's at its place.
+func (m *machine) udLeftOutBetween(cs []Completion) int {
+	lined := true
+	for i := range min(len(cs), len(m.cq)) {
+		if m.cq[i].c.WRID != cs[i].WRID || m.cq[i].c.QP != cs[i].QP {
+			lined = false
+			break
+		}
+	}
+	if lined || !m.relaxedBroad(RulePostOrder) {
 		return 0
 	}
 	var gone []int
 	j := 0
-	for i := 0; i < n && j < len(cs); i++ {
+	for i := 0; i < len(m.cq) && j < len(cs); i++ {
 		if e := m.cq[i]; e.c.WRID == cs[j].WRID && e.c.QP == cs[j].QP {
 			j++
 			continue
