@@ -2040,3 +2040,52 @@ func TestAWRLeftOutSeenInTheSendersOutcomeIsBlamedOnPostOrder(t *testing.T) {
 	d = Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestALimitCheckThatRunsLateIsExplainedByLimitFire: a device whose limit
+// check runs late (when a completion is polled, say) still reads the
+// limit armed after the fetch that left fewer WRs than it, and raises the
+// event later. One departure of LIMIT-FIRE, which governs when the event
+// comes; the armed limit the query reads follows from it.
+func TestALimitCheckThatRunsLateIsExplainedByLimitFire(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range append(fixtureOps(), post(wr(1, 64), wr(2, 64)), Arm{Limit: 2}, send(0, 8)) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	steps = append(steps,
+		Step{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 2}}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}},
+			Events: []Event{{Type: EventSRQLimitReached, QP: -1}}}},
+	)
+	// Alone, the trace ties with LIMIT-AFTER-FIRE (the event raised at
+	// the fetch, the query reading the limit all the same): a run whose
+	// other failures only LIMIT-FIRE explains goes to LIMIT-FIRE (unify).
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Contains(t, append(d.Also, d.Rules), []RuleID{RuleLimitFire}, "diagnosis %+v", d)
+	n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleLimitFire}, nil)
+	assert.True(t, consistent && n == 1, "LIMIT-FIRE alone: %d departures, consistent %v", n, consistent)
+}
+
+// TestALateLimitCheckSeenByAQueryIsExplainedByLimitFire: a limit check
+// that runs late may run between two polls (at a completion a flush
+// writes, say): a query before it reads the limit armed, the query after
+// it reads the SRQ disarmed, and the next poll has the event.
+// LIMIT-FIRE's one departure.
+func TestALateLimitCheckSeenByAQueryIsExplainedByLimitFire(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range append(fixtureOps(), post(wr(1, 64), wr(2, 64)), Arm{Limit: 2}, send(0, 8)) {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	limit := []Event{{Type: EventSRQLimitReached, QP: -1}}
+	steps = append(steps,
+		Step{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2, SRQLimit: 2}}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 8}}}},
+		Step{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 2}}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Events: limit}},
+	)
+	n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleLimitFire}, nil)
+	assert.True(t, consistent && n == 1, "LIMIT-FIRE alone: %d departures, consistent %v", n, consistent)
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleLimitFire}, d.Rules, "diagnosis %+v", d)
+}

@@ -157,8 +157,10 @@ type machine struct {
 	// until a query reads it.
 	limitFree bool
 	// lateLimit is a limit event a relaxed LIMIT-FIRE let the device
-	// raise late: the SRQ disarmed at the fetch that should have raised
-	// it, and a later fetch or poll raises it, or none does (owedLimit).
+	// raise late: a later fetch or poll raises it, or none does
+	// (owedLimit). At 1 the SRQ disarmed at the fetch that should have
+	// raised it; at 2 it stays armed until the event comes (a device
+	// whose check runs late: it reads the limit until then).
 	lateLimit int
 	// createLimit is the srq_limit given at create, where a relaxed
 	// CREATE-LIMIT let the create leave the SRQ unarmed: a later post
@@ -462,6 +464,9 @@ func (m *machine) fire(ev EventType, qpn int) {
 // or at any fetch above it (a miscount), late, or not at all.
 func (m *machine) checkLimit() {
 	m.owedLimit()
+	if m.lateLimit == 2 {
+		return // the check that runs late is owed already
+	}
 	if !m.armed {
 		if m.looseDisarm && m.may(RuleLimitDisarm) {
 			// The disarm left the SRQ armed at some level: its event.
@@ -502,13 +507,29 @@ func (m *machine) checkLimit() {
 // is what it left open.
 func (m *machine) owedLimit() {
 	if m.lateLimit > 0 && m.branch(2) == 1 {
+		if m.lateLimit == 2 {
+			m.disarmOnFire()
+		}
 		m.lateLimit = 0
 		m.fire(EventSRQLimitReached, -1)
 	}
 }
 
-// fireLate is fireLimit with the event owed to a later step (owedLimit).
+// dropLateCheck forgets a late check of the arming a modify replaced
+// (lateLimit 2): the device checks the new arming.
+func (m *machine) dropLateCheck() {
+	if m.lateLimit == 2 {
+		m.lateLimit = 0
+	}
+}
+
+// fireLate is fireLimit with the event owed to a later step (owedLimit):
+// the SRQ disarms now, or when the event comes (a check that runs late).
 func (m *machine) fireLate() {
+	if m.branch(2) == 1 {
+		m.lateLimit = 2
+		return
+	}
 	m.lateLimit = 1
 	m.disarmOnFire()
 }

@@ -289,6 +289,11 @@ func (m *machine) refusedAsPlainOther(got *Observation) bool {
 func mostHeld(req, limit uint32) uint64 { return max(uint64(limit), 2*uint64(req)+1) }
 
 func (m *machine) query(got *Observation) (Observation, error) {
+	if m.lateLimit == 2 {
+		// A check that runs late may have run since (at a completion a
+		// flush wrote, say): the query reads the SRQ it left.
+		m.owedLimit()
+	}
 	rule := m.queryRule()
 	m.touch(RuleQueryAttr)
 	switch rule {
@@ -464,6 +469,7 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 		}
 		if !m.may(RuleLimitDisarm) {
 			m.armed, m.limit = false, 0
+			m.dropLateCheck()
 			// Relaxed, LIMIT-DISARM admits a limit event after the
 			// disarm, at whatever level the device left armed.
 			m.looseDisarm = m.relaxedBroad(RuleLimitDisarm) // a refused disarm returned above
@@ -549,6 +555,7 @@ func (m *machine) arm(o Arm, got *Observation) (Observation, error) {
 	}
 	m.armed, m.limit, m.threshold, m.firesThisArming = true, o.Limit, o.Limit, 0
 	m.looseDisarm = false
+	m.dropLateCheck()
 	if uint32(len(m.queue)) < o.Limit {
 		m.touch(RuleLimitFire)
 		if m.armBelow() == FireAtOnce {
