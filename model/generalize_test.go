@@ -2089,3 +2089,28 @@ func TestALateLimitCheckSeenByAQueryIsExplainedByLimitFire(t *testing.T) {
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleLimitFire}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAWriteImmBufferedBeforeRTRBesideADroppedSendIsBlamedOnQPBeforeRTR:
+// a responder that parks a Write with Immediate reaching a QP in INIT,
+// and completes it at RTR, while it drops a Send as the profile says:
+// QP-BEFORE-RTR governs every message before RTR, and a device may treat
+// the two opcodes apart. One rule, not QP-BEFORE-RTR with RECV-IMM and
+// RECV-COMPLETION for the Send it dropped (nor QP-NOFETCH-STATES: a poll
+// in INIT shows the Write not yet processed).
+func TestAWriteImmBufferedBeforeRTRBesideADroppedSendIsBlamedOnQPBeforeRTR(t *testing.T) {
+	m := New(Documented(), testCaps)
+	var steps []Step
+	for _, op := range []Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: RC}, post(wr(1, 8), wr(2, 8)), ModifyQP{QP: 0, State: Init}} {
+		steps = append(steps, Step{Op: op, Obs: mustRun(t, m, op)})
+	}
+	steps = append(steps,
+		Step{Op: Arrive{QP: 0, Msg: Message{Opcode: WriteImm, Imm: 7}}, Obs: Observation{BadWR: -1, Peer: PeerOK}},
+		Step{Op: Arrive{QP: 0, Msg: Message{Opcode: SendImm, Len: 1, Imm: 9}}, Obs: Observation{BadWR: -1, Peer: PeerError}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1}}, // parked, not processed in INIT
+		Step{Op: ModifyQP{QP: 0, State: RTR}, Obs: Observation{BadWR: -1}},
+		Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+			{WRID: 1, QP: 0, Opcode: WCRecvRDMAWithImm, HasImm: true, Imm: 7}}}},
+	)
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleQPBeforeRTR}, d.Rules, "diagnosis %+v", d)
+}

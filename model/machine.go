@@ -187,10 +187,11 @@ type machine struct {
 	// capPinned is the capacity a post refused at full pinned (0: none
 	// since).
 	capPinned uint32
-	// beforeRTRWays holds, 2 bits per QP state (RESET, INIT) and type
-	// (RC, UD), a relaxed QP-BEFORE-RTR's fate for messages before RTR:
-	// 0 undecided, 1 the profile's, 2 the other (beforeRTRFlipped).
-	beforeRTRWays uint8
+	// beforeRTRWays holds, 2 bits per QP state (RESET, INIT), type (RC,
+	// UD) and kind of opcode (Write with Immediate or another), a relaxed
+	// QP-BEFORE-RTR's fate for messages before RTR: 0 undecided, 1 the
+	// profile's, 2 the other (beforeRTRFlipped).
+	beforeRTRWays uint16
 	// udFitFlip is how a relaxed RECV-FIT candidate misjudges UD messages
 	// far from the boundary (misjudgedFar): 0 not yet, 1 fitting ones as too
 	// large, 2 too large ones as fitting; udFitSGEs is the num_sge of the

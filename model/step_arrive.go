@@ -134,7 +134,7 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 	if !q.state.Fetches() {
 		if q.state != Err {
 			m.touch(RuleQPBeforeRTR)
-			if (m.beforeRTR() == Buffered) != m.beforeRTRFlipped(q) {
+			if (m.beforeRTR() == Buffered) != m.beforeRTRFlipped(q, o.Msg.Opcode) {
 				if o.FirstPacketOnly {
 					return Observation{}, true, unmodelled("a partial message to a QP that buffers")
 				}
@@ -186,12 +186,14 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 }
 
 // beforeRTRFlipped decides, where QP-BEFORE-RTR is relaxed broadly,
-// whether a message to QP q before RTR meets the other fate than the
-// profile's (buffered where it says dropped, or the reverse): the rule
-// governs every message before RTR, and a device may buffer in INIT but
-// not in RESET, or on UD but not on RC. One persistent choice per state
-// and QP type, the first met following the profile.
-func (m *machine) beforeRTRFlipped(q *qp) bool {
+// whether a message of opcode op to QP q before RTR meets the other fate
+// than the profile's (buffered where it says dropped, or the reverse):
+// the rule governs every message before RTR, and a device may buffer in
+// INIT but not in RESET, on UD but not on RC, or a Write with Immediate
+// (which a responder may park apart) but not a Send. One persistent
+// choice per state, QP type and kind of opcode, the first met following
+// the profile.
+func (m *machine) beforeRTRFlipped(q *qp, op Opcode) bool {
 	if !m.relaxedBroad(RuleQPBeforeRTR) {
 		return false
 	}
@@ -202,12 +204,15 @@ func (m *machine) beforeRTRFlipped(q *qp) bool {
 	if q.typ == UD {
 		k += 2
 	}
+	if op == WriteImm {
+		k += 4
+	}
 	if m.beforeRTRWays == 0 {
 		m.beforeRTRWays = 1 << (2 * k) // the first met: the profile's
 	}
 	way := m.beforeRTRWays >> (2 * k) & 3
 	if way == 0 {
-		way = uint8(1 + m.choose(RuleQPBeforeRTR, 2))
+		way = uint16(1 + m.choose(RuleQPBeforeRTR, 2))
 		m.beforeRTRWays |= way << (2 * k)
 	}
 	return way == 2
