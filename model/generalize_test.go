@@ -2114,3 +2114,23 @@ func TestAWriteImmBufferedBeforeRTRBesideADroppedSendIsBlamedOnQPBeforeRTR(t *te
 	d := Diagnose(Documented(), testCaps, nil, steps)
 	assert.Equal(t, []RuleID{RuleQPBeforeRTR}, d.Rules, "diagnosis %+v", d)
 }
+
+// TestAFailingWRPostedAllTheSameIsBlamedOnPostOrder: a device whose
+// error path rings the doorbell with the WQE it started for the failing
+// WR posts that WR all the same (bad_wr names it), and a message later
+// completes it. POST-ORDER governs which WRs of a failing list stay
+// posted: its one departure, where no rule explained it before.
+func TestAFailingWRPostedAllTheSameIsBlamedOnPostOrder(t *testing.T) {
+	m := fixture(t, Documented())
+	steps := m.history.steps()
+	bad := WR{ID: 3, NumSGE: 3, SGEs: []SGE{{Length: 8}, {Length: 8}, {Length: 8}}}
+	steps = append(steps, Step{Op: post(wr(1, 64), wr(2, 64), bad, wr(4, 64)), Obs: Observation{Errno: EINVAL, BadWR: 2}})
+	var cs []Completion
+	for id := range uint64(3) {
+		steps = append(steps, Step{Op: send(0, 1), Obs: Observation{BadWR: -1, Peer: PeerOK}})
+		cs = append(cs, Completion{WRID: id + 1, QP: 0, Opcode: WCRecv, ByteLen: 1})
+	}
+	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: cs}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
+}

@@ -90,10 +90,18 @@ func (m *machine) dropsPrefix() bool { return m.order() == orderDropsPrefix }
 func (m *machine) postsSuffix() bool { return m.order() == orderPostsSuffix }
 
 // postsPhantom reports whether a failing list leaves one slot more in the
-// queue than the WRs it took, holding no WR (emptySlot): a relaxed
-// POST-ORDER device whose producer index the error path moves one too far,
-// from its first failing list on.
-func (m *machine) postsPhantom() bool { return m.order() == orderPhantom }
+// queue than the WRs it took: a relaxed POST-ORDER device whose producer
+// index the error path moves one too far, from its first failing list on.
+// The slot holds no WR (emptySlot), or, where the list's loop wrote the
+// WQE before its check failed (orderPhantomWR), the failing WR, of which
+// only the wr_id is known. That one is started only where there was room
+// and the WR was refused as invalid (EINVAL), and not where it is the
+// list's first (a device whose first WR takes another path): such a
+// failing list publishes nothing more.
+func (m *machine) postsPhantom() bool {
+	o := m.order()
+	return o == orderPhantom || o == orderPhantomWR
+}
 
 // The ways a device may process a failing list (machine.orderMode): the
 // faithful one, and the departures a relaxed POST-ORDER admits.
@@ -102,11 +110,12 @@ const (
 	orderDropsPrefix
 	orderPostsSuffix
 	orderPhantom
+	orderPhantomWR
 )
 
 func (m *machine) order() int {
 	if m.orderMode == 0 {
-		m.orderMode = 1 + m.choose(RulePostOrder, 4)
+		m.orderMode = 1 + m.choose(RulePostOrder, 5)
 	} else {
 		m.touch(RulePostOrder)
 	}
@@ -422,7 +431,13 @@ func (m *machine) postRefused(o Post, got *Observation, i int, c wrClass, notRea
 		m.posted -= k
 	}
 	if m.postsPhantom() {
-		m.enqueue(emptySlot)
+		switch {
+		case m.orderMode != orderPhantomWR:
+			m.enqueue(emptySlot)
+		case i > 0 && errno == EINVAL && !c.full:
+			m.enqueue(o.WRs[i])
+			m.queue[len(m.queue)-1].loose = true
+		}
 	}
 	if i+1 < len(o.WRs) && m.postsSuffix() {
 		for _, w := range o.WRs[i+1:] {
