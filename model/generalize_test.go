@@ -2160,3 +2160,24 @@ func TestAWRHandedAgainFromAStaleSlotIsExplainedByFetchOnce(t *testing.T) {
 	n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleFetchOnce}, nil)
 	assert.True(t, consistent && n == 1, "FETCH-ONCE alone: %d departures, consistent %v", n, consistent)
 }
+
+// TestAnExCreateThatIgnoresMaxSGEIsExplainedByCreateEx: an
+// ibv_create_srq_ex that reads max_sge from elsewhere makes an SRQ of one
+// SGE whatever it writes back (a WR of three is refused), and takes
+// another SRQ's max_sge above max_srq_sge. CREATE-EX governs what the ex
+// form makes: two departures in each trace, so that alone each stays
+// POST-SGE's or CREATE-MAX's, and a run with both goes to CREATE-EX.
+func TestAnExCreateThatIgnoresMaxSGEIsExplainedByCreateEx(t *testing.T) {
+	created := Step{Op: CreateSRQ{MaxWR: 2, MaxSGE: 3, Variant: CreateEx}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 2, MaxSGE: 3}}}
+	three := WR{ID: 1, NumSGE: 3, SGEs: []SGE{{Length: 8}, {Length: 8}, {Length: 8}}}
+	for name, steps := range map[string][]Step{
+		"a WR of three SGEs refused": {created, {Op: post(three), Obs: Observation{Errno: EINVAL, BadWR: 0}}},
+		"another SRQ above max_srq_sge taken": {created, {Op: CreateOther{MaxWR: 2, MaxSGE: testCaps.MaxSRQSGE + 1, Variant: CreateEx},
+			Obs: Observation{BadWR: -1}}},
+	} {
+		n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleCreateEx}, nil)
+		assert.True(t, consistent && n == 2, "%s: CREATE-EX alone: %d departures, consistent %v", name, n, consistent)
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.NotEqual(t, []RuleID{RuleCreateEx}, d.Rules, "%s: alone, a rule of one departure: %+v", name, d)
+	}
+}

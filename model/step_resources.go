@@ -74,6 +74,13 @@ func (m *machine) createOther(o CreateOther, got *Observation) (Observation, err
 	switch {
 	case o.Variant == CreateExBadType && !above:
 		return m.errnoIn(RuleCreateEx, EINVAL, "EINVAL or EOPNOTSUPP", func(e int) bool { return e == EINVAL || e == EOPNOTSUPP }, got)
+	case above && o.Variant != CreatePlain && got != nil && got.Errno == 0 && m.relaxedBroad(RuleCreateEx) && m.excuse(RuleCreateEx):
+		// CREATE-EX promises the ex form makes what ibv_create_srq
+		// makes: relaxed, it admits an ex form that took sizes the plain
+		// one refuses (one that reads them from elsewhere). Counted as
+		// two departures, so that alone it stays CREATE-MAX's.
+		m.depart(RuleCreateEx)
+		return *got, nil
 	case above:
 		return m.errnoIn(RuleCreateMax, EINVAL, "an error", anyErr, got)
 	case (o.Variant == CreateEx || o.Variant == CreateExCQ) && m.refusedAsPlainOther(got):
@@ -216,6 +223,16 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 	if adopted {
 		obs = *got // the report departs; the SRQ holds what the request gives
 		m.wbWR, m.wbSGE = got.Attr.MaxWR, got.Attr.MaxSGE
+	}
+	if got != nil && o.Variant == CreateEx && !m.sgeLoose && !m.narrow && m.relax != nil && m.relax[RuleCreateEx] && m.may(RuleCreateEx) {
+		// Relaxed, CREATE-EX admits an ex form that made another SRQ
+		// than it wrote back (one that read max_sge from elsewhere): the
+		// posts it refuses or takes, or a query, tell how many SGEs a
+		// WR holds. Counted as two departures, so that a trace one
+		// refused post shows stays POST-SGE's; asked only where relaxed,
+		// so that a diagnosis does not try it on every ex create.
+		m.depart(RuleCreateEx)
+		m.sgeLoose = true
 	}
 	if o.Limit > 0 {
 		m.touch(RuleCreateLimit)
