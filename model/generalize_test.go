@@ -2181,3 +2181,22 @@ func TestAnExCreateThatIgnoresMaxSGEIsExplainedByCreateEx(t *testing.T) {
 		assert.NotEqual(t, []RuleID{RuleCreateEx}, d.Rules, "%s: alone, a rule of one departure: %+v", name, d)
 	}
 }
+
+// TestARefusedShrinkThatKeptItsPostBoundIsExplainedByModifyOnlyMasked: a
+// driver that stores a resize's max_wr in its post path before the
+// command and does not restore it when the command fails refuses the
+// shrink below the count as it should, then refuses posts as full at the
+// refused size while query reads the old max_wr. MODIFY-ONLY-MASKED's
+// one departure: what a refused modify changed all the same.
+func TestARefusedShrinkThatKeptItsPostBoundIsExplainedByModifyOnlyMasked(t *testing.T) {
+	ok := Observation{BadWR: -1}
+	steps := []Step{
+		{Op: CreateSRQ{MaxWR: 3, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 3, MaxSGE: 1}}},
+		{Op: post(wr(1, 8), wr(2, 8)), Obs: ok},
+		{Op: Resize{MaxWR: 1}, Obs: Observation{Errno: EINVAL, BadWR: -1}},
+		{Op: post(wr(3, 8)), Obs: Observation{Errno: ENOMEM, BadWR: 0}},
+		{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 3, MaxSGE: 1}}},
+	}
+	n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleModifyOnlyMasked}, nil)
+	assert.True(t, consistent && n == 1, "MODIFY-ONLY-MASKED alone: %d departures, consistent %v", n, consistent)
+}

@@ -815,6 +815,14 @@ func (m *machine) resizeBelowCount(newCap uint32, exact bool, got *Observation) 
 		return *got, nil, true
 	}
 	obs, err = m.plainResult(RuleResizeBelowCount, EINVAL, got)
+	if err == nil && got != nil && m.relaxedBroad(RuleModifyOnlyMasked) && m.may(RuleModifyOnlyMasked) {
+		// Refused as the rule says, but the post path took the size
+		// all the same (a driver that stores it before the command and
+		// does not restore it when the command fails), while query
+		// reads what it did: MODIFY-ONLY-MASKED governs what a modify
+		// changes beyond what it did.
+		m.queryWR, m.capacity, m.capExact = m.capacity, newCap, exact && m.capacityRule() != CapacityAtLeast
+	}
 	return obs, err, true
 }
 
