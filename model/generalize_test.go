@@ -2200,3 +2200,25 @@ func TestARefusedShrinkThatKeptItsPostBoundIsExplainedByModifyOnlyMasked(t *test
 	n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleModifyOnlyMasked}, nil)
 	assert.True(t, consistent && n == 1, "MODIFY-ONLY-MASKED alone: %d departures, consistent %v", n, consistent)
 }
+
+// TestAResizeReportingMoreThanFitsIsBlamedOnResizeCapacity: a driver
+// that reports after a resize the new ring's size as max_wr while its
+// post path holds to the request refuses the post past the request as
+// full. RESIZE-CAPACITY promises that what query reports after a resize
+// fits: its one departure, where the model, which takes the report as
+// the capacity, otherwise saw QUERY-ATTR or POST-FULL.
+func TestAResizeReportingMoreThanFitsIsBlamedOnResizeCapacity(t *testing.T) {
+	ok := Observation{BadWR: -1}
+	steps := []Step{
+		{Op: CreateSRQ{MaxWR: 4, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}},
+		{Op: post(wr(1, 8), wr(2, 8)), Obs: ok},
+		{Op: Resize{MaxWR: 20}, Obs: ok},
+		{Op: Query{}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 31, MaxSGE: 1}}},
+	}
+	for i := 3; i <= 20; i++ {
+		steps = append(steps, Step{Op: post(wr(uint64(i), 8)), Obs: ok})
+	}
+	steps = append(steps, Step{Op: post(wr(21, 8)), Obs: Observation{Errno: ENOMEM, BadWR: 0}})
+	d := Diagnose(Documented(), testCaps, nil, steps)
+	assert.Equal(t, []RuleID{RuleResizeCapacity}, d.Rules, "diagnosis %+v", d)
+}

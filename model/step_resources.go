@@ -379,6 +379,12 @@ func (m *machine) query(got *Observation) (Observation, error) {
 	case rule == QueryAtLeast || !m.capExact:
 		if a.MaxWR < m.capacity || uint64(a.MaxWR) > mostHeld(m.capacity, m.caps.MaxSRQWR) {
 			d = dev(RuleQueryAttr, "max_wr", fmt.Sprintf(">= %d and at most %d", m.capacity, mostHeld(m.capacity, m.caps.MaxSRQWR)), a.MaxWR)
+		} else if rule == QuerySame && resized && a.MaxWR > m.capacity && m.relaxedBroad(RuleResizeCapacity) && m.may(RuleResizeCapacity) {
+			// RESIZE-CAPACITY promises that what query reports after a
+			// resize fits: relaxed, the report (the new ring's size, say)
+			// is what it says until the next resize, and the posts tell
+			// what fits.
+			m.queryWR = a.MaxWR
 		} else if rule == QuerySame {
 			// The query pins a capacity that was only a lower bound.
 			m.capacity, m.capExact = a.MaxWR, m.capacityRule() != CapacityAtLeast
