@@ -357,7 +357,7 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 	before := len(m.cq)
 	e := m.fetch()
 	obs, err := m.deliveredPeer(o.QP, rc, before, m.deliverEntry(o.QP, e, o.Msg, loose), got)
-	if err != nil && rc && m.relaxedBroad(RulePostOrder) && saved != nil && len(saved.queue) > 1 && saved.relaxedBroad(RulePostOrder) &&
+	if err != nil && rc && m.relaxedBroad(RulePostOrder) && saved != nil && len(saved.queue) > 1 &&
 		saved.probeDelivery(o.QP, 1, o.Msg).Has(got.Peer) && saved.leftOut(1) {
 		// The sender's outcome is the next WR's: the head never reached
 		// the device's queue (POST-ORDER's departure, as leftOut adopts

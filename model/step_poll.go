@@ -30,10 +30,7 @@ func (m *machine) poll(o Poll, got *Observation) (Observation, error) {
 			n = min(n, len(cs))
 		}
 		if m.udLeftOutBetween(cs) > 0 {
-			n = len(m.cq)
-			if o.Max > 0 && o.Max < n {
-				n = o.Max
-			}
+			n = min(n, len(m.cq)) // a bound stays; all the CQ holds is fewer
 		}
 		if len(cs) < n && m.udTakenForEmpty(len(cs), n) {
 			n = len(cs)

@@ -224,7 +224,7 @@ func (m *machine) createSRQ(o CreateSRQ, got *Observation) (Observation, error) 
 		obs = *got // the report departs; the SRQ holds what the request gives
 		m.wbWR, m.wbSGE = got.Attr.MaxWR, got.Attr.MaxSGE
 	}
-	if got != nil && o.Variant == CreateEx && !m.sgeLoose && !m.narrow && m.relax != nil && m.relax[RuleCreateEx] && m.may(RuleCreateEx) {
+	if got != nil && o.Variant == CreateEx && !m.narrow && m.relax != nil && m.relax[RuleCreateEx] && m.may(RuleCreateEx) {
 		// Relaxed, CREATE-EX admits an ex form that made another SRQ
 		// than it wrote back (one that read max_sge from elsewhere): the
 		// posts it refuses or takes, or a query, tell how many SGEs a
