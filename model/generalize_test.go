@@ -2135,32 +2135,6 @@ func TestAFailingWRPostedAllTheSameIsBlamedOnPostOrder(t *testing.T) {
 	assert.Equal(t, []RuleID{RulePostOrder}, d.Rules, "diagnosis %+v", d)
 }
 
-// TestAWRHandedAgainFromAStaleSlotIsExplainedByFetchOnce: a resize that
-// copies the ring from one slot before the consumer index hands the WR
-// fetched last to the next message again, read from a slot whose
-// contents the device rewrote (it completes where the WR, as posted,
-// would fail the message). FETCH-ONCE governs a WR being handed twice;
-// what the slot held the second time is not known.
-func TestAWRHandedAgainFromAStaleSlotIsExplainedByFetchOnce(t *testing.T) {
-	ok := Observation{BadWR: -1}
-	steps := []Step{
-		{Op: CreateSRQ{MaxWR: 2, MaxSGE: 3}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 2, MaxSGE: 3}}},
-		{Op: post(WR{ID: 1}), Obs: ok},
-		{Op: CreateQP{Type: RC}, Obs: ok},
-		{Op: ModifyQP{QP: 0, State: Init}, Obs: ok},
-		{Op: ModifyQP{QP: 0, State: RTR}, Obs: ok},
-		{Op: Arrive{QP: 0, Msg: Message{Opcode: SendImm}}, Obs: Observation{BadWR: -1, Peer: PeerOK}},
-		{Op: post(WR{ID: 2}), Obs: ok},
-		{Op: Resize{MaxWR: 1}, Obs: ok},
-		{Op: Arrive{QP: 0, Msg: Message{Opcode: SendImm, Len: 1, Imm: 5}}, Obs: Observation{BadWR: -1, Peer: PeerOK}},
-	}
-	c := Completion{WRID: 1, QP: 0, Opcode: WCRecv, HasImm: true}
-	again := Completion{WRID: 1, QP: 0, Opcode: WCRecv, ByteLen: 1, HasImm: true, Imm: 5}
-	steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{c, again}}})
-	n, consistent, _ := DeparturesWithin(Documented(), testCaps, nil, steps, []RuleID{RuleFetchOnce}, nil)
-	assert.True(t, consistent && n == 1, "FETCH-ONCE alone: %d departures, consistent %v", n, consistent)
-}
-
 // TestAnExCreateThatIgnoresMaxSGEIsExplainedByCreateEx: an
 // ibv_create_srq_ex that reads max_sge from elsewhere makes an SRQ of one
 // SGE whatever it writes back (a WR of three is refused), and takes

@@ -323,11 +323,9 @@ func (m *machine) arriveFetch(o Arrive, q *qp, loose bool, got *Observation) (Ob
 	rc := q.typ == RC
 	if len(m.recent) > 0 && !o.FirstPacketOnly && m.relaxed(RuleFetchOnce) {
 		if k := m.choose(RuleFetchOnce, 1+len(m.recent)); k > 0 {
-			// A fetch racing others was handed a WR one of them took, or
-			// a slot that held it once (a ring a resize or a stale index
-			// made read again): what the slot holds now is not known.
+			// A fetch racing others was handed a WR one of them took.
 			before := len(m.cq)
-			allowed := m.deliverEntry(o.QP, m.recent[k-1], o.Msg, true)
+			allowed := m.deliverEntry(o.QP, m.recent[k-1], o.Msg, loose)
 			rule := RuleFetchOnce
 			if len(m.cq) > before {
 				rule = m.cq[len(m.cq)-1].rule
