@@ -43,6 +43,10 @@ type executor struct {
 	// crash is the panic of the case's call the driver crashed in, until
 	// the case ends (close); "" when none did.
 	crash string
+	// failed says a call of the case failed by the driver's own state
+	// (drivers.ErrCallFailed), until the case ends: close still frees
+	// its resources, and a failure of that close adds nothing.
+	failed bool
 	// guard bounds the calls of a synchronous driver (see syncGuard);
 	// nil on an asynchronous one, whose calls bound bounds.
 	guard *syncGuard
@@ -140,7 +144,35 @@ func optional(what string, err error, a ...any) error {
 	if errors.Is(err, drivers.ErrUnsupported) {
 		return fmt.Errorf("%s: %w", fmt.Sprintf(what, a...), err)
 	}
-	return harness("%s: %v", fmt.Sprintf(what, a...), err)
+	return failed(fmt.Sprintf(what, a...), err)
+}
+
+// callFailed is the error of a call the driver failed by its own state
+// (drivers.ErrCallFailed): do observes it as the call's failure
+// (model.Observation.Failed), not as the harness's.
+type callFailed struct{ text string }
+
+func (e *callFailed) Error() string { return e.text }
+
+// failed wraps the error err of the driver's call what: a *callFailed
+// where the driver failed it by its own state, the harness's otherwise.
+func failed(what string, err error) error {
+	if errors.Is(err, drivers.ErrCallFailed) {
+		return &callFailed{what + ": " + err.Error()}
+	}
+	return harness("%s: %v", what, err)
+}
+
+// observeFailed turns a call the driver failed by its own state (err a
+// *callFailed) into its observation, a departure from the call's rule
+// that ends the case; other results pass through.
+func (x *executor) observeFailed(obs model.Observation, err error) (model.Observation, error) {
+	var f *callFailed
+	if !errors.As(err, &f) {
+		return obs, err
+	}
+	x.failed = true
+	return model.Observation{BadWR: -1, Failed: f.text}, nil
 }
 
 func (x *executor) close() error {
@@ -158,6 +190,12 @@ func (x *executor) close() error {
 		return harness("the driver did not return from %s", x.hung)
 	}
 	x.srq, x.qps = nil, nil
+	if x.failed {
+		// The driver failed a call on them already: that its close
+		// fails too is no news, and no harness failure.
+		x.failed = false
+		return nil
+	}
 	return err
 }
 
@@ -273,7 +311,9 @@ func (x *executor) needsWant(op model.Op) bool {
 // call is observed as crashed (model.Observation.Crashed), a departure
 // from the call's rule (model.CallRule), and the case ends there
 // (session.do). Its resources are left where they are (x.crash), and
-// the next case makes its own.
+// the next case makes its own. A call the driver fails by its own state
+// (drivers.ErrCallFailed) is observed as failed (Observation.Failed) and
+// ends the case the same way, but close still frees its resources.
 func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) (obs model.Observation, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -286,7 +326,7 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 		return obs, harness("%s before create_srq", op.Name())
 	}
 	if o, ok := op.(model.Poll); ok {
-		return x.poll(ctx, o, want)
+		return x.observeFailed(x.poll(ctx, o, want))
 	}
 	start := stamp()
 	defer func() { x.timing.add(phaseOf(op, obs), start) }()
@@ -298,7 +338,7 @@ func (x *executor) do(ctx context.Context, op model.Op, want model.Observation) 
 	default:
 		err = x.doVerb(op, &obs)
 	}
-	return obs, err
+	return x.observeFailed(obs, err)
 }
 
 // doResource performs an operation that creates or destroys an SRQ or QP
@@ -375,20 +415,20 @@ func (x *executor) doArrive(ctx context.Context, op model.Op, want model.Observa
 		msg := toDriverMessage(o.Msg, x.pattern)
 		if o.FirstPacketOnly {
 			if err := x.qps[o.QP].DeliverFirstPacket(ctx, msg); err != nil {
-				return harness("DeliverFirstPacket: %v", err)
+				return failed("DeliverFirstPacket", err)
 			}
 			obs.Peer = want.Peer
 			return nil
 		}
 		p, err := x.qps[o.QP].Deliver(ctx, msg)
 		if err != nil {
-			return harness("Deliver(%s): %v", o, err)
+			return failed(fmt.Sprintf("Deliver(%s)", o), err)
 		}
 		obs.Peer = model.PeerStatus(p)
 	case model.ArriveRest:
 		p, err := x.qps[o.QP].DeliverRest(ctx)
 		if err != nil {
-			return harness("DeliverRest: %v", err)
+			return failed("DeliverRest", err)
 		}
 		obs.Peer = model.PeerStatus(p)
 	}
@@ -432,15 +472,15 @@ func (x *executor) doVerb(op model.Op, obs *model.Observation) error {
 		}
 	case model.Invalidate:
 		if err := x.srq.InvalidateKey(o.Key); err != nil {
-			return harness("InvalidateKey(%d): %v", o.Key, err)
+			return failed(fmt.Sprintf("InvalidateKey(%d)", o.Key), err)
 		}
 	case model.InjectSRQError:
 		if err := x.srq.InjectSRQError(); err != nil {
-			return harness("InjectSRQError: %v", err)
+			return failed("InjectSRQError", err)
 		}
 	case model.InjectSQE:
 		if err := x.qps[o.QP].InjectSQE(); err != nil {
-			return harness("InjectSQE: %v", err)
+			return failed("InjectSQE", err)
 		}
 	default:
 		return harness("unknown operation %T", op)
@@ -511,14 +551,14 @@ func (x *executor) collect(o model.Poll, obs *model.Observation) error {
 	}
 	cs, err := x.srq.PollCQ(max)
 	if err != nil {
-		return harness("PollCQ: %v", err)
+		return failed("PollCQ", err)
 	}
 	for _, c := range cs {
 		obs.Completions = append(obs.Completions, fromDriverCompletion(c)) // the model checks payloads
 	}
 	es, err := x.srq.PollEvents()
 	if err != nil {
-		return harness("PollEvents: %v", err)
+		return failed("PollEvents", err)
 	}
 	for _, e := range es {
 		obs.Events = append(obs.Events, fromDriverEvent(e))

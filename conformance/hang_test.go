@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -18,9 +20,10 @@ import (
 // blocking verb).
 type hangDriver struct {
 	drivers.Driver
-	inClose bool // hang in the SRQ's Close instead
-	panics  bool // panic in Deliver instead, as a Go driver's bug would
-	sync    bool // stay synchronous, as the emulator is
+	inClose bool  // hang in the SRQ's Close instead
+	panics  bool  // panic in Deliver instead, as a Go driver's bug would
+	sync    bool  // stay synchronous, as the emulator is
+	fails   error // Deliver returns this error instead
 }
 
 const hangLen = 0
@@ -28,19 +31,22 @@ const hangLen = 0
 type hangDevice struct {
 	drivers.Device
 	inClose, panics, sync bool
+	fails                 error
 }
 type hangSRQ struct {
 	drivers.SRQ
 	inClose, panics bool
+	fails           error
 }
 type hangQP struct {
 	drivers.QP
 	hang, panics bool
+	fails        error
 }
 
 func (d hangDriver) Open(ctx context.Context, cfg drivers.Config) (drivers.Device, error) {
 	dev, err := d.Driver.Open(ctx, cfg)
-	return &hangDevice{Device: dev, inClose: d.inClose, panics: d.panics, sync: d.sync}, err
+	return &hangDevice{Device: dev, inClose: d.inClose, panics: d.panics, sync: d.sync, fails: d.fails}, err
 }
 
 // InCall names the call a hung verb is stuck in (drivers.CallTracer), as
@@ -58,7 +64,7 @@ func (d *hangDevice) CreateSRQ(ctx context.Context, a drivers.SRQAttr, keys int)
 	if err != nil {
 		return nil, attr, err
 	}
-	return hangSRQ{s, d.inClose, d.panics}, attr, nil
+	return hangSRQ{s, d.inClose, d.panics, d.fails}, attr, nil
 }
 
 func (s hangSRQ) Close() error {
@@ -78,13 +84,16 @@ func (s hangSRQ) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.R
 	if q == nil || e != 0 || err != nil {
 		return q, e, err
 	}
-	return hangQP{q, !s.inClose, s.panics}, 0, nil
+	return hangQP{q, !s.inClose && s.fails == nil, s.panics, s.fails}, 0, nil
 }
 
 func (q hangQP) Deliver(ctx context.Context, m drivers.Message) (drivers.PeerStatus, error) {
 	if m.Len == hangLen && q.panics {
 		var ring []int
 		_ = ring[m.Len] // index out of range, as a Go driver's bug would be
+	}
+	if m.Len == hangLen && q.fails != nil {
+		return 0, q.fails
 	}
 	if m.Len == hangLen && q.hang {
 		select {} // stuck for good, as a C call would be
@@ -142,21 +151,29 @@ func TestHungDriverCallIsAHarnessError(t *testing.T) {
 // RECV-COMPLETION for a message), whose counterexample is minimized and
 // replays. The run goes on with its other cases; the process lives on.
 func TestADriverPanicIsADepartureFromTheCallsRule(t *testing.T) {
-	drv := hangDriver{Driver: emu.New(), panics: true}
+	assertCallDeparture(t, hangDriver{Driver: emu.New(), panics: true}, "crashed", "index out of range")
+}
+
+// assertCallDeparture runs drv, whose Deliver of a message of length
+// hangLen crashes or fails, and checks that the run's one counterexample
+// is that call's departure from RECV-COMPLETION, its last step's
+// observation saying each of words, minimized, and that it replays.
+func assertCallDeparture(t *testing.T, drv hangDriver, words ...string) {
+	t.Helper()
 	rep, err := Check(context.Background(), drv, drivers.Config{},
 		Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0}, Cases: 5, Seed: 1})
 	if err != nil || rep == nil || rep.Error != "" {
-		t.Fatalf("Check = %v, %v; want a report with no harness error", rep, err)
+		t.Fatalf("Check = %v; want a report with no harness error", err)
 	}
 	if len(rep.Failures) != 1 {
-		t.Fatalf("%d counterexamples, want 1 (the crash)", len(rep.Failures))
+		t.Fatalf("%d counterexamples, want 1 (the call's)", len(rep.Failures))
 	}
 	f := rep.Failures[0]
 	if !slices.Equal(f.Rules, []model.RuleID{model.RuleRecvCompletion}) {
-		t.Errorf("the crash is blamed on %v, want RECV-COMPLETION", model.RuleNames(f.Rules))
+		t.Errorf("the call is blamed on %v, want RECV-COMPLETION", model.RuleNames(f.Rules))
 	}
 	last := f.Trace.Steps[len(f.Trace.Steps)-1]
-	for _, want := range []string{"crashed", "index out of range"} {
+	for _, want := range words {
 		if !strings.Contains(last.Got, want) {
 			t.Errorf("the last step's observation %q does not contain %q", last.Got, want)
 		}
@@ -171,6 +188,27 @@ func TestADriverPanicIsADepartureFromTheCallsRule(t *testing.T) {
 	tr, err := Replay(context.Background(), drv, drivers.Config{}, model.Documented(), nil, f.Trace.Ops(), Options{})
 	if err != nil || tr.Deviation == nil || tr.Deviation.Rule != model.RuleRecvCompletion {
 		t.Errorf("the replay = %+v, %v; want the same departure", tr.Deviation, err)
+	}
+}
+
+// TestACallTheDriverFailsByItsOwnStateIsADeparture: a Deliver that
+// returns an error wrapping drivers.ErrCallFailed (the driver holds the
+// QP destroyed, which the suite has not destroyed) is the device's
+// failure of the call: a departure from RECV-COMPLETION, minimized, that
+// replays. Any other error of the same call (a wait that ran out) is the
+// harness's: the run stops with it and no counterexample.
+func TestACallTheDriverFailsByItsOwnStateIsADeparture(t *testing.T) {
+	drv := hangDriver{Driver: emu.New(), fails: fmt.Errorf("test: Deliver on QP 0, which it holds destroyed: %w", drivers.ErrCallFailed)}
+	assertCallDeparture(t, drv, "failed", "holds destroyed")
+
+	drv.fails = errors.New("test: no send completion from the peer within 5s")
+	rep, err := Check(context.Background(), drv, drivers.Config{},
+		Options{Profile: model.Documented(), Rules: []model.RuleID{model.RuleRecvCompletion, model.RuleRecvNumSGE0}, Cases: 5, Seed: 1})
+	if err == nil || rep == nil || !strings.Contains(rep.Error, "within 5s") {
+		t.Fatalf("Check with a plain error = %v; want a harness error naming it", err)
+	}
+	if len(rep.Failures) != 0 {
+		t.Errorf("a plain error of the driver's made %d counterexamples, want none: a wait that ran out is no evidence", len(rep.Failures))
 	}
 }
 

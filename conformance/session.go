@@ -113,13 +113,13 @@ func (s *session) do(op model.Op) model.Observation {
 	}
 	s.x.timing.add(PhaseModel, t1-modelTime)
 	if err != nil {
-		if s.trace.Deviation != nil && got.Crashed == "" {
+		if s.trace.Deviation != nil && !got.Ended() {
 			s.evidence(op, before)
 		}
 		panic(stop{})
 	}
-	if got.Crashed != "" {
-		// A crash the diagnosis excuses: the case cannot go on.
+	if got.Ended() {
+		// A crash or failure the diagnosis excuses: the case cannot go on.
 		panic(stop{})
 	}
 	return got
@@ -175,7 +175,7 @@ func (s *session) recheck(op model.Op, want, got model.Observation) (model.Obser
 //go:noinline
 func (x *executor) recheckPollValue(ctx context.Context, p model.Poll, want, got model.Observation) (model.Observation, error) {
 	err := x.recheckPoll(ctx, p, want, &got)
-	return got, err
+	return x.observeFailed(got, err)
 }
 
 // evidence looks once more after a deviation, unchecked, so that the
@@ -200,7 +200,7 @@ func (s *session) evidence(after model.Op, v model.View) {
 			return false
 		}
 		s.trace.Steps = append(s.trace.Steps, TraceStep{N: len(s.trace.Steps) + 1, Op: op, Evidence: true, obs: got, lazy: lazyOp | lazyGot})
-		return true
+		return !got.Ended() // a call the driver crashed in or failed ends the looking
 	}
 	if _, ok := after.(model.Poll); !ok && !look(model.Poll{}) {
 		return

@@ -12,6 +12,19 @@ import (
 // (injecting device-internal events, holding a message half-delivered).
 var ErrUnsupported = errors.New("not supported by this driver")
 
+// ErrCallFailed is wrapped by the error of a call a driver fails by its
+// own record of the device's state: an SRQ or QP it holds closed or
+// destroyed, a message it holds half delivered, where the caller has not
+// closed, destroyed or left it so. The suite makes each call on objects it
+// made and has not destroyed, in a state its model covers, so it takes
+// such an error as the device's answer: the call failed, a departure from
+// the rule the call keeps, shrunk and replayed like any other. Any other
+// error (a wait that ran out, a peer that could not connect, an argument
+// outside the interface) is the harness's and stops the run: a driver
+// wraps ErrCallFailed only where no timer and no harness resource decides
+// the failure.
+var ErrCallFailed = errors.New("the driver's own state refuses the call")
+
 // Driver opens devices.
 type Driver interface {
 	// Name is the driver's name as the command line knows it ("emu", "cgo").

@@ -1872,12 +1872,22 @@ func TestADisarmUndoneIsLimitDisarmsEvenWithALimitGivenAtCreate(t *testing.T) {
 	assert.Equal(t, []RuleID{RuleLimitDisarm}, d.Rules, "diagnosis %+v", d)
 }
 
-// TestACrashedCallDepartsFromItsRule: a driver that crashes in a call
-// departs from the rule the call keeps by returning (CallRule), an
-// ibv_create_srq_ex create from CREATE-EX's as its refusal would, and the
-// diagnosis names that rule alone.
+// TestACrashedCallDepartsFromItsRule: a driver that crashes in a call, or
+// fails it by its own state (Observation.Failed), departs from the rule
+// the call keeps by returning (CallRule), an ibv_create_srq_ex create from
+// CREATE-EX's as its refusal would, and the diagnosis names that rule
+// alone.
 func TestACrashedCallDepartsFromItsRule(t *testing.T) {
-	crash := Observation{BadWR: -1, Crashed: "runtime error: index out of range"}
+	for _, crash := range []Observation{
+		{BadWR: -1, Crashed: "runtime error: index out of range"},
+		{BadWR: -1, Failed: "PollCQ: on a closed SRQ"},
+	} {
+		crashedOrFailed(t, crash)
+	}
+}
+
+func crashedOrFailed(t *testing.T, crash Observation) {
+	t.Helper()
 	for _, c := range []struct {
 		ops  []Op
 		want RuleID

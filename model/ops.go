@@ -248,7 +248,17 @@ type Observation struct {
 	// panicked in it (the panic's value, as text). Nothing else of the
 	// observation was seen, and the trace ends with the call.
 	Crashed string `json:"crashed,omitempty"`
+	// Failed says the call returned the driver's own failure
+	// (drivers.ErrCallFailed: an object it holds closed that the caller
+	// has not closed, a message it holds half delivered that the caller
+	// finished), as text. As with Crashed, nothing else was seen, and the
+	// trace ends with the call.
+	Failed string `json:"failed,omitempty"`
 }
+
+// Ended says the call neither returned a result nor was refused: the
+// driver crashed in it or failed it (Crashed, Failed).
+func (o Observation) Ended() bool { return o.Crashed != "" || o.Failed != "" }
 
 // Describe prints the parts of an observation that matter for op.
 func (o Observation) Describe(op Op) string {
@@ -257,6 +267,9 @@ func (o Observation) Describe(op Op) string {
 	}
 	if o.Crashed != "" {
 		return "the driver crashed in the call: " + o.Crashed
+	}
+	if o.Failed != "" {
+		return "the driver failed the call: " + o.Failed
 	}
 	switch op.(type) {
 	case Post, PostRecv:

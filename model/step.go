@@ -64,7 +64,7 @@ func (m *machine) step(op Op, got *Observation) (Observation, error) {
 	if _, ok := op.(Poll); !ok && m.destroyed {
 		return Observation{}, unmodelled("%s after destroy_srq succeeded", op.Name())
 	}
-	if got != nil && got.Crashed != "" {
+	if got != nil && got.Ended() {
 		return m.crashed(op, got)
 	}
 	switch o := op.(type) {
@@ -225,12 +225,17 @@ func CallRule(op Op) RuleID {
 	return RuleRecvCompletion
 }
 
-// crashed checks a call the driver crashed in (Observation.Crashed): a
-// departure from the call's rule (CallRule). Relaxed, the crash is that
-// rule's, and nothing after it is modelled: the trace ends with the call.
+// crashed checks a call the driver crashed in or failed
+// (Observation.Crashed, Failed): a departure from the call's rule
+// (CallRule). Relaxed, the crash or failure is that rule's, and nothing
+// after it is modelled: the trace ends with the call.
 func (m *machine) crashed(op Op, got *Observation) (Observation, error) {
 	rule := CallRule(op)
-	err := dev(rule, "call", "returns", "crashed ("+got.Crashed+")")
+	did := "crashed (" + got.Crashed + ")"
+	if got.Crashed == "" {
+		did = "failed (" + got.Failed + ")"
+	}
+	err := dev(rule, "call", "returns", did)
 	if m.excuse(rule) {
 		return *got, nil
 	}

@@ -118,7 +118,7 @@ func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.Recv
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return nil, 0, errors.New("cgo: CreateQP on a closed or destroyed SRQ")
+		return nil, 0, fmt.Errorf("cgo: CreateQP on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	if t != drivers.RC && t != drivers.UD {
 		return nil, 0, fmt.Errorf("cgo: CreateQP(type %d): want RC (0) or UD (1)", t)
@@ -263,7 +263,7 @@ func (q *qp) Destroy() (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return 0, fmt.Errorf("cgo: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
+		return 0, fmt.Errorf("cgo: Destroy of QP %d, destroyed or of a closed SRQ: %w", q.idx, drivers.ErrCallFailed)
 	}
 	if s.cm != nil {
 		// rdma_cm owns the QP with its connection: not yet done here.
@@ -654,7 +654,7 @@ func (q *qp) noteLate() error {
 // request opcode.
 func (q *qp) checkMessage(msg drivers.Message) (_C_int, error) {
 	if q.dead() {
-		return 0, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ", q.idx)
+		return 0, fmt.Errorf("cgo: Deliver on QP %d, destroyed or of a closed SRQ: %w", q.idx, drivers.ErrCallFailed)
 	}
 	op, ok := wrOpcodes[msg.Opcode]
 	if !ok {

@@ -169,7 +169,7 @@ func (d *device) createSRQ(ctx context.Context, attr drivers.SRQAttr, keys int, 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(%+v) on a closed device", attr)
+		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(%+v) on a closed device: %w", attr, drivers.ErrCallFailed)
 	}
 	if keys < 0 {
 		return nil, drivers.SRQAttr{}, fmt.Errorf("cgo: CreateSRQ(keys=%d): want >= 0 regions", keys)
@@ -231,7 +231,7 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return 0, errors.New("cgo: CreateOther on a closed or destroyed SRQ")
+		return 0, fmt.Errorf("cgo: CreateOther on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	a := _C_struct_ibv_srq_attr{max_wr: _C_uint32_t(attr.MaxWR), max_sge: _C_uint32_t(attr.MaxSGE)}
 	defer lockOthers()()
@@ -287,7 +287,7 @@ func (s *srq) Destroy() (int, error) {
 	s.postMu.Lock()
 	defer s.postMu.Unlock()
 	if s.dead() {
-		return 0, errors.New("cgo: Destroy on a closed or destroyed SRQ")
+		return 0, fmt.Errorf("cgo: Destroy on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	if err := s.dev.drainEvents(); err != nil {
 		return 0, err
@@ -624,7 +624,7 @@ func (s *srq) InvalidateKey(key int) error {
 	s.postMu.Lock() // the region's lkey
 	defer s.postMu.Unlock()
 	if s.dead() {
-		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed or destroyed SRQ", key)
+		return fmt.Errorf("cgo: InvalidateKey(%d) on a closed or destroyed SRQ: %w", key, drivers.ErrCallFailed)
 	}
 	if key < 0 || key >= len(s.keys) {
 		return fmt.Errorf("cgo: InvalidateKey(%d): want 0..%d", key, len(s.keys)-1)
@@ -640,7 +640,7 @@ func (s *srq) PollCQ(maxN int) ([]drivers.Completion, error) {
 	s.postMu.Lock() // posted and the regions
 	defer s.postMu.Unlock()
 	if s.closed {
-		return nil, errors.New("cgo: PollCQ on a closed SRQ")
+		return nil, fmt.Errorf("cgo: PollCQ on a closed SRQ: %w", drivers.ErrCallFailed)
 	}
 	n := len(s.stash)
 	if maxN > 0 {
@@ -697,7 +697,7 @@ func (s *srq) PollEvents() ([]drivers.Event, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("cgo: PollEvents on a closed SRQ")
+		return nil, fmt.Errorf("cgo: PollEvents on a closed SRQ: %w", drivers.ErrCallFailed)
 	}
 	err := s.dev.drainEvents()
 	ev := s.events

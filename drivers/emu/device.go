@@ -171,7 +171,7 @@ func (d *device) CreateSRQ(ctx context.Context, attr drivers.SRQAttr, keys int) 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(%+v) on a closed device", attr)
+		return nil, drivers.SRQAttr{}, fmt.Errorf("emu: CreateSRQ(%+v) on a closed device: %w", attr, drivers.ErrCallFailed)
 	}
 	if e := d.cfg.createErrno(attr, drivers.CreatePlain); e != 0 {
 		return nil, drivers.SRQAttr{}, &drivers.Refused{Call: fmt.Sprintf("emu: CreateSRQ(max_wr=%d, max_sge=%d)", attr.MaxWR, attr.MaxSGE), Errno: e}

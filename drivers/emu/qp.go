@@ -2,7 +2,6 @@ package emu
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -44,7 +43,7 @@ func (q *qp) Destroy() (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.gone || s.closed {
-		return 0, fmt.Errorf("emu: Destroy of QP %d, destroyed or of a closed SRQ", q.idx)
+		return 0, fmt.Errorf("emu: Destroy of QP %d, destroyed or of a closed SRQ: %w", q.idx, drivers.ErrCallFailed)
 	}
 	if q.filling != nil && !s.destroyed {
 		// rule: SLOT-FREE
@@ -250,13 +249,13 @@ func (q *qp) Deliver(ctx context.Context, msg drivers.Message) (drivers.PeerStat
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return peerErr, fmt.Errorf("emu: Deliver on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
+		return peerErr, fmt.Errorf("emu: Deliver on QP %d of a closed or destroyed SRQ, or destroyed: %w", q.idx, drivers.ErrCallFailed)
 	}
 	if err := q.checkMsg("Deliver", msg); err != nil {
 		return peerErr, err
 	}
 	if q.filling != nil {
-		return peerErr, fmt.Errorf("emu: Deliver on QP %d while a message is half delivered; want DeliverRest first", q.idx)
+		return peerErr, fmt.Errorf("emu: Deliver on QP %d while a message is half delivered; want DeliverRest first: %w", q.idx, drivers.ErrCallFailed)
 	}
 	// rule: FETCH-FIFO
 	return s.cfg.heard(q.deliver(msg)), nil
@@ -443,13 +442,13 @@ func (q *qp) DeliverFirstPacket(ctx context.Context, msg drivers.Message) error 
 	defer s.dev.mu.Unlock()
 	switch {
 	case q.dead():
-		return fmt.Errorf("emu: DeliverFirstPacket on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d of a closed or destroyed SRQ, or destroyed: %w", q.idx, drivers.ErrCallFailed)
 	case msg.Opcode != drivers.Send && msg.Opcode != drivers.SendImm:
 		return fmt.Errorf("emu: DeliverFirstPacket(opcode %d) on QP %d: only Send and SendImm are delivered in parts", msg.Opcode, q.idx)
 	case q.typ != drivers.RC:
 		return fmt.Errorf("emu: DeliverFirstPacket on UD QP %d: only RC messages are delivered in parts", q.idx)
 	case q.partial:
-		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: a message is already half delivered; want DeliverRest first", q.idx)
+		return fmt.Errorf("emu: DeliverFirstPacket on QP %d: a message is already half delivered; want DeliverRest first: %w", q.idx, drivers.ErrCallFailed)
 	}
 	if err := q.checkMsg("DeliverFirstPacket", msg); err != nil {
 		return err
@@ -481,7 +480,7 @@ func (q *qp) DeliverRest(ctx context.Context) (drivers.PeerStatus, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
+		return peerErr, fmt.Errorf("emu: DeliverRest on QP %d of a closed or destroyed SRQ, or destroyed: %w", q.idx, drivers.ErrCallFailed)
 	}
 	if !q.partial {
 		// Packets of a message the QP never saw start: out of sequence.
@@ -503,7 +502,7 @@ func (q *qp) InjectSQE() error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return errors.New("emu: InjectSQE on a destroyed QP or a closed or destroyed SRQ")
+		return fmt.Errorf("emu: InjectSQE on a destroyed QP or a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	if q.state != drivers.RTS {
 		return nil // a send error moves only a QP in RTS
@@ -532,10 +531,10 @@ func (q *qp) DeliverRacingErr(ctx context.Context, msgs []drivers.Message, spin 
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if q.dead() {
-		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d of a closed or destroyed SRQ, or destroyed", q.idx)
+		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d of a closed or destroyed SRQ, or destroyed: %w", q.idx, drivers.ErrCallFailed)
 	}
 	if q.filling != nil {
-		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d while a message is half delivered; want DeliverRest first", q.idx)
+		return nil, 0, fmt.Errorf("emu: DeliverRacingErr on QP %d while a message is half delivered; want DeliverRest first: %w", q.idx, drivers.ErrCallFailed)
 	}
 	for _, m := range msgs {
 		if err := q.checkMsg("DeliverRacingErr", m); err != nil {

@@ -3,7 +3,6 @@ package emu
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"syscall"
@@ -517,7 +516,7 @@ func (s *srq) CreateQPCaps(ctx context.Context, t drivers.QPType, c drivers.Recv
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return nil, 0, errors.New("emu: CreateQP on a closed or destroyed SRQ")
+		return nil, 0, fmt.Errorf("emu: CreateQP on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	switch t {
 	case drivers.RC:
@@ -546,7 +545,7 @@ func (s *srq) InvalidateKey(key int) error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return fmt.Errorf("emu: InvalidateKey(%d) on a closed or destroyed SRQ", key)
+		return fmt.Errorf("emu: InvalidateKey(%d) on a closed or destroyed SRQ: %w", key, drivers.ErrCallFailed)
 	}
 	if key < 0 || key >= len(s.regions) {
 		return fmt.Errorf("emu: InvalidateKey(%d): no such region, keys are 0..%d", key, len(s.regions)-1)
@@ -563,7 +562,7 @@ func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("emu: PollCQ(%d) on a closed SRQ", max)
+		return nil, fmt.Errorf("emu: PollCQ(%d) on a closed SRQ: %w", max, drivers.ErrCallFailed)
 	}
 	n := len(s.cq)
 	// rule: POLL-MAX
@@ -588,7 +587,7 @@ func (s *srq) PollEvents() ([]drivers.Event, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.closed {
-		return nil, errors.New("emu: PollEvents on a closed SRQ")
+		return nil, fmt.Errorf("emu: PollEvents on a closed SRQ: %w", drivers.ErrCallFailed)
 	}
 	ev := s.events
 	s.events = nil
@@ -601,7 +600,7 @@ func (s *srq) InjectSRQError() error {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return errors.New("emu: InjectSRQError on a closed or destroyed SRQ")
+		return fmt.Errorf("emu: InjectSRQError on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	if !s.errored {
 		// rule: SRQ-ERR-NOFETCH
@@ -621,7 +620,7 @@ func (s *srq) CreateOther(attr drivers.SRQAttr, v drivers.CreateVariant) (int, e
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return 0, errors.New("emu: CreateOther on a closed or destroyed SRQ")
+		return 0, fmt.Errorf("emu: CreateOther on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	return s.cfg.createErrno(attr, v), nil
 }
@@ -634,7 +633,7 @@ func (s *srq) Destroy() (int, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
 	if s.dead() {
-		return 0, errors.New("emu: Destroy on a closed or destroyed SRQ")
+		return 0, fmt.Errorf("emu: Destroy on a closed or destroyed SRQ: %w", drivers.ErrCallFailed)
 	}
 	for _, q := range s.qps {
 		if !q.gone && !s.cfg.has(DestroyIgnoresQPs) {
