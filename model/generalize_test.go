@@ -1910,6 +1910,42 @@ func crashedOrFailed(t *testing.T, crash Observation) {
 	}
 }
 
+// TestAFailedExCreateOfAnotherSRQIsThePlainCreates: an ibv_create_srq_ex
+// of another SRQ that fails (the driver's own state refuses it) as the
+// plain create of one does is CREATE-MAX's departure with the plain one,
+// not a second rule: CREATE-EX promises only that the ex form makes what
+// the plain one makes. Alone, the ex form's failure stays CREATE-EX's.
+func TestAFailedExCreateOfAnotherSRQIsThePlainCreates(t *testing.T) {
+	failed := Observation{BadWR: -1, Failed: "CreateOther: on a closed SRQ"}
+	plain := CreateOther{MaxWR: 4, MaxSGE: 1}
+	ex := CreateOther{MaxWR: 4, MaxSGE: 1, Variant: CreateEx}
+	for _, c := range []struct {
+		ops  []Op
+		want RuleID
+	}{
+		{[]Op{plain, ex}, RuleCreateMax},
+		{[]Op{ex}, RuleCreateEx},
+	} {
+		var steps []Step
+		steps = append(steps, Step{Op: CreateSRQ{MaxWR: 4, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}})
+		for _, op := range c.ops {
+			steps = append(steps, Step{Op: op, Obs: failed})
+		}
+		// Each failure ends its own trace; together they are the run's.
+		var runs [][]Step
+		for i := range c.ops {
+			runs = append(runs, []Step{steps[0], steps[1+i]})
+		}
+		d := Diagnose(Documented(), testCaps, nil, runs[len(runs)-1])
+		if len(runs) == 1 {
+			assert.Equal(t, []RuleID{c.want}, d.Rules, "%v: diagnosis %+v", c.ops, d)
+			continue
+		}
+		relaxed := Diagnose(Documented(), testCaps, []RuleID{RuleCreateMax}, runs[1])
+		assert.Empty(t, relaxed.Rules, "with CREATE-MAX relaxed, the failed ex create needs no rule more: %+v", relaxed)
+	}
+}
+
 // TestAWRLeftOutSeenOnUDWithAnArmedLimitIsBlamedOnPostOrder: a WR that
 // a successful post left out of the device's queue leaves the SRQ empty,
 // so a message to a UD QP takes nothing and is dropped: no completion,

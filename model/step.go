@@ -231,13 +231,34 @@ func CallRule(op Op) RuleID {
 // after it is modelled: the trace ends with the call.
 func (m *machine) crashed(op Op, got *Observation) (Observation, error) {
 	rule := CallRule(op)
+	if o, ok := op.(CreateOther); ok && (o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE) {
+		rule = RuleCreateMax // above the limits, whichever verb: as createOther
+	}
 	did := "crashed (" + got.Crashed + ")"
 	if got.Crashed == "" {
 		did = "failed (" + got.Failed + ")"
 	}
 	err := dev(rule, "call", "returns", did)
-	if m.excuse(rule) {
+	if m.asPlainCreate(op) || m.excuse(rule) {
 		return *got, nil
 	}
 	return Observation{BadWR: -1}, err
+}
+
+// asPlainCreate says whether a create through ibv_create_srq_ex (BASIC)
+// that crashed or failed is the plain create's departure, as its refusal
+// is (exAsPlain, refusedAsPlainOther): CREATE-EX promises only that the ex
+// form makes what ibv_create_srq makes, so where the plain form's rule is
+// relaxed, an ex form that fails as the plain one presumably does keeps
+// CREATE-EX. Counted as two departures, so that alone it stays
+// CREATE-EX's.
+func (m *machine) asPlainCreate(op Op) bool {
+	switch o := op.(type) {
+	case CreateSRQ:
+		return o.Variant == CreateEx && m.exAsPlain()
+	case CreateOther:
+		above := o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
+		return !above && (o.Variant == CreateEx || o.Variant == CreateExCQ) && m.refusedAsPlainOther(&Observation{Errno: -1})
+	}
+	return false
 }
