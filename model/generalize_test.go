@@ -1914,7 +1914,8 @@ func crashedOrFailed(t *testing.T, crash Observation) {
 // of another SRQ that fails (the driver's own state refuses it) as the
 // plain create of one does is CREATE-MAX's departure with the plain one,
 // not a second rule: CREATE-EX promises only that the ex form makes what
-// the plain one makes. Alone, the ex form's failure stays CREATE-EX's.
+// the plain one makes. Alone, the ex form's failure stays CREATE-EX's;
+// above the device's limits it is CREATE-MAX's.
 func TestAFailedExCreateOfAnotherSRQIsThePlainCreates(t *testing.T) {
 	failed := Observation{BadWR: -1, Failed: "CreateOther: on a closed SRQ"}
 	plain := CreateOther{MaxWR: 4, MaxSGE: 1}
@@ -1925,6 +1926,8 @@ func TestAFailedExCreateOfAnotherSRQIsThePlainCreates(t *testing.T) {
 	}{
 		{[]Op{plain, ex}, RuleCreateMax},
 		{[]Op{ex}, RuleCreateEx},
+		// Above the limits the result is CREATE-MAX's, whichever verb.
+		{[]Op{CreateOther{MaxWR: testCaps.MaxSRQWR + 1, MaxSGE: 1, Variant: CreateEx}}, RuleCreateMax},
 	} {
 		var steps []Step
 		steps = append(steps, Step{Op: CreateSRQ{MaxWR: 4, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}})
