@@ -556,8 +556,10 @@ func (s *srq) InvalidateKey(key int) error {
 	return nil
 }
 
-// PollCQ removes and returns up to max completions (all for max <= 0).
-// rule: FETCH-ONCE
+// PollCQ removes and returns up to max completions (all for max <= 0),
+// the oldest first: what POLL-MAX says a poll returns (the annotation was
+// FETCH-ONCE's, written before POLL-MAX existed).
+// rule: POLL-MAX
 func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
@@ -577,6 +579,8 @@ func (s *srq) PollCQ(max int) ([]drivers.Completion, error) {
 			s.held--
 		}
 	}
+	// A completion polled is not returned again; the rest stay.
+	// rules: POLL-MAX, FETCH-ONCE
 	s.cq = append(s.cq[:0], s.cq[n:]...)
 	return out, nil
 }
