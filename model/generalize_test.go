@@ -986,6 +986,43 @@ func TestTheRestOfAMessageWhoseWRWasFlushedFailsTheSend(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotModelled)
 }
 
+// TestAFirstPacketTakenByNoWRIsQPFetchStates: a QP in RTR or RTS whose
+// first packet of a message takes no WR (its sender's answer comes only
+// with the rest, an error), and which takes the WR with the next message,
+// breaks QP-FETCH-STATES for that one message. Before, an RTS QP was held
+// stuck from the first packet on, so the next message's completion was a
+// second rule's (RECV-COMPLETION), and an RTR QP's first packet was held
+// to a dropped message's answer, which the harness never reads (it
+// reports the model's), so no candidate lived (generated mutants
+// qp.qp.DeliverFirstPacket.drop.086694 and early-return.6cbcc8).
+func TestAFirstPacketTakenByNoWRIsQPFetchStates(t *testing.T) {
+	for _, state := range []QPState{RTR, RTS} {
+		m := New(Documented(), testCaps)
+		var steps []Step
+		do := func(op Op) Observation {
+			obs := mustRun(t, m, op)
+			steps = append(steps, Step{Op: op, Obs: obs})
+			return obs
+		}
+		do(CreateSRQ{MaxWR: 4, MaxSGE: 1})
+		do(CreateQP{Type: RC})
+		do(ModifyQP{QP: 0, State: Init})
+		do(ModifyQP{QP: 0, State: RTR})
+		if state == RTS {
+			do(ModifyQP{QP: 0, State: RTS})
+		}
+		do(post(wr(1, 64)))
+		do(Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 8}, FirstPacketOnly: true})
+		// The device: the rest fails, and nothing was taken.
+		steps = append(steps, Step{Op: ArriveRest{QP: 0}, Obs: Observation{BadWR: -1, Peer: PeerError}})
+		steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}})
+		steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+			{WRID: 1, Status: WCSuccess, Opcode: WCRecv, ByteLen: 8, QP: 0}}}})
+		d := Diagnose(Documented(), testCaps, nil, steps)
+		assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "%s: diagnosis %+v", state, d)
+	}
+}
+
 // TestAMessageCompletedOnTwoWRsIsFetchOnces: one message's completion
 // written again on the next queued WR, as rxe did with 15ae32c4a355
 // reverted (the responder went back to check_resource with the packet it

@@ -161,7 +161,16 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		}
 	} else if q.state != RTS {
 		if m.may(RuleQPFetchStates) {
-			obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
+			peers := dropped(rc)
+			if o.FirstPacketOnly && rc {
+				// The first packet, whose answer the sender hears only
+				// with the rest (the harness reports the model's), taken
+				// by no WR: the rest reaches a QP that took nothing, as
+				// on an RTS QP that does not fetch.
+				q.restOwed = true
+				peers = Peers(PeerOK, PeerRNR, PeerError)
+			}
+			obs, err := m.peerResult(RuleQPFetchStates, peers, got)
 			return obs, true, err
 		}
 		m.stakeOn(RuleQPFetchStates)
@@ -177,8 +186,11 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		return obs, true, err
 	} else if o.FirstPacketOnly && rc && m.relaxedBroad(RuleQPFetchStates) && m.may(RuleQPFetchStates) {
 		// The first packet, whose answer the sender hears only with the
-		// rest, taken by no WR: the QP does not fetch.
-		q.stuck, q.restOwed = true, true
+		// rest, taken by no WR: the QP does not fetch it. Not stuck: the
+		// sender hears nothing of it until the rest, so nothing tells a
+		// QP that stopped fetching from one that missed this message; a
+		// later message the QP does not take decides (stuckNow).
+		q.restOwed = true
 		obs, err := m.peerResult(RuleQPFetchStates, Peers(PeerOK, PeerRNR, PeerError), got)
 		return obs, true, err
 	}
