@@ -158,7 +158,7 @@ func (f figures) rows() [][2]string {
 		{"allowed by the profile: no seed caught, a case the suite passed tells apart (the model accepts the mutant's answer)", fmt.Sprint(f.Allowed)},
 		{"caught in every seed, of not equivalent and not allowed by the profile", fmt.Sprintf("%d (%s)", f.CaughtEvery, pct(f.CaughtEvery, f.NotEquivalent-f.Allowed))},
 		{"panicked or hung (not caught)", fmt.Sprint(f.Crashed)},
-		{"driver failed: no rule failed, some seed ended in the driver's error or hang (not caught; a panic in a call is its rule's failure, model.CallRule)", fmt.Sprint(f.DriverFailed)},
+		{"driver failed: no rule failed, some seed ended in the driver's error or hang (not caught; a panic in a call, or an error of the driver's own state, drivers.ErrCallFailed, is its rule's failure, model.CallRule)", fmt.Sprint(f.DriverFailed)},
 		{"failed in every seed, a rule's failure or the driver's own (mutation testing's killed)", fmt.Sprintf("%d (%s)", f.FailedEvery, pct(f.FailedEvery, f.NotEquivalent))},
 		{"caught runs / runs", fmt.Sprintf("%d / %d", f.CaughtRuns, f.Runs)},
 		{"runs not caught that ended in a harness error", fmt.Sprint(f.ErrorRuns)},

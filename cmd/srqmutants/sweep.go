@@ -56,9 +56,11 @@ const (
 	statusPanic   = "panic"
 	statusHang    = "hang"
 	// statusDriverFailed: no seed failed a rule, some ended in the
-	// driver's own failure (an error where the model expects a result, a
-	// hang, a panic outside a verb). A panic in a verb fails the verb's
-	// rule (model.CallRule).
+	// driver's own failure (a hang, a panic outside a verb, an error the
+	// harness cannot take as the device's answer, a device limit it
+	// cannot size a run by). A panic in a verb, or an error the driver
+	// marks as its own state's refusal (drivers.ErrCallFailed), fails
+	// the verb's rule (model.CallRule).
 	statusDriverFailed = "driver failed"
 )
 
