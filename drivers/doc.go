@@ -7,12 +7,18 @@
 //
 //   - Verbs return what the verb returned: an errno as the provider gives it
 //     (sign included, never normalised), and for posts the index of bad_wr.
-//     A Go error is for the harness failing (a resource could not be made),
-//     never for a verb's own failure. CreateSRQ and CreateSRQEx, which
-//     return no errno, report the device refusing the SRQ as *Refused with
-//     the errno the create set: the model judges it like any result.
-//   - A panic in a call is the driver's crash: conformance.Check stops the
-//     run with a harness error that names the call, and keeps the report.
+//     A Go error is for the harness failing (a resource could not be made,
+//     a wait that ran out), never for a verb's own failure. CreateSRQ and
+//     CreateSRQEx, which return no errno, report the device refusing the
+//     SRQ as *Refused with the errno the create set: the model judges it
+//     like any result.
+//   - An error that wraps ErrCallFailed says the driver's own record of
+//     the device's state refused the call (an SRQ it holds closed that the
+//     caller has not closed): conformance.Check observes the call as
+//     failed, a departure from the call's rule, shrunk and replayed.
+//   - A panic in a verb is the driver's crash, a departure from the verb's
+//     rule in the same way; a panic or hang in Close stops the run with a
+//     harness error that names the call, and keeps the report.
 //   - Every call is synchronous from the caller's view: when Deliver returns,
 //     the receiving side has processed or dropped the message as far as the
 //     driver can tell. PollCQ and PollEvents never block.
