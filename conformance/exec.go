@@ -176,6 +176,8 @@ func (x *executor) observeFailed(obs model.Observation, err error) (model.Observ
 }
 
 func (x *executor) close() error {
+	failed := x.failed
+	x.failed = false // the mark ends with its case, made or not
 	if x.crash != "" {
 		// A crashed call may have left them half changed: they stay.
 		x.srq, x.qps, x.crash = nil, nil, ""
@@ -190,10 +192,9 @@ func (x *executor) close() error {
 		return harness("the driver did not return from %s", x.hung)
 	}
 	x.srq, x.qps = nil, nil
-	if x.failed {
+	if failed {
 		// The driver failed a call on them already: that its close
 		// fails too is no news, and no harness failure.
-		x.failed = false
 		return nil
 	}
 	return err

@@ -212,6 +212,17 @@ func TestACallTheDriverFailsByItsOwnStateIsADeparture(t *testing.T) {
 	}
 }
 
+// TestAFailedCallsMarkEndsWithItsCase: a call the driver failed marks its
+// case, so that the case's close may fail too without a harness error;
+// the mark ends with that case even when the failed call made nothing to
+// close (a create), so the next case's close failing is still reported.
+func TestAFailedCallsMarkEndsWithItsCase(t *testing.T) {
+	x := &executor{failed: true}
+	if err := x.close(); err != nil || x.failed {
+		t.Fatalf("close with nothing made = %v, failed mark %v; want nil and the mark gone", err, x.failed)
+	}
+}
+
 // TestASlowCallInFlightAtTheRunsDeadlineStopsTheRun: a synchronous
 // driver's call still in flight past the run's deadline is given up on,
 // though it has not run for the guard's bound (an hour here): a driver
