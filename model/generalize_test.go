@@ -997,27 +997,18 @@ func TestTheRestOfAMessageWhoseWRWasFlushedFailsTheSend(t *testing.T) {
 // qp.qp.DeliverFirstPacket.drop.086694 and early-return.6cbcc8).
 func TestAFirstPacketTakenByNoWRIsQPFetchStates(t *testing.T) {
 	for _, state := range []QPState{RTR, RTS} {
-		m := New(Documented(), testCaps)
-		var steps []Step
-		do := func(op Op) Observation {
-			obs := mustRun(t, m, op)
-			steps = append(steps, Step{Op: op, Obs: obs})
-			return obs
-		}
-		do(CreateSRQ{MaxWR: 4, MaxSGE: 1})
-		do(CreateQP{Type: RC})
-		do(ModifyQP{QP: 0, State: Init})
-		do(ModifyQP{QP: 0, State: RTR})
+		ops := []Op{CreateSRQ{MaxWR: 4, MaxSGE: 1}, CreateQP{Type: RC}, ModifyQP{QP: 0, State: Init}, ModifyQP{QP: 0, State: RTR}}
 		if state == RTS {
-			do(ModifyQP{QP: 0, State: RTS})
+			ops = append(ops, ModifyQP{QP: 0, State: RTS})
 		}
-		do(post(wr(1, 64)))
-		do(Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 8}, FirstPacketOnly: true})
-		// The device: the rest fails, and nothing was taken.
-		steps = append(steps, Step{Op: ArriveRest{QP: 0}, Obs: Observation{BadWR: -1, Peer: PeerError}})
-		steps = append(steps, Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}})
-		steps = append(steps, Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
-			{WRID: 1, Status: WCSuccess, Opcode: WCRecv, ByteLen: 8, QP: 0}}}})
+		ops = append(ops, post(wr(1, 64)), Arrive{QP: 0, Msg: Message{Opcode: Send, Len: 8}, FirstPacketOnly: true})
+		// The device: the rest fails, nothing was taken, and the next
+		// message takes the WR.
+		steps := append(ran(t, Documented(), ops...),
+			Step{Op: ArriveRest{QP: 0}, Obs: Observation{BadWR: -1, Peer: PeerError}},
+			Step{Op: send(0, 8), Obs: Observation{BadWR: -1, Peer: PeerOK}},
+			Step{Op: Poll{}, Obs: Observation{BadWR: -1, Completions: []Completion{
+				{WRID: 1, Status: WCSuccess, Opcode: WCRecv, ByteLen: 8, QP: 0}}}})
 		d := Diagnose(Documented(), testCaps, nil, steps)
 		assert.Equal(t, []RuleID{RuleQPFetchStates}, d.Rules, "%s: diagnosis %+v", state, d)
 	}
@@ -1954,35 +1945,28 @@ func crashedOrFailed(t *testing.T, crash Observation) {
 // the plain one makes. Alone, the ex form's failure stays CREATE-EX's;
 // above the device's limits it is CREATE-MAX's.
 func TestAFailedExCreateOfAnotherSRQIsThePlainCreates(t *testing.T) {
-	failed := Observation{BadWR: -1, Failed: "CreateOther: on a closed SRQ"}
-	plain := CreateOther{MaxWR: 4, MaxSGE: 1}
+	// failing is a trace whose create of another SRQ, o, the driver failed.
+	failing := func(o CreateOther) []Step {
+		return append(ran(t, Documented(), CreateSRQ{MaxWR: 4, MaxSGE: 1}),
+			Step{Op: o, Obs: Observation{BadWR: -1, Failed: "CreateOther: on a closed SRQ"}})
+	}
 	ex := CreateOther{MaxWR: 4, MaxSGE: 1, Variant: CreateEx}
+	above := CreateOther{MaxWR: testCaps.MaxSRQWR + 1, MaxSGE: 1, Variant: CreateEx}
 	for _, c := range []struct {
-		ops  []Op
-		want RuleID
+		o       CreateOther
+		relaxed []RuleID // adopted by the run already
+		want    []RuleID // nil: no rule more
 	}{
-		{[]Op{plain, ex}, RuleCreateMax},
-		{[]Op{ex}, RuleCreateEx},
-		// Above the limits the result is CREATE-MAX's, whichever verb.
-		{[]Op{CreateOther{MaxWR: testCaps.MaxSRQWR + 1, MaxSGE: 1, Variant: CreateEx}}, RuleCreateMax},
+		{ex, nil, []RuleID{RuleCreateEx}},
+		{ex, []RuleID{RuleCreateMax}, nil}, // the plain create's failure adopted
+		{above, nil, []RuleID{RuleCreateMax}},
 	} {
-		var steps []Step
-		steps = append(steps, Step{Op: CreateSRQ{MaxWR: 4, MaxSGE: 1}, Obs: Observation{BadWR: -1, Attr: SRQAttr{MaxWR: 4, MaxSGE: 1}}})
-		for _, op := range c.ops {
-			steps = append(steps, Step{Op: op, Obs: failed})
-		}
-		// Each failure ends its own trace; together they are the run's.
-		var runs [][]Step
-		for i := range c.ops {
-			runs = append(runs, []Step{steps[0], steps[1+i]})
-		}
-		d := Diagnose(Documented(), testCaps, nil, runs[len(runs)-1])
-		if len(runs) == 1 {
-			assert.Equal(t, []RuleID{c.want}, d.Rules, "%v: diagnosis %+v", c.ops, d)
+		d := Diagnose(Documented(), testCaps, c.relaxed, failing(c.o))
+		if c.want == nil {
+			assert.Empty(t, d.Rules, "%s failed, %v relaxed: diagnosis %+v", c.o, c.relaxed, d)
 			continue
 		}
-		relaxed := Diagnose(Documented(), testCaps, []RuleID{RuleCreateMax}, runs[1])
-		assert.Empty(t, relaxed.Rules, "with CREATE-MAX relaxed, the failed ex create needs no rule more: %+v", relaxed)
+		assert.Equal(t, c.want, d.Rules, "%s failed, %v relaxed: diagnosis %+v", c.o, c.relaxed, d)
 	}
 }
 

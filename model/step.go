@@ -231,7 +231,7 @@ func CallRule(op Op) RuleID {
 // after it is modelled: the trace ends with the call.
 func (m *machine) crashed(op Op, got *Observation) (Observation, error) {
 	rule := CallRule(op)
-	if o, ok := op.(CreateOther); ok && (o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE) {
+	if o, ok := op.(CreateOther); ok && m.aboveLimits(o) {
 		rule = RuleCreateMax // above the limits, whichever verb: as createOther
 	}
 	did := "crashed (" + got.Crashed + ")"
@@ -257,8 +257,7 @@ func (m *machine) asPlainCreate(op Op) bool {
 	case CreateSRQ:
 		return o.Variant == CreateEx && m.exAsPlain()
 	case CreateOther:
-		above := o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
-		return !above && (o.Variant == CreateEx || o.Variant == CreateExCQ) && m.refusedAsPlainOther(&Observation{Errno: -1})
+		return !m.aboveLimits(o) && (o.Variant == CreateEx || o.Variant == CreateExCQ) && m.refusedAsPlainOther(&Observation{Errno: -1})
 	}
 	return false
 }

@@ -161,16 +161,10 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		}
 	} else if q.state != RTS {
 		if m.may(RuleQPFetchStates) {
-			peers := dropped(rc)
 			if o.FirstPacketOnly && rc {
-				// The first packet, whose answer the sender hears only
-				// with the rest (the harness reports the model's), taken
-				// by no WR: the rest reaches a QP that took nothing, as
-				// on an RTS QP that does not fetch.
-				q.restOwed = true
-				peers = Peers(PeerOK, PeerRNR, PeerError)
+				return m.firstPacketUntaken(q, got)
 			}
-			obs, err := m.peerResult(RuleQPFetchStates, peers, got)
+			obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
 			return obs, true, err
 		}
 		m.stakeOn(RuleQPFetchStates)
@@ -185,16 +179,22 @@ func (m *machine) arriveInState(o Arrive, q *qp, got *Observation) (obs Observat
 		obs, err := m.peerResult(RuleQPFetchStates, dropped(rc), got)
 		return obs, true, err
 	} else if o.FirstPacketOnly && rc && m.relaxedBroad(RuleQPFetchStates) && m.may(RuleQPFetchStates) {
-		// The first packet, whose answer the sender hears only with the
-		// rest, taken by no WR: the QP does not fetch it. Not stuck: the
-		// sender hears nothing of it until the rest, so nothing tells a
-		// QP that stopped fetching from one that missed this message; a
-		// later message the QP does not take decides (stuckNow).
-		q.restOwed = true
-		obs, err := m.peerResult(RuleQPFetchStates, Peers(PeerOK, PeerRNR, PeerError), got)
-		return obs, true, err
+		return m.firstPacketUntaken(q, got)
 	}
 	return Observation{}, false, nil
+}
+
+// firstPacketUntaken is an RC message's first packet that a QP in RTR or
+// RTS took no WR for (QP-FETCH-STATES): the rest is owed to a QP that
+// took nothing, and the packet's answer, which the sender hears only
+// with the rest (the harness reports the model's), may be any. The QP is
+// not held stuck: nothing tells one that stopped fetching from one that
+// missed this message, and a later message it does not take decides
+// (stuckNow).
+func (m *machine) firstPacketUntaken(q *qp, got *Observation) (Observation, bool, error) {
+	q.restOwed = true
+	obs, err := m.peerResult(RuleQPFetchStates, Peers(PeerOK, PeerRNR, PeerError), got)
+	return obs, true, err
 }
 
 // beforeRTRFlipped decides, where QP-BEFORE-RTR is relaxed broadly,

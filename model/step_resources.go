@@ -69,7 +69,7 @@ func (m *machine) createOther(o CreateOther, got *Observation) (Observation, err
 	if o.MaxWR == 0 || o.MaxSGE == 0 {
 		return Observation{}, unmodelled("create of another SRQ with max_wr or max_sge 0")
 	}
-	above := o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
+	above := m.aboveLimits(o)
 	anyErr := func(e int) bool { return e != 0 }
 	switch {
 	case o.Variant == CreateExBadType && !above:
@@ -98,6 +98,12 @@ func (m *machine) createOther(o CreateOther, got *Observation) (Observation, err
 		return m.errnoIn(RuleCreateMax, 0, "0", func(e int) bool { return e == 0 }, got)
 	}
 	return Observation{}, unmodelled("create variant %d", o.Variant)
+}
+
+// aboveLimits says whether another SRQ's create asks for more than the
+// device's max_srq_wr or max_srq_sge (CREATE-MAX's, whichever verb).
+func (m *machine) aboveLimits(o CreateOther) bool {
+	return o.MaxWR > m.caps.MaxSRQWR || o.MaxSGE > m.caps.MaxSRQSGE
 }
 
 // destroyQP destroys a quiet QP. What becomes of a QP's unpolled
